@@ -1,0 +1,422 @@
+//! Stage 2: check every `#pragma dp` against the program and decide what to
+//! generate. All problems are collected, not just the first.
+
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::plan::{ChildPlan, Plan, Site};
+use crate::pragma::parse_directive;
+use crate::program::{Function, Program};
+use crate::source::SourceFile;
+use crate::thread_count::{thread_count, ThreadCount};
+use crate::token::TokenKind;
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// Builtins the serial version must replace.
+const ALL_BUILTINS: &[&str] = &["threadIdx", "blockIdx", "blockDim", "gridDim"];
+/// Builtins the coarsened kernel replaces.
+const BLOCK_BUILTINS: &[&str] = &["blockIdx", "gridDim"];
+
+pub struct Analysis {
+    pub plan: Plan,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
+    let view = &file.view;
+    let mut diagnostics = Vec::new();
+    let mut plan = Plan::default();
+    if program.pragmas.is_empty() {
+        return Analysis { plan, diagnostics };
+    }
+    if let Some(at) = program.unbalanced {
+        diagnostics.push(Diagnostic::new(
+            DiagnosticKind::UnbalancedBrackets,
+            at..at + 1,
+            "no partner for this bracket",
+        ));
+        return Analysis { plan, diagnostics };
+    }
+    let mut per_parent: BTreeMap<usize, usize> = BTreeMap::new();
+    for (index, pragma) in program.pragmas.iter().enumerate() {
+        let directive = match parse_directive(&view[pragma.span.clone()], pragma.span.start) {
+            Ok(d) => d,
+            Err(errors) => {
+                diagnostics.extend(errors);
+                continue;
+            }
+        };
+        match site_for(file, program, index, directive, &mut per_parent) {
+            Ok((site, warnings)) => {
+                diagnostics.extend(warnings);
+                plan.sites.push(site);
+            }
+            Err(d) => diagnostics.push(d),
+        }
+    }
+    // Group sites by child and check the child can be transformed.
+    let mut by_child: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, site) in plan.sites.iter().enumerate() {
+        by_child.entry(site.child).or_default().push(i);
+    }
+    for (child, sites) in by_child {
+        let serial = sites.iter().any(|&s| plan.sites[s].threshold.is_some());
+        let coarse = sites.iter().any(|&s| plan.sites[s].coarsen.is_some());
+        let function = &program.functions[child];
+        let facts = ChildFacts::gather(program, view, function);
+        for &s in &sites {
+            diagnostics.extend(check_child(program, view, &plan.sites[s], function, &facts));
+        }
+        let recursive = plan
+            .sites
+            .iter()
+            .any(|s| s.child == child && s.threshold.is_some() && s.parent == child);
+        let declare_at = sites
+            .iter()
+            .map(|&s| program.functions[plan.sites[s].parent].start)
+            .chain([function.start])
+            .min()
+            .unwrap_or(function.start);
+        plan.children.push(ChildPlan {
+            child,
+            serial,
+            coarse,
+            uses_shared: facts.shared.is_some(),
+            recursive,
+            sites,
+            declare_at,
+        });
+    }
+    Analysis { plan, diagnostics }
+}
+
+/// Resolve one pragma to its launch, parent and child.
+fn site_for(
+    file: &SourceFile,
+    program: &Program,
+    index: usize,
+    directive: crate::pragma::Directive,
+    per_parent: &mut BTreeMap<usize, usize>,
+) -> Result<(Site, Vec<Diagnostic>), Diagnostic> {
+    let view = &file.view;
+    let pragma = &program.pragmas[index];
+    let Some(next) = pragma.next_token else {
+        return Err(Diagnostic::new(
+            DiagnosticKind::NoLaunchAfterPragma {
+                found: "end of file".into(),
+            },
+            pragma.span.clone(),
+            "nothing follows this pragma",
+        ));
+    };
+    let next_token = program.sig[next];
+    if next_token.kind == TokenKind::Directive && program.pragmas.iter().any(|p| p.token == next) {
+        return Err(Diagnostic::new(
+            DiagnosticKind::DuplicatePragma,
+            next_token.range(),
+            "second pragma",
+        )
+        .with_note(pragma.span.clone(), "first pragma"));
+    }
+    let Some(launch_index) = program.launches.iter().position(|l| l.first_token == next) else {
+        let end = program
+            .sig_in(next_token.start..view.len())
+            .iter()
+            .take(6)
+            .last()
+            .map_or(next_token.end, |t| t.end);
+        let found: String = view[next_token.start..end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        return Err(Diagnostic::new(
+            DiagnosticKind::NoLaunchAfterPragma { found },
+            next_token.range(),
+            "expected `kernel<<<grid, block>>>(args);` here",
+        )
+        .with_note(pragma.span.clone(), "this pragma"));
+    };
+    let launch = &program.launches[launch_index];
+    let Some(parent) = launch.function else {
+        return Err(Diagnostic::new(
+            DiagnosticKind::LaunchOutsideFunction,
+            launch.span.clone(),
+            "this launch",
+        ));
+    };
+    let parent_fn = &program.functions[parent];
+    if !parent_fn.space.runs_on_device() {
+        return Err(Diagnostic::new(
+            DiagnosticKind::HostSideLaunch {
+                function: parent_fn.name.clone(),
+            },
+            launch.span.clone(),
+            "launched from the host",
+        )
+        .with_note(parent_fn.name_span.clone(), "host function"));
+    }
+    if launch.config.len() < 2 || launch.config.len() > 4 {
+        return Err(Diagnostic::new(
+            DiagnosticKind::MalformedLaunch {
+                reason: format!(
+                    "{} configuration arguments, expected 2 to 4",
+                    launch.config.len()
+                ),
+            },
+            launch.config_span.clone(),
+            "configuration",
+        ));
+    }
+    let simple_name = launch
+        .kernel
+        .rsplit("::")
+        .next()
+        .unwrap_or(&launch.kernel)
+        .trim();
+    let Some(child) = program.function_named(simple_name) else {
+        return Err(Diagnostic::new(
+            DiagnosticKind::KernelNotDefined {
+                kernel: simple_name.to_string(),
+            },
+            launch.kernel_span.clone(),
+            "no definition of this kernel in the file",
+        ));
+    };
+    let child_fn = &program.functions[child];
+    if !child_fn.space.global {
+        return Err(Diagnostic::new(
+            DiagnosticKind::NotAKernel {
+                kernel: simple_name.to_string(),
+            },
+            launch.kernel_span.clone(),
+            "not a kernel",
+        )
+        .with_note(child_fn.name_span.clone(), "defined here"));
+    }
+    if child_fn.template_params.iter().any(|t| t.is_pack) {
+        return Err(Diagnostic::new(
+            DiagnosticKind::VariadicTemplate {
+                kernel: simple_name.to_string(),
+            },
+            launch.kernel_span.clone(),
+            "variadic kernel",
+        ));
+    }
+    let k = per_parent.entry(parent).or_insert(0);
+    *k += 1;
+    let id = format!("{}_{}", parent_fn.name, k);
+    let threshold = directive.threshold().cloned();
+    let coarsen = directive.coarsen().cloned();
+    let mut warnings = Vec::new();
+    let count = threshold.as_ref().map(|_| match directive.child_threads() {
+        Some(e) => ThreadCount::Explicit(e.to_string()),
+        None => {
+            let tc = thread_count(program, view, launch, parent);
+            if tc == ThreadCount::Fallback {
+                warnings.push(
+                    Diagnostic::new(
+                        DiagnosticKind::ThreadCountFallback {
+                            kernel: simple_name.to_string(),
+                        },
+                        launch.config[0].clone(),
+                        "no ceiling division found in this grid size",
+                    )
+                    .with_note(pragma.span.clone(), "threshold requested here"),
+                );
+            }
+            tc
+        }
+    });
+    Ok((
+        Site {
+            id,
+            directive,
+            pragma: index,
+            launch: launch_index,
+            parent,
+            child,
+            threshold,
+            coarsen,
+            count,
+        },
+        warnings,
+    ))
+}
+
+/// What the child's body does that matters for the transformations.
+#[derive(Debug, Default)]
+struct ChildFacts {
+    /// First `__syncthreads`-like barrier.
+    barrier: Option<(Range<usize>, String)>,
+    /// First warp-level primitive or cooperative-groups use.
+    warp: Option<(Range<usize>, String)>,
+    /// First `__shared__`.
+    shared: Option<Range<usize>>,
+    /// First `return`.
+    returns: Option<Range<usize>>,
+    /// (callee name, builtin, span of the builtin in the callee) for
+    /// functions called from the child that read builtins themselves.
+    builtin_callees: Vec<(String, String, Range<usize>, Range<usize>)>,
+}
+
+const BARRIERS: &[&str] = &[
+    "__syncthreads",
+    "__syncthreads_count",
+    "__syncthreads_and",
+    "__syncthreads_or",
+    "__barrier_sync",
+];
+
+fn is_warp_primitive(name: &str) -> bool {
+    name.starts_with("__shfl")
+        || name.starts_with("__ballot")
+        || name.starts_with("__any")
+        || name.starts_with("__all")
+        || name.starts_with("__match")
+        || name.starts_with("__reduce_")
+        || name == "__syncwarp"
+        || name == "__activemask"
+        || name == "cooperative_groups"
+        || name == "this_thread_block"
+        || name == "tiled_partition"
+        || name == "this_grid"
+        || name == "coalesced_threads"
+}
+
+impl ChildFacts {
+    fn gather(program: &Program, view: &str, child: &Function) -> Self {
+        let mut facts = ChildFacts::default();
+        let body = program.sig_in(child.body.clone());
+        for (i, t) in body.iter().enumerate() {
+            if t.kind != TokenKind::Ident {
+                continue;
+            }
+            let s = t.text(view);
+            if BARRIERS.contains(&s) && facts.barrier.is_none() {
+                facts.barrier = Some((t.range(), s.to_string()));
+            } else if is_warp_primitive(s) && facts.warp.is_none() {
+                facts.warp = Some((t.range(), s.to_string()));
+            } else if s == "__shared__" && facts.shared.is_none() {
+                facts.shared = Some(t.range());
+            } else if s == "return" && facts.returns.is_none() {
+                facts.returns = Some(t.range());
+            } else if body.get(i + 1).is_some_and(|n| n.text(view) == "(") {
+                let mut seen = vec![child.name.clone()];
+                if let Some((builtin, span)) = builtin_in_callee(program, view, s, &mut seen) {
+                    if !facts.builtin_callees.iter().any(|c| c.0 == s) {
+                        facts
+                            .builtin_callees
+                            .push((s.to_string(), builtin, t.range(), span));
+                    }
+                }
+            }
+        }
+        facts
+    }
+}
+
+/// Does function `name` (defined in this file), or a function it calls, read
+/// a thread/block builtin? Returns the builtin and where.
+fn builtin_in_callee(
+    program: &Program,
+    view: &str,
+    name: &str,
+    seen: &mut Vec<String>,
+) -> Option<(String, Range<usize>)> {
+    if seen.iter().any(|s| s == name) {
+        return None;
+    }
+    seen.push(name.to_string());
+    let f = program
+        .functions
+        .iter()
+        .find(|f| f.name == name && f.space.runs_on_device())?;
+    let body = program.sig_in(f.body.clone());
+    for (i, t) in body.iter().enumerate() {
+        if t.kind != TokenKind::Ident {
+            continue;
+        }
+        let s = t.text(view);
+        if ALL_BUILTINS.contains(&s) {
+            return Some((s.to_string(), t.range()));
+        }
+        if body.get(i + 1).is_some_and(|n| n.text(view) == "(") {
+            if let Some(found) = builtin_in_callee(program, view, s, seen) {
+                return Some(found);
+            }
+        }
+    }
+    None
+}
+
+fn check_child(
+    program: &Program,
+    view: &str,
+    site: &Site,
+    child: &Function,
+    facts: &ChildFacts,
+) -> Vec<Diagnostic> {
+    let _ = view;
+    let pragma_span = program.pragmas[site.pragma].span.clone();
+    let mut out = Vec::new();
+    if site.threshold.is_some() {
+        let offending = [
+            facts.barrier.clone(),
+            facts.warp.clone(),
+            facts.shared.clone().map(|r| (r, "__shared__".to_string())),
+        ];
+        if let Some((span, construct)) =
+            offending.into_iter().flatten().min_by_key(|(r, _)| r.start)
+        {
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::NotSerializable {
+                        kernel: child.name.clone(),
+                        construct,
+                    },
+                    span,
+                    "cannot run serially in one parent thread",
+                )
+                .with_note(pragma_span.clone(), "threshold requested here"),
+            );
+        }
+    }
+    for (callee, builtin, call_span, builtin_span) in &facts.builtin_callees {
+        let clause = if site.threshold.is_some() {
+            "threshold"
+        } else if site.coarsen.is_some() && BLOCK_BUILTINS.contains(&builtin.as_str()) {
+            "coarsen"
+        } else {
+            continue;
+        };
+        out.push(
+            Diagnostic::new(
+                DiagnosticKind::BuiltinInCallee {
+                    kernel: child.name.clone(),
+                    callee: callee.clone(),
+                    builtin: builtin.clone(),
+                    clause: clause.to_string(),
+                },
+                call_span.clone(),
+                "this call",
+            )
+            .with_note(builtin_span.clone(), "reads the builtin here")
+            .with_note(pragma_span.clone(), "requested here"),
+        );
+    }
+    if site.coarsen.is_some() {
+        if let (Some(ret), Some((barrier, _))) = (&facts.returns, &facts.barrier) {
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::ReturnWithBarrier {
+                        kernel: child.name.clone(),
+                    },
+                    ret.clone(),
+                    "early return",
+                )
+                .with_note(barrier.clone(), "barrier")
+                .with_note(pragma_span, "coarsen requested here"),
+            );
+        }
+    }
+    out
+}

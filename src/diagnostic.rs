@@ -1,0 +1,361 @@
+//! Diagnostics: every problem dpopt reports is a `DiagnosticKind`, rendered by
+//! miette with the offending source span, `FILE:LINE:COL`, and a fix.
+
+use crate::source::SourceFile;
+use miette::{LabeledSpan, NamedSource, Severity, SourceSpan};
+use std::ops::Range;
+
+/// What went wrong. Each variant knows its code, message and help text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiagnosticKind {
+    UnknownClause {
+        name: String,
+        suggestion: Option<String>,
+    },
+    MissingArguments {
+        clause: String,
+        expected: &'static str,
+    },
+    UnclosedArguments {
+        clause: String,
+    },
+    WrongArgumentCount {
+        clause: String,
+        expected: &'static str,
+        found: usize,
+    },
+    NotPositive {
+        clause: String,
+        value: String,
+    },
+    NotAnInteger {
+        clause: String,
+        value: String,
+    },
+    DuplicateClause {
+        clause: String,
+    },
+    BadGranularity {
+        value: String,
+        suggestion: Option<String>,
+    },
+    BadBufferKind {
+        value: String,
+    },
+    BadWorkVariable {
+        value: String,
+    },
+    NeedsConsolidation {
+        clause: String,
+    },
+    NeedsThreshold {
+        clause: String,
+    },
+    NotImplementedYet {
+        clause: String,
+    },
+    EmptyPragma,
+    MalformedPragma,
+    DuplicatePragma,
+    NoLaunchAfterPragma {
+        found: String,
+    },
+    HostSideLaunch {
+        function: String,
+    },
+    LaunchOutsideFunction,
+    KernelNotDefined {
+        kernel: String,
+    },
+    NotAKernel {
+        kernel: String,
+    },
+    MalformedLaunch {
+        reason: String,
+    },
+    NotSerializable {
+        kernel: String,
+        construct: String,
+    },
+    BuiltinInCallee {
+        kernel: String,
+        callee: String,
+        builtin: String,
+        clause: String,
+    },
+    ReturnWithBarrier {
+        kernel: String,
+    },
+    VariadicTemplate {
+        kernel: String,
+    },
+    UnbalancedBrackets,
+    ThreadCountFallback {
+        kernel: String,
+    },
+}
+
+impl DiagnosticKind {
+    pub fn code(&self) -> &'static str {
+        use DiagnosticKind::*;
+        match self {
+            UnknownClause { .. } => "dpopt::unknown_clause",
+            MissingArguments { .. } | UnclosedArguments { .. } | WrongArgumentCount { .. } => {
+                "dpopt::clause_arguments"
+            }
+            NotPositive { .. } | NotAnInteger { .. } => "dpopt::clause_value",
+            DuplicateClause { .. } => "dpopt::duplicate_clause",
+            BadGranularity { .. } | BadBufferKind { .. } | BadWorkVariable { .. } => {
+                "dpopt::clause_value"
+            }
+            NeedsConsolidation { .. } => "dpopt::needs_consldt",
+            NeedsThreshold { .. } => "dpopt::needs_threshold",
+            NotImplementedYet { .. } => "dpopt::not_implemented",
+            EmptyPragma | MalformedPragma => "dpopt::malformed_pragma",
+            DuplicatePragma => "dpopt::duplicate_pragma",
+            NoLaunchAfterPragma { .. } => "dpopt::no_launch",
+            HostSideLaunch { .. } | LaunchOutsideFunction => "dpopt::host_launch",
+            KernelNotDefined { .. } | NotAKernel { .. } => "dpopt::unknown_kernel",
+            MalformedLaunch { .. } => "dpopt::malformed_launch",
+            NotSerializable { .. } => "dpopt::not_serializable",
+            BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
+            ReturnWithBarrier { .. } => "dpopt::return_with_barrier",
+            VariadicTemplate { .. } => "dpopt::variadic_template",
+            UnbalancedBrackets => "dpopt::unbalanced",
+            ThreadCountFallback { .. } => "dpopt::thread_count",
+        }
+    }
+
+    pub fn severity(&self) -> Severity {
+        match self {
+            DiagnosticKind::ThreadCountFallback { .. } => Severity::Warning,
+            _ => Severity::Error,
+        }
+    }
+
+    pub fn message(&self) -> String {
+        use DiagnosticKind::*;
+        match self {
+            UnknownClause { name, .. } => format!("unknown clause `{name}` in `#pragma dp`"),
+            MissingArguments { clause, .. } => format!("clause `{clause}` needs arguments"),
+            UnclosedArguments { clause } => format!("the arguments of `{clause}` are not closed with `)`"),
+            WrongArgumentCount { clause, expected, found } => {
+                format!("clause `{clause}` takes {expected}, found {found} argument(s)")
+            }
+            NotPositive { clause, value } => {
+                format!("`{clause}({value})`: the value must be a positive integer")
+            }
+            NotAnInteger { clause, value } => {
+                format!("`{clause}({value})`: expected an integer literal or a macro name")
+            }
+            DuplicateClause { clause } => format!("clause `{clause}` is given twice"),
+            BadGranularity { value, .. } => format!("`{value}` is not an aggregation granularity"),
+            BadBufferKind { value } => format!("`{value}` is not a consolidation buffer kind"),
+            BadWorkVariable { value } => format!("`{value}` is not a variable name"),
+            NeedsConsolidation { clause } => {
+                format!("clause `{clause}` only has a meaning together with `consldt(...)`")
+            }
+            NeedsThreshold { clause } => {
+                format!("clause `{clause}` only has a meaning together with `threshold(...)`")
+            }
+            NotImplementedYet { clause } => {
+                format!("clause `{clause}` is valid but dpopt cannot apply it yet")
+            }
+            EmptyPragma => "`#pragma dp` without any clause".to_string(),
+            MalformedPragma => "this `#pragma dp` cannot be parsed".to_string(),
+            DuplicatePragma => "two `#pragma dp` directives for one launch".to_string(),
+            NoLaunchAfterPragma { found } => {
+                format!("`#pragma dp` must be followed by a kernel launch, found `{found}`")
+            }
+            HostSideLaunch { function } => {
+                format!("`#pragma dp` on a host-side launch (in host function `{function}`)")
+            }
+            LaunchOutsideFunction => "`#pragma dp` on a launch outside any function".to_string(),
+            KernelNotDefined { kernel } => {
+                format!("kernel `{kernel}` is launched here but not defined in this file")
+            }
+            NotAKernel { kernel } => format!("`{kernel}` is defined in this file but is not a `__global__` kernel"),
+            MalformedLaunch { reason } => format!("cannot read this launch: {reason}"),
+            NotSerializable { kernel, construct } => format!(
+                "`threshold` cannot be applied: child kernel `{kernel}` uses `{construct}`, which a serial version in the parent thread cannot reproduce"
+            ),
+            BuiltinInCallee { kernel, callee, builtin, clause } => format!(
+                "`{clause}` cannot be applied: `{kernel}` calls `{callee}`, which reads `{builtin}` itself"
+            ),
+            ReturnWithBarrier { kernel } => format!(
+                "`coarsen` cannot be applied: child kernel `{kernel}` returns early and also synchronizes the block"
+            ),
+            VariadicTemplate { kernel } => {
+                format!("kernel `{kernel}` is a variadic template, which dpopt does not transform")
+            }
+            UnbalancedBrackets => "unbalanced brackets: dpopt cannot find the structure of this code".to_string(),
+            ThreadCountFallback { kernel } => format!(
+                "cannot tell how many threads the launch of `{kernel}` needs; comparing grid x block threads with the threshold"
+            ),
+        }
+    }
+
+    pub fn help(&self) -> Option<String> {
+        use DiagnosticKind::*;
+        Some(match self {
+            UnknownClause { suggestion: Some(s), .. } => format!("did you mean `{s}`?"),
+            UnknownClause { suggestion: None, .. } => {
+                "known clauses: threshold, coarsen, child_threads, consldt, agg_threshold, work, buffer, threads, blocks"
+                    .to_string()
+            }
+            MissingArguments { clause, expected } => format!("write `{clause}({expected})`"),
+            UnclosedArguments { clause } => format!("close the argument list: `{clause}(...)`"),
+            WrongArgumentCount { clause, expected, .. } => format!("`{clause}` takes {expected}"),
+            NotPositive { .. } => "use a value of at least 1".to_string(),
+            NotAnInteger { .. } => {
+                "write a decimal or hexadecimal literal such as `128`, or the name of a macro defined elsewhere".to_string()
+            }
+            DuplicateClause { clause } => format!("keep one `{clause}` clause"),
+            BadGranularity { suggestion: Some(s), .. } => format!("did you mean `{s}`?"),
+            BadGranularity { suggestion: None, .. } => {
+                "use one of `warp`, `block`, `multiblock[, G]` or `grid`".to_string()
+            }
+            BadBufferKind { .. } => "use one of `default`, `halloc` or `custom`".to_string(),
+            BadWorkVariable { .. } => "list the names of the launch arguments that vary between parents".to_string(),
+            NeedsConsolidation { .. } => "add `consldt(warp|block|multiblock, G|grid)` or remove this clause".to_string(),
+            NeedsThreshold { .. } => "add `threshold(N)` or remove this clause".to_string(),
+            NotImplementedYet { .. } => {
+                "aggregation (`consldt` and its tuning clauses) is not implemented in this version; remove the clause to apply thresholding and coarsening alone".to_string()
+            }
+            EmptyPragma => "add clauses, e.g. `#pragma dp threshold(128) coarsen(8)`".to_string(),
+            MalformedPragma => "write clauses as `name(args)`, e.g. `#pragma dp threshold(128) coarsen(8)`".to_string(),
+            DuplicatePragma => "merge the clauses into one `#pragma dp` line".to_string(),
+            NoLaunchAfterPragma { .. } => {
+                "put the pragma on the line directly before a statement `kernel<<<grid, block>>>(args);`".to_string()
+            }
+            HostSideLaunch { .. } => {
+                "dpopt optimizes device-side (dynamic parallelism) launches; remove the pragma from host code".to_string()
+            }
+            LaunchOutsideFunction => "move the launch into a `__global__` or `__device__` function".to_string(),
+            KernelNotDefined { .. } => {
+                "dpopt needs the child kernel's body: define it in the same file as the launch".to_string()
+            }
+            NotAKernel { .. } => "only launches of `__global__` functions can be transformed".to_string(),
+            MalformedLaunch { .. } => "write the launch as `kernel<<<grid, block[, smem[, stream]]>>>(args);`".to_string(),
+            NotSerializable { .. } => {
+                "remove `threshold` from this pragma (coarsening still applies), or apply thresholding by hand with a serial algorithm".to_string()
+            }
+            BuiltinInCallee { .. } => {
+                "pass the index or dimension to the called function as an argument instead of reading it there".to_string()
+            }
+            ReturnWithBarrier { .. } => {
+                "in a coarsened block a thread that returned would miss the barriers of the original block; replace the early `return` by an `if` around the rest of the body".to_string()
+            }
+            VariadicTemplate { .. } => "remove the pragma or give the kernel fixed template parameters".to_string(),
+            UnbalancedBrackets => "check that (), [] and {} match (inside #if branches too)".to_string(),
+            ThreadCountFallback { .. } => {
+                "compute the grid as `(n + b - 1) / b`, or state the count: `#pragma dp threshold(N) child_threads(n)`".to_string()
+            }
+        })
+    }
+}
+
+/// A diagnostic tied to a place in a source file.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    pub kind: DiagnosticKind,
+    pub span: Range<usize>,
+    pub label: String,
+    /// Secondary places, e.g. the pragma when the error is in the child.
+    pub notes: Vec<(Range<usize>, String)>,
+}
+
+impl Diagnostic {
+    pub fn new(kind: DiagnosticKind, span: Range<usize>, label: impl Into<String>) -> Self {
+        Diagnostic {
+            kind,
+            span,
+            label: label.into(),
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn with_note(mut self, span: Range<usize>, label: impl Into<String>) -> Self {
+        self.notes.push((span, label.into()));
+        self
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.kind.severity() == Severity::Error
+    }
+
+    /// A miette report with the file's source attached.
+    pub fn to_report(&self, file: &SourceFile) -> miette::Report {
+        miette::Report::new(Rendered::new(self, file))
+    }
+}
+
+/// The miette-facing form of a `Diagnostic`.
+#[derive(Debug, thiserror::Error)]
+#[error("{location}: {message}")]
+struct Rendered {
+    location: String,
+    message: String,
+    code: &'static str,
+    help: Option<String>,
+    severity: Severity,
+    labels: Vec<LabeledSpan>,
+    code_source: NamedSource<String>,
+}
+
+impl Rendered {
+    fn new(diagnostic: &Diagnostic, file: &SourceFile) -> Self {
+        let len = file.display.len();
+        let clamp = |r: &Range<usize>| -> SourceSpan {
+            let start = r.start.min(len);
+            let end = r.end.clamp(start, len);
+            (start, end - start).into()
+        };
+        let mut labels = vec![LabeledSpan::new_primary_with_span(
+            Some(diagnostic.label.clone()),
+            clamp(&diagnostic.span),
+        )];
+        for (span, label) in &diagnostic.notes {
+            labels.push(LabeledSpan::new_with_span(Some(label.clone()), clamp(span)));
+        }
+        Rendered {
+            location: file.location(diagnostic.span.start),
+            message: diagnostic.kind.message(),
+            code: diagnostic.kind.code(),
+            help: diagnostic.kind.help(),
+            severity: diagnostic.kind.severity(),
+            labels,
+            code_source: NamedSource::new(file.name.clone(), file.display.clone()),
+        }
+    }
+}
+
+impl miette::Diagnostic for Rendered {
+    fn code<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        Some(Box::new(self.code))
+    }
+    fn severity(&self) -> Option<Severity> {
+        Some(self.severity)
+    }
+    fn help<'a>(&'a self) -> Option<Box<dyn std::fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn std::fmt::Display>)
+    }
+    fn source_code(&self) -> Option<&dyn miette::SourceCode> {
+        Some(&self.code_source)
+    }
+    fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
+        Some(Box::new(self.labels.iter().cloned()))
+    }
+}
+
+/// Closest known word, for "did you mean".
+pub fn suggest(word: &str, known: &[&str]) -> Option<String> {
+    known
+        .iter()
+        .map(|k| (strsim::damerau_levenshtein(word, k), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+        .min()
+        .map(|(_, k)| k.to_string())
+}

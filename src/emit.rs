@@ -1,0 +1,121 @@
+//! Stage 4: assemble the output file: the source with its launch sites
+//! rewritten and the generated fragments inserted at line starts, then
+//! resolve the `#line` markers that point at the generated code itself.
+
+use crate::plan::Plan;
+use crate::program::Program;
+use crate::source::{quote_for_line_directive, SourceFile};
+use crate::token::TokenKind;
+use crate::transform::child::{declarations, definitions};
+use crate::transform::templates::Templates;
+use crate::transform::{Renderer, OUTPUT_LINE_MARKER};
+
+/// Generate the transformed file. `output_name` names the output in the
+/// `#line` directives of generated code (`<stdout>` when printed).
+pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str) -> Vec<u8> {
+    let templates = Templates::new();
+    let renderer = Renderer::new(file, program, plan, &templates);
+    let mut inserts: Vec<(usize, Vec<u8>)> = Vec::new();
+    for child_plan in &plan.children {
+        let child = &program.functions[child_plan.child];
+        let (at, prefix) = insertion_before(file, child_plan.declare_at);
+        let mut fragment = prefix;
+        fragment.extend(declarations(
+            &renderer,
+            child_plan,
+            file.line_of(at.max(child_plan.declare_at)),
+        ));
+        inserts.push((at, fragment));
+        let (at, prefix) = insertion_after(file, program, child.body.end);
+        let mut fragment = prefix;
+        fragment.extend(definitions(&renderer, child_plan, file.line_of(at)));
+        inserts.push((at, fragment));
+    }
+    // Stable: at one offset, definitions of an earlier child come first.
+    inserts.sort_by_key(|(at, _)| *at);
+
+    let mut out = Vec::with_capacity(file.bytes.len() * 2);
+    let mut pos = 0;
+    for (at, fragment) in inserts {
+        out.extend(renderer.render(pos..at, None, &[]));
+        out.extend(fragment);
+        pos = at;
+    }
+    out.extend(renderer.render(pos..file.bytes.len(), None, &[]));
+    resolve_output_lines(out, output_name)
+}
+
+/// Where to insert text before the declaration starting at `offset`: the
+/// start of its line when only blanks precede it there, else `offset` itself
+/// with a line break first.
+fn insertion_before(file: &SourceFile, offset: usize) -> (usize, Vec<u8>) {
+    let line_start = file.line_start(offset);
+    if file.view[line_start..offset].trim().is_empty() {
+        (line_start, Vec::new())
+    } else {
+        (offset, file.newline.as_bytes().to_vec())
+    }
+}
+
+/// Where to insert text after a definition ending at `end`: the first line
+/// start after it that is not inside a comment or directive; at the end of
+/// the file (with a line break first when the file does not end with one).
+fn insertion_after(file: &SourceFile, program: &Program, end: usize) -> (usize, Vec<u8>) {
+    for &line_start in file.line_starts().iter().filter(|&&s| s > end) {
+        // The byte before a line start is `\n`; is it a plain newline token?
+        let newline = program.tokens.partition_point(|t| t.end < line_start);
+        if program
+            .tokens
+            .get(newline)
+            .is_some_and(|t| t.kind == TokenKind::Newline && t.end == line_start)
+        {
+            return (line_start, Vec::new());
+        }
+    }
+    let len = file.bytes.len();
+    let prefix = if file.bytes.ends_with(b"\n") {
+        Vec::new()
+    } else {
+        file.newline.as_bytes().to_vec()
+    };
+    (len, prefix)
+}
+
+/// Replace each marker line by `#line N "output"`, N being the number of
+/// the line after it in the output.
+fn resolve_output_lines(out: Vec<u8>, output_name: &str) -> Vec<u8> {
+    let marker = OUTPUT_LINE_MARKER.as_bytes();
+    if !out.windows(marker.len()).any(|w| w == marker) {
+        return out;
+    }
+    let quoted = quote_for_line_directive(output_name);
+    let mut result = Vec::with_capacity(out.len() + 256);
+    let mut line = 1usize;
+    for chunk in out.split_inclusive(|&b| b == b'\n') {
+        let content = chunk.strip_suffix(b"\n").unwrap_or(chunk);
+        let content = content.strip_suffix(b"\r").unwrap_or(content);
+        if content == marker {
+            let ending = &chunk[content.len()..];
+            result.extend_from_slice(format!("#line {} {}", line + 1, quoted).as_bytes());
+            result.extend_from_slice(ending);
+        } else {
+            result.extend_from_slice(chunk);
+        }
+        line += 1;
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_name_the_following_line() {
+        let out = format!("a\n{OUTPUT_LINE_MARKER}\nb\n").into_bytes();
+        assert_eq!(
+            resolve_output_lines(out, "o.cu"),
+            b"a\n#line 3 \"o.cu\"\nb\n".to_vec()
+        );
+    }
+}

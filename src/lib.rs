@@ -1,0 +1,106 @@
+//! dpopt: a source-to-source compiler that optimizes CUDA dynamic
+//! parallelism launches annotated with `#pragma dp`.
+//!
+//! The pipeline has four stages, one module each (docs/ARCHITECTURE.md):
+//!
+//! 1. `lexer` + `parser` (+ `pragma`): tokens, functions, launches, pragmas;
+//! 2. `analyzer` (+ `thread_count`): validate each pragma, build a `Plan`;
+//! 3. `transform`: generate launch sites and child definitions from templates;
+//! 4. `emit`: assemble the output file with `#line` directives.
+
+pub mod analyzer;
+pub mod diagnostic;
+pub mod emit;
+pub mod expr;
+pub mod grammar;
+pub mod lexer;
+pub mod parser;
+pub mod plan;
+pub mod pragma;
+pub mod program;
+pub mod source;
+pub mod thread_count;
+pub mod token;
+pub mod transform;
+
+use diagnostic::Diagnostic;
+use source::SourceFile;
+
+/// The result of running the pipeline on one file.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The transformed file, `None` when an error was reported.
+    pub output: Option<Vec<u8>>,
+    /// Errors and warnings, in source order.
+    pub diagnostics: Vec<Diagnostic>,
+    /// The rewritten sites: (site id, macros), for `dpopt check`.
+    pub sites: Vec<SiteSummary>,
+}
+
+#[derive(Debug, Clone)]
+pub struct SiteSummary {
+    pub id: String,
+    pub location: String,
+    pub child: String,
+    pub macros: Vec<(String, String)>,
+}
+
+impl Outcome {
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Run lex -> parse -> analyze, and transform + emit when there is no error.
+/// `output_name` is used in `#line` directives for generated code.
+pub fn run(file: &SourceFile, output_name: &str, generate: bool) -> Outcome {
+    // Fast path: no `#pragma dp` anywhere in the text means no work; the
+    // output is the input, byte for byte.
+    if !file.view.contains("dp") || !file.view.contains("pragma") {
+        return Outcome {
+            output: Some(file.bytes.clone()),
+            diagnostics: Vec::new(),
+            sites: Vec::new(),
+        };
+    }
+    let tokens = lexer::lex(file);
+    let program = parser::parse(file, tokens);
+    if program.pragmas.is_empty() {
+        return Outcome {
+            output: Some(file.bytes.clone()),
+            diagnostics: Vec::new(),
+            sites: Vec::new(),
+        };
+    }
+    let analysis = analyzer::analyze(file, &program);
+    let mut diagnostics = analysis.diagnostics;
+    diagnostics.sort_by_key(|d| d.span.start);
+    let sites = analysis
+        .plan
+        .sites
+        .iter()
+        .map(|s| {
+            let mut macros = Vec::new();
+            if let Some(v) = &s.threshold {
+                macros.push((s.threshold_macro(), v.to_source()));
+            }
+            if let Some(v) = &s.coarsen {
+                macros.push((s.coarsen_macro(), v.to_source()));
+            }
+            SiteSummary {
+                id: s.id.clone(),
+                location: file.location(program.pragmas[s.pragma].span.start),
+                child: program.functions[s.child].name.clone(),
+                macros,
+            }
+        })
+        .collect();
+    let has_errors = diagnostics.iter().any(Diagnostic::is_error);
+    let output =
+        (!has_errors && generate).then(|| emit::emit(file, &program, &analysis.plan, output_name));
+    Outcome {
+        output,
+        diagnostics,
+        sites,
+    }
+}

@@ -1,0 +1,60 @@
+//! The analyzer's output: what to generate, per launch site and per child.
+
+use crate::pragma::{Directive, Value};
+use crate::thread_count::ThreadCount;
+
+/// One `#pragma dp` site that will be rewritten.
+#[derive(Debug, Clone)]
+pub struct Site {
+    /// Names the site in macros: `<parent>_<k>` for the k-th pragma in
+    /// function `<parent>`.
+    pub id: String,
+    pub directive: Directive,
+    /// Index into `Program::pragmas`.
+    pub pragma: usize,
+    /// Index into `Program::launches`.
+    pub launch: usize,
+    /// Indices into `Program::functions`.
+    pub parent: usize,
+    pub child: usize,
+    pub threshold: Option<Value>,
+    pub coarsen: Option<Value>,
+    /// The child's thread count (only with `threshold`).
+    pub count: Option<ThreadCount>,
+}
+
+impl Site {
+    pub fn threshold_macro(&self) -> String {
+        format!("DPOPT_THRESHOLD_{}", self.id)
+    }
+
+    pub fn coarsen_macro(&self) -> String {
+        format!("DPOPT_COARSEN_{}", self.id)
+    }
+}
+
+/// What is generated for one child kernel, shared by all its sites.
+#[derive(Debug, Clone)]
+pub struct ChildPlan {
+    /// Index into `Program::functions`.
+    pub child: usize,
+    /// Some site thresholds this child: a serial version is needed.
+    pub serial: bool,
+    /// Some site coarsens this child: a coarsened kernel is needed.
+    pub coarse: bool,
+    /// The child uses `__shared__` memory (a coarsened block must wait
+    /// between original blocks).
+    pub uses_shared: bool,
+    /// The body function is part of a recursion (not force-inlined).
+    pub recursive: bool,
+    /// Indices into `Plan::sites`.
+    pub sites: Vec<usize>,
+    /// Byte offset before which declarations and macros are inserted.
+    pub declare_at: usize,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    pub sites: Vec<Site>,
+    pub children: Vec<ChildPlan>,
+}

@@ -1,0 +1,621 @@
+//! Stage 1b: read one `#pragma dp` directive into clauses and validate them.
+
+use crate::diagnostic::{suggest, Diagnostic, DiagnosticKind};
+use crate::grammar::{DpGrammar, Rule};
+use pest::Parser;
+use std::ops::Range;
+
+/// A positive integer given in a clause: a literal or a macro name whose
+/// value nvcc will know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Literal(u64),
+    Macro(String),
+}
+
+impl Value {
+    /// The value as C source text.
+    pub fn to_source(&self) -> String {
+        match self {
+            Value::Literal(n) => n.to_string(),
+            Value::Macro(m) => m.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Granularity {
+    Warp,
+    Block,
+    MultiBlock,
+    Grid,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClauseKind {
+    /// `threshold(N)`: launch only when the child needs at least N threads.
+    Threshold(Value),
+    /// `coarsen(F)`: each child block does the work of F original blocks.
+    Coarsen(Value),
+    /// `child_threads(EXPR)`: the child's thread count, stated by the user.
+    ChildThreads(String),
+    /// `consldt(granularity[, G])`: aggregation (parsed and validated only).
+    Consolidate {
+        granularity: Granularity,
+        group: Option<Value>,
+    },
+    AggThreshold(Value),
+    Work(Vec<String>),
+    Buffer {
+        kind: String,
+        sizes: Vec<Value>,
+    },
+    Threads(Value),
+    Blocks(Value),
+}
+
+impl ClauseKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ClauseKind::Threshold(_) => "threshold",
+            ClauseKind::Coarsen(_) => "coarsen",
+            ClauseKind::ChildThreads(_) => "child_threads",
+            ClauseKind::Consolidate { .. } => "consldt",
+            ClauseKind::AggThreshold(_) => "agg_threshold",
+            ClauseKind::Work(_) => "work",
+            ClauseKind::Buffer { .. } => "buffer",
+            ClauseKind::Threads(_) => "threads",
+            ClauseKind::Blocks(_) => "blocks",
+        }
+    }
+}
+
+pub const CLAUSE_NAMES: &[&str] = &[
+    "threshold",
+    "coarsen",
+    "child_threads",
+    "consldt",
+    "agg_threshold",
+    "work",
+    "buffer",
+    "threads",
+    "blocks",
+];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Clause {
+    pub kind: ClauseKind,
+    /// Span of the whole clause in the source file.
+    pub span: Range<usize>,
+}
+
+/// A validated `#pragma dp` directive.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Directive {
+    /// Span of the directive in the source file.
+    pub span: Range<usize>,
+    pub clauses: Vec<Clause>,
+}
+
+impl Directive {
+    pub fn threshold(&self) -> Option<&Value> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::Threshold(v) => Some(v),
+            _ => None,
+        })
+    }
+
+    pub fn coarsen(&self) -> Option<&Value> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::Coarsen(v) => Some(v),
+            _ => None,
+        })
+    }
+
+    pub fn child_threads(&self) -> Option<&str> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::ChildThreads(e) => Some(e.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The clauses as written, normalized (for comments in generated code).
+    pub fn summary(&self, view: &str) -> String {
+        let parts: Vec<String> = self
+            .clauses
+            .iter()
+            .map(|c| {
+                view[c.span.clone()]
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        format!("#pragma dp {}", parts.join(" "))
+    }
+}
+
+/// Is this directive text a `#pragma dp`?
+pub fn is_dp_pragma(text: &str) -> bool {
+    let blanked = blank_splices_and_comments(text);
+    let mut words = blanked
+        .trim_start()
+        .strip_prefix('#')
+        .unwrap_or("")
+        .trim_start();
+    match words.strip_prefix("pragma") {
+        Some(rest) if rest.starts_with(|c: char| c.is_ascii_whitespace()) => {
+            words = rest.trim_start()
+        }
+        _ => return false,
+    }
+    match words.strip_prefix("dp") {
+        Some(rest) => !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'),
+        None => false,
+    }
+}
+
+/// Replace line splices and comments by blanks of the same length.
+fn blank_splices_and_comments(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = bytes.to_vec();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' && matches!(bytes.get(i + 1), Some(b'\n') | Some(b'\r')) {
+            out[i] = b' ';
+            out[i + 1] = b' ';
+            if bytes[i + 1] == b'\r' && bytes.get(i + 2) == Some(&b'\n') {
+                out[i + 2] = b' ';
+                i += 1;
+            }
+            i += 2;
+        } else if bytes[i..].starts_with(b"/*") {
+            let end = text[i + 2..]
+                .find("*/")
+                .map(|e| i + 2 + e + 2)
+                .unwrap_or(bytes.len());
+            out[i..end].iter_mut().for_each(|b| *b = b' ');
+            i = end;
+        } else if bytes[i..].starts_with(b"//") {
+            let end = text[i..].find('\n').map(|e| i + e).unwrap_or(bytes.len());
+            out[i..end].iter_mut().for_each(|b| *b = b' ');
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    String::from_utf8(out).expect("ASCII in, ASCII out")
+}
+
+/// Parse and validate the directive whose text starts at `offset` in the file.
+pub fn parse_directive(text: &str, offset: usize) -> Result<Directive, Vec<Diagnostic>> {
+    let blanked = blank_splices_and_comments(text);
+    let trimmed_len = blanked.trim_end().len();
+    let blanked = &blanked[..trimmed_len];
+    let whole = offset..offset + trimmed_len;
+    let pairs = match DpGrammar::parse(Rule::pragma, blanked) {
+        Ok(mut pairs) => pairs.next().expect("pragma rule").into_inner(),
+        Err(err) => {
+            let pos = match err.location {
+                pest::error::InputLocation::Pos(p) => p,
+                pest::error::InputLocation::Span((s, _)) => s,
+            };
+            let at = offset + pos.min(trimmed_len);
+            return Err(vec![Diagnostic::new(
+                DiagnosticKind::MalformedPragma,
+                at..(at + 1).min(whole.end).max(at),
+                "unexpected text here",
+            )]);
+        }
+    };
+
+    let mut errors = Vec::new();
+    let mut clauses: Vec<Clause> = Vec::new();
+    for clause in pairs.filter(|p| p.as_rule() == Rule::clause) {
+        let span = clause.as_span();
+        let span = offset + span.start()..offset + span.end();
+        let mut inner = clause.into_inner();
+        let name_pair = inner.next().expect("clause name");
+        let name = name_pair.as_str().to_string();
+        let name_span = offset + name_pair.as_span().start()..offset + name_pair.as_span().end();
+        let mut args: Vec<(String, Range<usize>)> = Vec::new();
+        let mut has_args = false;
+        let mut unclosed = false;
+        if let Some(arg_list) = inner.next() {
+            has_args = true;
+            for arg in arg_list.into_inner() {
+                match arg.as_rule() {
+                    Rule::clause_arg => {
+                        let s = arg.as_span();
+                        args.push((
+                            arg.as_str().trim().to_string(),
+                            offset + s.start()..offset + s.end(),
+                        ));
+                    }
+                    Rule::unclosed => unclosed = true,
+                    _ => {}
+                }
+            }
+        }
+        if !CLAUSE_NAMES.contains(&name.as_str()) {
+            errors.push(Diagnostic::new(
+                DiagnosticKind::UnknownClause {
+                    suggestion: suggest(&name, CLAUSE_NAMES),
+                    name,
+                },
+                name_span,
+                "not a `#pragma dp` clause",
+            ));
+            continue;
+        }
+        if unclosed {
+            errors.push(Diagnostic::new(
+                DiagnosticKind::UnclosedArguments { clause: name },
+                span,
+                "missing `)`",
+            ));
+            continue;
+        }
+        match clause_kind(&name, has_args, &args, &span) {
+            Ok(kind) => {
+                if clauses.iter().any(|c| c.kind.name() == kind.name()) {
+                    errors.push(Diagnostic::new(
+                        DiagnosticKind::DuplicateClause { clause: name },
+                        span,
+                        "second occurrence",
+                    ));
+                } else {
+                    clauses.push(Clause { kind, span });
+                }
+            }
+            Err(diagnostic) => errors.push(diagnostic),
+        }
+    }
+    if clauses.is_empty() && errors.is_empty() {
+        errors.push(Diagnostic::new(
+            DiagnosticKind::EmptyPragma,
+            whole.clone(),
+            "no clause",
+        ));
+    }
+    let directive = Directive {
+        span: whole,
+        clauses,
+    };
+    errors.extend(check_combination(&directive));
+    if errors.is_empty() {
+        Ok(directive)
+    } else {
+        Err(errors)
+    }
+}
+
+fn clause_kind(
+    name: &str,
+    has_args: bool,
+    args: &[(String, Range<usize>)],
+    span: &Range<usize>,
+) -> Result<ClauseKind, Diagnostic> {
+    let expected: &'static str = match name {
+        "threshold" => "N",
+        "coarsen" => "F",
+        "child_threads" => "EXPR",
+        "consldt" => "warp|block|multiblock[, G]|grid",
+        "agg_threshold" => "N",
+        "work" => "v, ...",
+        "buffer" => "kind[, perBuffer[, total]]",
+        "threads" => "N",
+        "blocks" => "N",
+        _ => unreachable!("checked against CLAUSE_NAMES"),
+    };
+    if !has_args || args.is_empty() {
+        return Err(Diagnostic::new(
+            DiagnosticKind::MissingArguments {
+                clause: name.to_string(),
+                expected,
+            },
+            span.clone(),
+            "arguments expected",
+        ));
+    }
+    let count = |range: std::ops::RangeInclusive<usize>, what: &'static str| {
+        if range.contains(&args.len()) {
+            Ok(())
+        } else {
+            Err(Diagnostic::new(
+                DiagnosticKind::WrongArgumentCount {
+                    clause: name.to_string(),
+                    expected: what,
+                    found: args.len(),
+                },
+                span.clone(),
+                "here",
+            ))
+        }
+    };
+    let value = |i: usize| positive_value(name, &args[i].0, args[i].1.clone());
+    Ok(match name {
+        "threshold" | "coarsen" | "agg_threshold" | "threads" | "blocks" => {
+            count(1..=1, "one positive integer")?;
+            let v = value(0)?;
+            match name {
+                "threshold" => ClauseKind::Threshold(v),
+                "coarsen" => ClauseKind::Coarsen(v),
+                "agg_threshold" => ClauseKind::AggThreshold(v),
+                "threads" => ClauseKind::Threads(v),
+                _ => ClauseKind::Blocks(v),
+            }
+        }
+        "child_threads" => {
+            count(1..=1, "one expression")?;
+            ClauseKind::ChildThreads(args[0].0.clone())
+        }
+        "consldt" => {
+            count(1..=2, "a granularity and, for multiblock, a group size")?;
+            let granularity = match args[0].0.as_str() {
+                "warp" => Granularity::Warp,
+                "block" => Granularity::Block,
+                "multiblock" => Granularity::MultiBlock,
+                "grid" => Granularity::Grid,
+                other => {
+                    return Err(Diagnostic::new(
+                        DiagnosticKind::BadGranularity {
+                            value: other.to_string(),
+                            suggestion: suggest(other, &["warp", "block", "multiblock", "grid"]),
+                        },
+                        args[0].1.clone(),
+                        "unknown granularity",
+                    ))
+                }
+            };
+            let group = if args.len() == 2 {
+                if granularity != Granularity::MultiBlock {
+                    return Err(Diagnostic::new(
+                        DiagnosticKind::WrongArgumentCount {
+                            clause: name.to_string(),
+                            expected: "a group size only with `multiblock`",
+                            found: 2,
+                        },
+                        args[1].1.clone(),
+                        "group size for a granularity without groups",
+                    ));
+                }
+                Some(value(1)?)
+            } else {
+                None
+            };
+            ClauseKind::Consolidate { granularity, group }
+        }
+        "work" => {
+            for (arg, range) in args {
+                let ok = arg.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && arg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !ok {
+                    return Err(Diagnostic::new(
+                        DiagnosticKind::BadWorkVariable { value: arg.clone() },
+                        range.clone(),
+                        "not an identifier",
+                    ));
+                }
+            }
+            ClauseKind::Work(args.iter().map(|a| a.0.clone()).collect())
+        }
+        "buffer" => {
+            count(1..=3, "a kind and up to two sizes")?;
+            let kind = args[0].0.clone();
+            if !["default", "halloc", "custom"].contains(&kind.as_str()) {
+                return Err(Diagnostic::new(
+                    DiagnosticKind::BadBufferKind { value: kind },
+                    args[0].1.clone(),
+                    "unknown buffer kind",
+                ));
+            }
+            let sizes = (1..args.len()).map(value).collect::<Result<Vec<_>, _>>()?;
+            ClauseKind::Buffer { kind, sizes }
+        }
+        _ => unreachable!("checked against CLAUSE_NAMES"),
+    })
+}
+
+/// A positive integer literal (decimal, hex, octal, with u/l suffixes) or a
+/// macro name.
+fn positive_value(clause: &str, text: &str, range: Range<usize>) -> Result<Value, Diagnostic> {
+    let err = |kind| Err(Diagnostic::new(kind, range.clone(), "this value"));
+    if text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        if text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Ok(Value::Macro(text.to_string()));
+        }
+        return err(DiagnosticKind::NotAnInteger {
+            clause: clause.to_string(),
+            value: text.to_string(),
+        });
+    }
+    let digits = text
+        .trim_end_matches(['u', 'U', 'l', 'L'])
+        .replace('\'', "");
+    let parsed = if let Some(hex) = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        u64::from_str_radix(hex, 16)
+    } else if digits.len() > 1 && digits.starts_with('0') {
+        u64::from_str_radix(&digits[1..], 8)
+    } else {
+        digits.parse::<u64>()
+    };
+    match parsed {
+        Ok(0) => err(DiagnosticKind::NotPositive {
+            clause: clause.to_string(),
+            value: text.to_string(),
+        }),
+        Ok(n) => Ok(Value::Literal(n)),
+        Err(_) if text.starts_with('-') => err(DiagnosticKind::NotPositive {
+            clause: clause.to_string(),
+            value: text.to_string(),
+        }),
+        Err(_) => err(DiagnosticKind::NotAnInteger {
+            clause: clause.to_string(),
+            value: text.to_string(),
+        }),
+    }
+}
+
+/// Checks across clauses: tuning clauses need their main clause; aggregation
+/// is recognised but not applied by this version.
+fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    let find = |name: &str| directive.clauses.iter().find(|c| c.kind.name() == name);
+    let consolidation = find("consldt");
+    for clause in &directive.clauses {
+        let name = clause.kind.name();
+        let needs_consldt = matches!(
+            name,
+            "agg_threshold" | "work" | "buffer" | "threads" | "blocks"
+        );
+        if needs_consldt && consolidation.is_none() {
+            errors.push(Diagnostic::new(
+                DiagnosticKind::NeedsConsolidation {
+                    clause: name.to_string(),
+                },
+                clause.span.clone(),
+                "aggregation tuning without aggregation",
+            ));
+        }
+        if name == "child_threads" && find("threshold").is_none() {
+            errors.push(Diagnostic::new(
+                DiagnosticKind::NeedsThreshold {
+                    clause: name.to_string(),
+                },
+                clause.span.clone(),
+                "the count is only compared with a threshold",
+            ));
+        }
+    }
+    if let Some(c) = consolidation {
+        errors.push(Diagnostic::new(
+            DiagnosticKind::NotImplementedYet {
+                clause: "consldt".to_string(),
+            },
+            c.span.clone(),
+            "aggregation is not implemented yet",
+        ));
+    }
+    errors
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Directive, Vec<DiagnosticKind>> {
+        parse_directive(text, 0).map_err(|e| e.into_iter().map(|d| d.kind).collect())
+    }
+
+    #[test]
+    fn recognises_dp_pragmas() {
+        assert!(is_dp_pragma("#pragma dp threshold(1)"));
+        assert!(is_dp_pragma("  # pragma   dp"));
+        assert!(is_dp_pragma("#pragma /*x*/ dp coarsen(2)"));
+        assert!(!is_dp_pragma("#pragma dpx"));
+        assert!(!is_dp_pragma("#pragma unroll"));
+        assert!(!is_dp_pragma("#define dp 1"));
+    }
+
+    #[test]
+    fn threshold_and_coarsen() {
+        let d = parse("#pragma dp threshold(128) coarsen(0x8)").unwrap();
+        assert_eq!(d.threshold(), Some(&Value::Literal(128)));
+        assert_eq!(d.coarsen(), Some(&Value::Literal(8)));
+        let d = parse("#pragma dp threshold(TH) \\\n coarsen(CF) // tuned\n").unwrap();
+        assert_eq!(d.threshold(), Some(&Value::Macro("TH".into())));
+        assert_eq!(d.coarsen(), Some(&Value::Macro("CF".into())));
+    }
+
+    #[test]
+    fn child_threads_takes_an_expression() {
+        let d = parse("#pragma dp threshold(64) child_threads(end - f(a, b))").unwrap();
+        assert_eq!(d.child_threads(), Some("end - f(a, b)"));
+    }
+
+    #[test]
+    fn misspelt_clause_suggests() {
+        let e = parse("#pragma dp treshold(128)").unwrap_err();
+        assert_eq!(
+            e,
+            [DiagnosticKind::UnknownClause {
+                name: "treshold".into(),
+                suggestion: Some("threshold".into())
+            }]
+        );
+    }
+
+    #[test]
+    fn bad_values() {
+        assert!(matches!(
+            parse("#pragma dp threshold(0)").unwrap_err()[0],
+            DiagnosticKind::NotPositive { .. }
+        ));
+        assert!(matches!(
+            parse("#pragma dp threshold(-4)").unwrap_err()[0],
+            DiagnosticKind::NotPositive { .. }
+        ));
+        assert!(matches!(
+            parse("#pragma dp coarsen(1.5)").unwrap_err()[0],
+            DiagnosticKind::NotAnInteger { .. }
+        ));
+        assert!(matches!(
+            parse("#pragma dp coarsen(2, 3)").unwrap_err()[0],
+            DiagnosticKind::WrongArgumentCount { .. }
+        ));
+        assert!(matches!(
+            parse("#pragma dp coarsen").unwrap_err()[0],
+            DiagnosticKind::MissingArguments { .. }
+        ));
+        assert!(matches!(
+            parse("#pragma dp coarsen(2").unwrap_err()[0],
+            DiagnosticKind::UnclosedArguments { .. }
+        ));
+        assert!(matches!(
+            parse("#pragma dp").unwrap_err()[0],
+            DiagnosticKind::EmptyPragma
+        ));
+    }
+
+    #[test]
+    fn duplicates_are_errors() {
+        let e = parse("#pragma dp threshold(1) threshold(2)").unwrap_err();
+        assert_eq!(
+            e,
+            [DiagnosticKind::DuplicateClause {
+                clause: "threshold".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn consolidation_parses_but_is_not_applied() {
+        let e = parse(
+            "#pragma dp consldt(multiblock, 8) work(a, b) buffer(default, 64, 4096) threads(256)",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e,
+            [DiagnosticKind::NotImplementedYet {
+                clause: "consldt".into()
+            }]
+        );
+        let e = parse("#pragma dp consldt(blok)").unwrap_err();
+        assert!(
+            matches!(&e[0], DiagnosticKind::BadGranularity { suggestion: Some(s), .. } if s == "block")
+        );
+        let e = parse("#pragma dp threshold(8) agg_threshold(4)").unwrap_err();
+        assert_eq!(
+            e,
+            [DiagnosticKind::NeedsConsolidation {
+                clause: "agg_threshold".into()
+            }]
+        );
+        let e = parse("#pragma dp consldt(warp, 4)").unwrap_err();
+        assert!(matches!(e[0], DiagnosticKind::WrongArgumentCount { .. }));
+    }
+}

@@ -1,0 +1,152 @@
+//! The input file: its original bytes, an ASCII view with the same offsets,
+//! and line/column arithmetic.
+
+use std::ops::Range;
+
+/// One CUDA source file as read from disk or stdin.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    /// Name used in diagnostics and `#line` directives (`<stdin>` for stdin).
+    pub name: String,
+    /// The bytes exactly as read; untouched code is copied from here.
+    pub bytes: Vec<u8>,
+    /// The same bytes with every byte >= 0x80 replaced by `_`: valid ASCII,
+    /// so it can be lexed and parsed, and every offset equals the offset in
+    /// `bytes`. A Latin-1 comment in old code therefore never stops dpopt.
+    pub view: String,
+    /// Text shown in diagnostics: the file itself when it is valid UTF-8,
+    /// otherwise the ASCII view (same offsets either way).
+    pub display: String,
+    line_starts: Vec<usize>,
+    /// `"\r\n"` when the file mostly uses CRLF line endings, else `"\n"`.
+    pub newline: &'static str,
+}
+
+impl SourceFile {
+    pub fn new(name: impl Into<String>, bytes: Vec<u8>) -> Self {
+        let view: String = bytes
+            .iter()
+            .map(|&b| if b < 0x80 { b as char } else { '_' })
+            .collect();
+        let display = match std::str::from_utf8(&bytes) {
+            Ok(text) => text.to_string(),
+            Err(_) => view.clone(),
+        };
+        let mut line_starts = vec![0];
+        let mut crlf = 0usize;
+        let mut lf = 0usize;
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'\n' {
+                line_starts.push(i + 1);
+                if i > 0 && bytes[i - 1] == b'\r' {
+                    crlf += 1;
+                } else {
+                    lf += 1;
+                }
+            }
+        }
+        SourceFile {
+            name: name.into(),
+            bytes,
+            view,
+            display,
+            line_starts,
+            newline: if crlf > lf { "\r\n" } else { "\n" },
+        }
+    }
+
+    /// 1-based line of a byte offset.
+    pub fn line_of(&self, offset: usize) -> usize {
+        match self.line_starts.binary_search(&offset) {
+            Ok(i) => i + 1,
+            Err(i) => i,
+        }
+    }
+
+    /// 1-based (line, column) of a byte offset; the column counts bytes.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let line = self.line_of(offset);
+        (line, offset - self.line_starts[line - 1] + 1)
+    }
+
+    /// `FILE:LINE:COL` of a byte offset.
+    pub fn location(&self, offset: usize) -> String {
+        let (line, col) = self.line_col(offset);
+        format!("{}:{}:{}", self.name, line, col)
+    }
+
+    /// Offset of the start of the line holding `offset`.
+    pub fn line_start(&self, offset: usize) -> usize {
+        self.line_starts[self.line_of(offset) - 1]
+    }
+
+    /// Byte offsets where lines start, in order.
+    pub fn line_starts(&self) -> &[usize] {
+        &self.line_starts
+    }
+
+    /// The ASCII view of a range (for analysis).
+    pub fn text(&self, range: Range<usize>) -> &str {
+        &self.view[range]
+    }
+
+    /// The leading blanks of the line holding `offset`, in original bytes.
+    pub fn indentation_at(&self, offset: usize) -> String {
+        let start = self.line_start(offset);
+        self.view[start..]
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect()
+    }
+
+    /// The file name quoted for a `#line` directive.
+    pub fn quoted_name(&self) -> String {
+        quote_for_line_directive(&self.name)
+    }
+}
+
+/// Quote a path for `#line N "path"`.
+pub fn quote_for_line_directive(name: &str) -> String {
+    let mut quoted = String::with_capacity(name.len() + 2);
+    quoted.push('"');
+    for c in name.chars() {
+        match c {
+            '\\' => quoted.push_str("\\\\"),
+            '"' => quoted.push_str("\\\""),
+            c if (c as u32) < 0x20 => quoted.push('?'),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latin1_bytes_keep_offsets() {
+        let file = SourceFile::new("a.cu", b"// caf\xe9\nint x;\n".to_vec());
+        assert_eq!(file.view.len(), file.bytes.len());
+        assert_eq!(&file.view[..9], "// caf_\ni");
+        assert_eq!(file.line_col(8), (2, 1));
+        assert_eq!(file.newline, "\n");
+    }
+
+    #[test]
+    fn crlf_is_detected() {
+        let file = SourceFile::new("a.cu", b"a\r\nb\r\nc\n".to_vec());
+        assert_eq!(file.newline, "\r\n");
+        assert_eq!(file.line_of(3), 2);
+        assert_eq!(file.location(6), "a.cu:3:1");
+    }
+
+    #[test]
+    fn line_directive_names_are_escaped() {
+        assert_eq!(
+            quote_for_line_directive("C:\\a \"b\".cu"),
+            "\"C:\\\\a \\\"b\\\".cu\""
+        );
+    }
+}

@@ -1,0 +1,491 @@
+//! How many threads does a child launch need? The heuristic of paper 000
+//! Sec. III-D (Fig. 4): find the ceiling division in the grid expression, take
+//! its left-hand side and drop added or subtracted constants.
+
+use crate::expr::{parse_expr, Expr};
+use crate::program::{Launch, Program};
+use crate::token::{Token, TokenKind};
+use std::ops::Range;
+
+/// Where one factor of the child's thread count comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CountSource {
+    /// A sub-expression of the grid expression (this byte range). The
+    /// generated code evaluates it once into a variable and puts the variable
+    /// in its place in the grid expression.
+    InGrid(Range<usize>),
+    /// The grid is a variable computed earlier; this side-effect-free
+    /// expression (byte range) is evaluated again at the launch.
+    Reevaluated(Range<usize>),
+    /// No pattern in this grid dimension: blocks times block size.
+    BlocksTimesBlockDim(usize),
+}
+
+/// The child's thread count: a product of factors, or the fallback.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ThreadCount {
+    /// The user wrote `child_threads(EXPR)`.
+    Explicit(String),
+    Factors(Vec<CountSource>),
+    /// No pattern matched: total threads of the grid (warned about).
+    Fallback,
+}
+
+/// Analyse the grid expression of `launch` (inside function `parent`).
+pub fn thread_count(program: &Program, view: &str, launch: &Launch, parent: usize) -> ThreadCount {
+    let grid = launch.config[0].clone();
+    let block = launch.config.get(1).map(|r| &view[r.clone()]).unwrap_or("");
+    let Some(expr) = parse_expr(program.sig_in(grid.clone()), view) else {
+        return ThreadCount::Fallback;
+    };
+    let factors = match factors_of(&expr, view, block) {
+        Some(f) => f
+            .into_iter()
+            .map(|f| f.map_or_else(|d| CountSource::BlocksTimesBlockDim(d), CountSource::InGrid))
+            .collect(),
+        None => match variable_definition(program, view, &expr, launch, parent, 0) {
+            Some(f) => f,
+            None => return ThreadCount::Fallback,
+        },
+    };
+    if factors
+        .iter()
+        .all(|f| matches!(f, CountSource::BlocksTimesBlockDim(_)))
+    {
+        ThreadCount::Fallback
+    } else {
+        ThreadCount::Factors(factors)
+    }
+}
+
+/// For a grid expression: one entry per dimension, `Ok(range of N)` where a
+/// ceiling-division pattern was found, `Err(dimension)` where not. `None`
+/// when no dimension matched.
+fn factors_of(expr: &Expr, view: &str, block: &str) -> Option<Vec<Result<Range<usize>, usize>>> {
+    let e = expr.stripped();
+    if let Expr::Call(name, args, _) = e {
+        if name == "dim3" && !args.is_empty() && args.len() <= 3 {
+            let block_parts = dim3_parts(block);
+            let dims: Vec<_> = args
+                .iter()
+                .enumerate()
+                .map(|(d, a)| {
+                    let b = block_parts.get(d).map(String::as_str).unwrap_or("");
+                    find_count(a, view, b).ok_or(d)
+                })
+                .collect();
+            return dims.iter().any(|d| d.is_ok()).then_some(dims);
+        }
+    }
+    find_count(e, view, block).map(|r| vec![Ok(r)])
+}
+
+/// `dim3(a, b)` -> ["a", "b"]; anything else -> [whole].
+fn dim3_parts(block: &str) -> Vec<String> {
+    let b = block.trim();
+    if let Some(inner) = b
+        .strip_prefix("dim3")
+        .map(str::trim_start)
+        .and_then(|s| s.strip_prefix('('))
+        .and_then(|s| s.strip_suffix(')'))
+    {
+        let mut parts = Vec::new();
+        let mut depth = 0;
+        let mut cur = String::new();
+        for c in inner.chars() {
+            match c {
+                '(' | '[' => depth += 1,
+                ')' | ']' => depth -= 1,
+                ',' if depth == 0 => {
+                    parts.push(cur.trim().to_string());
+                    cur.clear();
+                    continue;
+                }
+                _ => {}
+            }
+            cur.push(c);
+        }
+        parts.push(cur.trim().to_string());
+        parts
+    } else {
+        vec![b.to_string()]
+    }
+}
+
+/// Fig. 4 (a)-(e): the N of a ceiling division, as a byte range.
+fn find_count(expr: &Expr, view: &str, block: &str) -> Option<Range<usize>> {
+    match expr.stripped() {
+        Expr::Call(name, args, _)
+            if matches!(name.as_str(), "ceil" | "ceilf" | "std::ceil") && args.len() == 1 =>
+        {
+            find_count(&args[0], view, block)
+        }
+        Expr::Binary(op, lhs, rhs, _) if op == "/" => {
+            let divisor = squeeze(&view[rhs.stripped().span()]);
+            Some(drop_constants(lhs, view, &divisor, block))
+        }
+        // (a) (N - 1) / b + 1 and (c) N / b + (N % b ? 1 : 0)
+        Expr::Binary(op, lhs, rhs, _) if op == "+" || op == "-" => find_count(lhs, view, block)
+            .or_else(|| {
+                if op == "+" {
+                    find_count(rhs, view, block)
+                } else {
+                    None
+                }
+            }),
+        _ => None,
+    }
+}
+
+/// Remove added or subtracted constants from the left side of the division.
+fn drop_constants(expr: &Expr, view: &str, divisor: &str, block: &str) -> Range<usize> {
+    let e = expr.stripped();
+    if let Expr::Binary(op, lhs, rhs, _) = e {
+        if (op == "+" || op == "-") && is_constant(rhs, view, divisor, block) {
+            return drop_constants(lhs, view, divisor, block);
+        }
+        if op == "+" && is_constant(lhs, view, divisor, block) {
+            return drop_constants(rhs, view, divisor, block);
+        }
+    }
+    e.span()
+}
+
+fn squeeze(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+fn is_constant(expr: &Expr, view: &str, divisor: &str, block: &str) -> bool {
+    let e = expr.stripped();
+    let text = squeeze(&view[e.span()]);
+    if text == divisor || (!block.is_empty() && text == squeeze(block)) {
+        return true;
+    }
+    match e {
+        Expr::Leaf(_) => {
+            let numeric = text.starts_with(|c: char| c.is_ascii_digit());
+            let macro_like = text.starts_with(|c: char| c.is_ascii_uppercase())
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+            numeric || macro_like
+        }
+        Expr::Binary(op, a, b, _) if matches!(op.as_str(), "+" | "-" | "*") => {
+            is_constant(a, view, divisor, block) && is_constant(b, view, divisor, block)
+        }
+        Expr::Unary(op, a, _) if op == "-" => is_constant(a, view, divisor, block),
+        _ => false,
+    }
+}
+
+/// The grid is a name: find its last definition in the parent before the
+/// launch (`int g = ...;`, `g = ...;`, `dim3 g(...);`) and analyse that.
+fn variable_definition(
+    program: &Program,
+    view: &str,
+    expr: &Expr,
+    launch: &Launch,
+    parent: usize,
+    depth: usize,
+) -> Option<Vec<CountSource>> {
+    let Expr::Leaf(range) = expr.stripped() else {
+        return None;
+    };
+    let name = &view[range.clone()];
+    if depth > 3 || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return None;
+    }
+    let function = &program.functions[parent];
+    let sig = &program.sig;
+    let body = function.body_tokens.start + 1..launch.first_token;
+    // The last token naming the variable followed by `=`, `(` or `{` that
+    // starts its definition.
+    let def_at = body.clone().rev().find(|&i| {
+        sig[i].kind == TokenKind::Ident
+            && sig[i].text(view) == name
+            && matches!(sig.get(i + 1).map(|t| t.text(view)), Some("=" | "(" | "{"))
+            && (i == 0 || !matches!(sig[i - 1].text(view), "." | "->" | "::"))
+            && (sig.get(i + 1).map(|t| t.text(view)) == Some("=")
+                || sig[i - 1].kind == TokenKind::Ident && sig[i - 1].text(view) != "return")
+    })?;
+    let opener = sig[def_at + 1].text(view);
+    let (init_tokens, init_is_dim3_args) = match opener {
+        "=" => {
+            let end = (def_at + 2..launch.first_token)
+                .find(|&i| matches!(sig[i].text(view), ";" | ","))
+                .filter(|&i| program.partner[i].is_none())?;
+            (
+                &sig[def_at + 2..statement_end(program, view, def_at + 2, end)],
+                false,
+            )
+        }
+        _ => {
+            let close = program.partner[def_at + 1]?;
+            (&sig[def_at + 2..close], true)
+        }
+    };
+    let scope_ok = encloses(program, view, def_at, launch.first_token);
+    let def_end = init_tokens.last()?.end;
+    let pieces: Vec<Option<Expr>> = if init_is_dim3_args {
+        split_commas(program, view, init_tokens)
+            .into_iter()
+            .map(|t| parse_expr(t, view))
+            .collect()
+    } else {
+        vec![parse_expr(init_tokens, view)]
+    };
+    let block = launch.config.get(1).map(|r| &view[r.clone()]).unwrap_or("");
+    let combined: Vec<Result<Range<usize>, usize>> = if pieces.len() == 1 {
+        let e = pieces[0].as_ref()?;
+        match factors_of(e, view, block) {
+            Some(f) => f,
+            None => {
+                // One more level: `int nb = ...; dim3 g(nb);`.
+                let inner = Launch {
+                    first_token: def_at,
+                    ..launch.clone()
+                };
+                return variable_definition(program, view, e, &inner, parent, depth + 1)
+                    .filter(|_| scope_ok);
+            }
+        }
+    } else {
+        let parts = dim3_parts(block);
+        pieces
+            .iter()
+            .enumerate()
+            .map(|(d, p)| {
+                p.as_ref()
+                    .and_then(|e| {
+                        find_count(e, view, parts.get(d).map(String::as_str).unwrap_or(""))
+                    })
+                    .ok_or(d)
+            })
+            .collect()
+    };
+    if !scope_ok || combined.iter().all(|c| c.is_err()) {
+        return None;
+    }
+    let mut factors = Vec::new();
+    for c in combined {
+        match c {
+            Ok(r) => {
+                if !reevaluation_is_safe(program, view, r.clone(), def_end, launch.span.start) {
+                    return None;
+                }
+                factors.push(CountSource::Reevaluated(r));
+            }
+            Err(d) => factors.push(CountSource::BlocksTimesBlockDim(d)),
+        }
+    }
+    Some(factors)
+}
+
+fn statement_end(program: &Program, view: &str, from: usize, candidate: usize) -> usize {
+    // `candidate` is the first `;` or `,` after `from`; skip commas inside
+    // brackets by walking with the bracket partners.
+    let mut i = from;
+    while i < candidate {
+        if matches!(program.sig[i].text(view), "(" | "[" | "{") {
+            if let Some(p) = program.partner[i] {
+                if p >= candidate {
+                    return (p + 1..program.sig.len())
+                        .find(|&k| matches!(program.sig[k].text(view), ";" | ","))
+                        .unwrap_or(p + 1);
+                }
+                i = p;
+            }
+        }
+        i += 1;
+    }
+    candidate
+}
+
+fn split_commas<'t>(program: &Program, view: &str, tokens: &'t [Token]) -> Vec<&'t [Token]> {
+    let _ = program;
+    let mut parts = Vec::new();
+    let mut depth = 0;
+    let mut start = 0;
+    for (i, t) in tokens.iter().enumerate() {
+        match t.text(view) {
+            "(" | "[" | "{" => depth += 1,
+            ")" | "]" | "}" => depth -= 1,
+            "," if depth == 0 => {
+                parts.push(&tokens[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&tokens[start..]);
+    parts
+}
+
+/// Is the definition at significant token `def` in a block that also holds
+/// the launch at `launch` (so every name it uses is still in scope)?
+fn encloses(program: &Program, view: &str, def: usize, launch: usize) -> bool {
+    let mut depth = 0i32;
+    for i in (0..def).rev() {
+        match program.sig[i].text(view) {
+            "}" => depth += 1,
+            "{" if depth > 0 => depth -= 1,
+            "{" => return program.partner[i].is_some_and(|close| close > launch),
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Evaluating the count expression again at the launch must not change the
+/// program: no assignments, increments or calls to unknown functions, and
+/// none of its names assigned between the definition and the launch.
+fn reevaluation_is_safe(
+    program: &Program,
+    view: &str,
+    range: Range<usize>,
+    def_end: usize,
+    launch: usize,
+) -> bool {
+    const PURE: &[&str] = &[
+        "min", "max", "abs", "ceil", "ceilf", "floor", "floorf", "sqrt", "sqrtf", "dim3",
+    ];
+    let tokens = program.sig_in(range);
+    let mut names = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let s = t.text(view);
+        if matches!(
+            s,
+            "=" | "++"
+                | "--"
+                | "+="
+                | "-="
+                | "*="
+                | "/="
+                | "%="
+                | "&="
+                | "|="
+                | "^="
+                | "<<="
+                | ">>="
+        ) {
+            return false;
+        }
+        if t.kind == TokenKind::Ident {
+            if tokens.get(i + 1).is_some_and(|n| n.text(view) == "(") && !PURE.contains(&s) {
+                return false;
+            }
+            names.push(s);
+        }
+    }
+    let between = program.sig_in(def_end..launch);
+    for (i, t) in between.iter().enumerate() {
+        if t.kind == TokenKind::Ident && names.contains(&t.text(view)) {
+            let next = between.get(i + 1).map(|n| n.text(view)).unwrap_or("");
+            let prev = if i > 0 { between[i - 1].text(view) } else { "" };
+            let assigned = matches!(
+                next,
+                "=" | "++"
+                    | "--"
+                    | "+="
+                    | "-="
+                    | "*="
+                    | "/="
+                    | "%="
+                    | "&="
+                    | "|="
+                    | "^="
+                    | "<<="
+                    | ">>="
+            ) || matches!(prev, "++" | "--" | "&");
+            if assigned {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lexer::lex;
+    use crate::parser::parse;
+    use crate::source::SourceFile;
+
+    fn count(body: &str) -> (SourceFile, ThreadCount) {
+        let text = format!(
+            "__global__ void c(int n) {{}}\n__global__ void p(int n, int *r) {{\n{body}\n}}\n"
+        );
+        let file = SourceFile::new("t.cu", text.into_bytes());
+        let program = parse(&file, lex(&file));
+        let launch = program.launches[0].clone();
+        let tc = thread_count(&program, &file.view, &launch, launch.function.unwrap());
+        (file, tc)
+    }
+
+    fn texts(file: &SourceFile, tc: &ThreadCount) -> Vec<String> {
+        let ThreadCount::Factors(f) = tc else {
+            return vec![format!("{tc:?}")];
+        };
+        f.iter()
+            .map(|s| match s {
+                CountSource::InGrid(r) => format!("grid:{}", &file.view[r.clone()]),
+                CountSource::Reevaluated(r) => format!("again:{}", &file.view[r.clone()]),
+                CountSource::BlocksTimesBlockDim(d) => format!("blocks*dim{d}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn figure_4_patterns() {
+        let cases = [
+            ("c<<<(n - 1) / 128 + 1, 128>>>(n);", "grid:n"),
+            ("c<<<(n + 128 - 1) / 128, 128>>>(n);", "grid:n"),
+            (
+                "c<<<(r[1] - r[0] + B - 1) / B, B>>>(n);",
+                "grid:r[1] - r[0]",
+            ),
+            ("c<<<n / 64 + ((n % 64 == 0) ? 0 : 1), 64>>>(n);", "grid:n"),
+            ("c<<<ceil((float)n / 32), 32>>>(n);", "grid:n"),
+            ("c<<<(int)ceil(n / (float)32), 32>>>(n);", "grid:n"),
+            ("c<<<(n + NT - 1) / NT, NT>>>(n);", "grid:n"),
+        ];
+        for (body, expected) in cases {
+            let (file, tc) = count(body);
+            assert_eq!(texts(&file, &tc), [expected], "{body}");
+        }
+    }
+
+    #[test]
+    fn dim3_grids_multiply_dimensions() {
+        let (file, tc) = count("c<<<dim3((n + 15) / 16, 4), dim3(16, 16)>>>(n);");
+        assert_eq!(texts(&file, &tc), ["grid:n", "blocks*dim1"]);
+    }
+
+    #[test]
+    fn grid_computed_into_a_variable() {
+        let (file, tc) = count(
+            "int deg = r[1] - r[0];\nint blocks = (deg + 127) / 128;\nc<<<blocks, 128>>>(n);",
+        );
+        assert_eq!(texts(&file, &tc), ["again:deg"]);
+        let (file, tc) = count("int nb = (n + 31) / 32;\ndim3 g(nb);\nc<<<g, 32>>>(n);");
+        assert_eq!(texts(&file, &tc), ["again:n"]);
+    }
+
+    #[test]
+    fn unsafe_reevaluation_falls_back() {
+        let (_, tc) = count("int blocks = (f(n) + 127) / 128;\nc<<<blocks, 128>>>(n);");
+        assert_eq!(tc, ThreadCount::Fallback);
+        let (_, tc) = count("int blocks = (n + 127) / 128;\nn = 0;\nc<<<blocks, 128>>>(n);");
+        assert_eq!(tc, ThreadCount::Fallback);
+        let (_, tc) =
+            count("int blocks;\n{ int m = n; blocks = (m + 127) / 128; }\nc<<<blocks, 128>>>(n);");
+        assert_eq!(tc, ThreadCount::Fallback);
+    }
+
+    #[test]
+    fn no_division_falls_back() {
+        let (_, tc) = count("c<<<n, 32>>>(n);");
+        assert_eq!(tc, ThreadCount::Fallback);
+    }
+}

@@ -1,0 +1,187 @@
+//! Definitions shared by every site of one child kernel: the tuning macros
+//! and declarations (before the first function that needs them) and the body
+//! function, serial version and coarsened kernel (after the child).
+
+use super::renderer::Renderer;
+use super::templates::{DECLARATIONS, DEFINITIONS};
+use super::{with_newlines, OUTPUT_LINE_MARKER};
+use crate::plan::ChildPlan;
+use crate::program::Function;
+use tera::Context;
+
+#[derive(serde::Serialize)]
+struct MacroEntry {
+    name: String,
+    global: &'static str,
+    value: String,
+    what: &'static str,
+    site: String,
+    location: String,
+}
+
+/// Parameter lists in the forms the templates need.
+struct Params {
+    /// `, T *a, int n` (each unnamed parameter gets a name).
+    declared: String,
+    /// The same with default arguments, for the first declaration.
+    with_defaults: String,
+    /// `, a, n`
+    names: String,
+}
+
+fn params(child: &Function) -> Params {
+    let mut p = Params {
+        declared: String::new(),
+        with_defaults: String::new(),
+        names: String::new(),
+    };
+    for (i, param) in child.params.iter().enumerate() {
+        let (decl, name) = match &param.name {
+            Some(n) => (param.declaration.clone(), n.clone()),
+            None => {
+                let n = format!("dpopt_arg{i}");
+                (format!("{} {}", param.declaration, n), n)
+            }
+        };
+        p.declared.push_str(&format!(", {decl}"));
+        match &param.default {
+            Some(d) => p.with_defaults.push_str(&format!(", {decl} = {d}")),
+            None => p.with_defaults.push_str(&format!(", {decl}")),
+        }
+        p.names.push_str(&format!(", {name}"));
+    }
+    p
+}
+
+fn common_context(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Context {
+    let child = &r.program.functions[plan.child];
+    let p = params(child);
+    let mut ctx = Context::new();
+    ctx.insert("child", &child.name);
+    ctx.insert("serial", &format!("dpopt_serial_{}", child.name));
+    ctx.insert("coarse", &format!("dpopt_coarse_{}", child.name));
+    ctx.insert("body_fn", &format!("dpopt_body_{}", child.name));
+    ctx.insert("params", &p.declared);
+    ctx.insert("params_with_defaults", &p.with_defaults);
+    ctx.insert("arg_names", &p.names);
+    ctx.insert(
+        "launch_bounds",
+        &child
+            .launch_bounds
+            .as_ref()
+            .map(|l| format!("{l} "))
+            .unwrap_or_default(),
+    );
+    ctx.insert("serial_needed", &plan.serial);
+    ctx.insert("recursive", &plan.recursive);
+    ctx.insert("depth_macro", &format!("DPOPT_SERIAL_DEPTH_{}", child.name));
+    ctx.insert("line_out", OUTPUT_LINE_MARKER);
+    ctx.insert("resume_line", &resume_line);
+    ctx.insert("file", &r.file.quoted_name());
+    ctx
+}
+
+/// Macros and declarations, inserted before `plan.declare_at`.
+pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8> {
+    let child = &r.program.functions[plan.child];
+    let mut ctx = common_context(r, plan, resume_line);
+    let mut macros = Vec::new();
+    for &s in &plan.sites {
+        let site = &r.plan.sites[s];
+        let location = r.file.location(r.program.pragmas[site.pragma].span.start);
+        if let Some(v) = &site.threshold {
+            macros.push(MacroEntry {
+                name: site.threshold_macro(),
+                global: "DPOPT_THRESHOLD",
+                value: v.to_source(),
+                what: "threshold",
+                site: site.id.clone(),
+                location: location.clone(),
+            });
+        }
+        if let Some(v) = &site.coarsen {
+            macros.push(MacroEntry {
+                name: site.coarsen_macro(),
+                global: "DPOPT_COARSEN",
+                value: v.to_source(),
+                what: "coarsening factor",
+                site: site.id.clone(),
+                location,
+            });
+        }
+    }
+    ctx.insert("macros", &macros);
+    ctx.insert(
+        "serial",
+        &plan.serial.then(|| format!("dpopt_serial_{}", child.name)),
+    );
+    ctx.insert(
+        "coarse",
+        &plan.coarse.then(|| format!("dpopt_coarse_{}", child.name)),
+    );
+    ctx.insert(
+        "template_header",
+        &child
+            .template_header
+            .as_ref()
+            .map(|h| format!("{h} "))
+            .unwrap_or_default(),
+    );
+    render(r, DECLARATIONS, &ctx)
+}
+
+/// Body function, serial version and coarsened kernel, inserted after the
+/// child's definition.
+pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8> {
+    let child = &r.program.functions[plan.child];
+    let mut ctx = common_context(r, plan, resume_line);
+    let header = if child.template_params.is_empty() {
+        String::new()
+    } else {
+        let decls: Vec<&str> = child
+            .template_params
+            .iter()
+            .map(|t| t.declaration.as_str())
+            .collect();
+        format!("template <{}> ", decls.join(", "))
+    };
+    let names = if child.template_params.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = child
+            .template_params
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        format!("<{}>", names.join(", "))
+    };
+    ctx.insert("template_header", &header);
+    ctx.insert("template_names", &names);
+    ctx.insert(
+        "serial",
+        &plan.serial.then(|| format!("dpopt_serial_{}", child.name)),
+    );
+    ctx.insert(
+        "coarse",
+        &plan.coarse.then(|| format!("dpopt_coarse_{}", child.name)),
+    );
+    ctx.insert("inline", "__forceinline__ ");
+    ctx.insert("uses_shared", &plan.uses_shared);
+    ctx.insert("body_line", &r.file.line_of(child.body.start));
+    ctx.insert("body", "\u{E000}body\u{E001}");
+    let text = r.templates.render(DEFINITIONS, &ctx);
+    let text = with_newlines(&text, r.file.newline);
+    let body = r.render(child.body.clone(), Some(plan.child), &[]);
+    let (before, after) = text
+        .split_once("\u{E000}body\u{E001}")
+        .expect("body placeholder");
+    let mut out = r.codec.to_bytes(before);
+    out.extend(body);
+    out.extend(r.codec.to_bytes(after));
+    out
+}
+
+fn render(r: &Renderer, template: &str, ctx: &Context) -> Vec<u8> {
+    let text = r.templates.render(template, ctx);
+    r.codec.to_bytes(&with_newlines(&text, r.file.newline))
+}

@@ -1,0 +1,143 @@
+//! Copies a range of the source to output bytes, rewriting the `#pragma dp`
+//! launch sites inside it and, for copies of a child's body, replacing the
+//! thread and block builtins by parameters.
+
+use super::site::site_code;
+use super::templates::Templates;
+use super::TextCodec;
+use crate::plan::Plan;
+use crate::program::Program;
+use crate::source::SourceFile;
+use crate::token::TokenKind;
+use std::collections::HashMap;
+use std::ops::Range;
+
+/// Replacement names for `threadIdx`, `blockIdx`, `blockDim`, `gridDim`.
+#[derive(Debug, Clone, Copy)]
+pub struct Builtins;
+
+impl Builtins {
+    pub fn replacement(name: &str) -> Option<&'static str> {
+        Some(match name {
+            "threadIdx" => "dpopt_threadIdx",
+            "blockIdx" => "dpopt_blockIdx",
+            "blockDim" => "dpopt_blockDim",
+            "gridDim" => "dpopt_gridDim",
+            _ => return None,
+        })
+    }
+}
+
+pub struct Renderer<'a> {
+    pub file: &'a SourceFile,
+    pub program: &'a Program,
+    pub plan: &'a Plan,
+    pub templates: &'a Templates,
+    pub codec: TextCodec,
+    /// Start offset of each rewritten pragma -> index into `plan.sites`.
+    site_at: HashMap<usize, usize>,
+}
+
+impl<'a> Renderer<'a> {
+    pub fn new(
+        file: &'a SourceFile,
+        program: &'a Program,
+        plan: &'a Plan,
+        templates: &'a Templates,
+    ) -> Self {
+        let site_at = plan
+            .sites
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (program.pragmas[s.pragma].span.start, i))
+            .collect();
+        Renderer {
+            file,
+            program,
+            plan,
+            templates,
+            codec: TextCodec::for_bytes(&file.bytes),
+            site_at,
+        }
+    }
+
+    /// Render `range` (which starts and ends on token boundaries).
+    /// `copy_of`: the child whose body this is a copy of (builtins are then
+    /// replaced by parameters); `None` for the file itself.
+    /// `overrides`: sub-ranges replaced by given text.
+    pub fn render(
+        &self,
+        range: Range<usize>,
+        copy_of: Option<usize>,
+        overrides: &[(Range<usize>, String)],
+    ) -> Vec<u8> {
+        let substitute = copy_of.is_some();
+        let tokens = self.program.tokens_in(range.clone());
+        let mut out = Vec::with_capacity(range.len() + 64);
+        let mut i = 0;
+        while i < tokens.len() {
+            let t = tokens[i];
+            let skip_to = if let Some((r, text)) =
+                overrides.iter().find(|(r, _)| r.start == t.start)
+            {
+                out.extend_from_slice(text.as_bytes());
+                Some(r.end)
+            } else if let (TokenKind::Directive, Some(&site)) = (t.kind, self.site_at.get(&t.start))
+            {
+                out.extend(site_code(self, site, copy_of));
+                Some(self.program.launches[self.plan.sites[site].launch].span.end)
+            } else {
+                None
+            };
+            if let Some(end) = skip_to {
+                while i < tokens.len() && tokens[i].start < end {
+                    i += 1;
+                }
+                continue;
+            }
+            match (t.kind, substitute) {
+                (TokenKind::Ident, true) => match Builtins::replacement(t.text(&self.file.view)) {
+                    Some(r) => out.extend_from_slice(r.as_bytes()),
+                    None => out.extend_from_slice(&self.file.bytes[t.range()]),
+                },
+                _ => out.extend_from_slice(&self.file.bytes[t.range()]),
+            }
+            i += 1;
+        }
+        out
+    }
+
+    /// Render `range` as template text.
+    pub fn render_text(
+        &self,
+        range: Range<usize>,
+        copy_of: Option<usize>,
+        overrides: &[(Range<usize>, String)],
+    ) -> String {
+        self.codec.to_text(&self.render(range, copy_of, overrides))
+    }
+
+    /// Replace builtins in a short piece of text that is not a file range
+    /// (a `child_threads(...)` expression).
+    pub fn substitute_text(&self, text: &str, substitute: bool) -> String {
+        if !substitute {
+            return text.to_string();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut word = String::new();
+        for c in text.chars().chain(std::iter::once('\0')) {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                word.push(c);
+                continue;
+            }
+            if !word.is_empty() {
+                out.push_str(Builtins::replacement(&word).unwrap_or(&word));
+                word.clear();
+            }
+            if c != '\0' {
+                out.push(c);
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,180 @@
+//! A rewritten launch site: threshold and/or coarsen around one launch.
+
+use super::renderer::Renderer;
+use super::templates::SITE;
+use super::with_newlines;
+use crate::thread_count::{CountSource, ThreadCount};
+use serde_like::Count;
+use tera::Context;
+
+/// The replacement for pragma + launch statement of site `index`, followed
+/// by a `#line` directive that resynchronises with the original file.
+pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> {
+    let substitute = copy_of.is_some();
+    // User text goes into the template as placeholders, so that indenting
+    // the generated lines never touches the user's own line breaks.
+    let pieces = std::cell::RefCell::new(Vec::<String>::new());
+    let piece = |text: String| -> String {
+        let mut p = pieces.borrow_mut();
+        p.push(text);
+        format!("\u{E000}{}\u{E001}", p.len() - 1)
+    };
+    let site = &r.plan.sites[index];
+    let launch = &r.program.launches[site.launch];
+    let file = r.file;
+    let child = &r.program.functions[site.child];
+    let dims = ["x", "y", "z"];
+
+    let mut counts: Vec<Count> = Vec::new();
+    let mut grid_overrides = Vec::new();
+    let mut factors: Vec<String> = Vec::new();
+    match &site.count {
+        None => {}
+        Some(ThreadCount::Explicit(e)) => {
+            counts.push(Count::new("dpopt_n0", piece(r.substitute_text(e, substitute)), "child_threads(...) of the pragma"));
+            factors.push("dpopt_n0".into());
+        }
+        Some(ThreadCount::Fallback) => factors.push(
+            "(unsigned long long)dpopt_grid.x * dpopt_grid.y * dpopt_grid.z * dpopt_block.x * dpopt_block.y * dpopt_block.z"
+                .into(),
+        ),
+        Some(ThreadCount::Factors(sources)) => {
+            for source in sources {
+                let var = format!("dpopt_n{}", counts.len());
+                match source {
+                    CountSource::InGrid(range) => {
+                        counts.push(Count::new(&var, piece(r.render_text(range.clone(), copy_of, &[])), "child thread count, from the grid size"));
+                        grid_overrides.push((range.clone(), var.clone()));
+                        factors.push(var);
+                    }
+                    CountSource::Reevaluated(range) => {
+                        counts.push(Count::new(
+                            &var,
+                            piece(r.render_text(range.clone(), copy_of, &[])),
+                            &format!("child thread count, from the grid size computed at line {}", file.line_of(range.start)),
+                        ));
+                        factors.push(var);
+                    }
+                    CountSource::BlocksTimesBlockDim(d) => {
+                        factors.push(format!("(dpopt_grid.{0} * dpopt_block.{0})", dims[*d]));
+                    }
+                }
+            }
+        }
+    }
+
+    let config: Vec<String> = launch
+        .config
+        .iter()
+        .map(|c| piece(r.render_text(c.clone(), copy_of, &[])))
+        .collect();
+    let grid = piece(r.render_text(launch.config[0].clone(), copy_of, &grid_overrides));
+    let tail: String = config[2..].iter().map(|c| format!(", {c}")).collect();
+    let args: Vec<String> = launch
+        .args
+        .iter()
+        .map(|a| piece(r.render_text(a.clone(), copy_of, &[])))
+        .collect();
+    let args_after: String = args.iter().map(|a| format!(", {a}")).collect();
+
+    let mut ctx = Context::new();
+    ctx.insert("summary", &site.directive.summary(&file.view));
+    ctx.insert("site", &site.id);
+    ctx.insert(
+        "location",
+        &file.location(r.program.pragmas[site.pragma].span.start),
+    );
+    ctx.insert("counts", &counts);
+    ctx.insert("grid", &grid);
+    ctx.insert("block", &config[1]);
+    ctx.insert("threshold", &site.threshold.is_some());
+    ctx.insert("coarsen", &site.coarsen.is_some());
+    ctx.insert("threads", &factors.join(" * "));
+    ctx.insert("threshold_macro", &site.threshold_macro());
+    ctx.insert("coarsen_macro", &site.coarsen_macro());
+    ctx.insert(
+        "kernel",
+        &piece(r.codec.to_text(&file.bytes[launch.kernel_span.clone()])),
+    );
+    ctx.insert("targs", &launch.template_args.clone().unwrap_or_default());
+    ctx.insert("tail", &tail);
+    ctx.insert("args", &args.join(", "));
+    ctx.insert("args_after", &args_after);
+    ctx.insert("serial", &format!("dpopt_serial_{}", child.name));
+    // A recursive child's serial version calls itself through its body: the
+    // depth of that recursion is bounded (each level is a stack frame).
+    let recursive = r
+        .plan
+        .children
+        .iter()
+        .any(|c| c.child == site.child && c.recursive);
+    let nested = recursive && copy_of == Some(site.child);
+    ctx.insert(
+        "depth_arg",
+        &if !recursive {
+            String::new()
+        } else if nested {
+            ", dpopt_depth + 1".to_string()
+        } else {
+            ", 1u".to_string()
+        },
+    );
+    ctx.insert(
+        "depth_limit",
+        &nested.then(|| format!("DPOPT_SERIAL_DEPTH_{}", child.name)),
+    );
+    ctx.insert("coarse", &format!("dpopt_coarse_{}", child.name));
+    let code = r.templates.render(SITE, &ctx);
+
+    // Indent every line after the first like the launch statement.
+    let indent = file.indentation_at(launch.span.start);
+    let mut text = String::new();
+    for (i, line) in code.trim_end().lines().enumerate() {
+        if i > 0 {
+            text.push('\n');
+            text.push_str(&indent);
+        }
+        text.push_str(line);
+    }
+    let pieces = pieces.into_inner();
+    let mut text = fill_placeholders(&text, &pieces);
+    let resume = file.line_of(launch.span.end.saturating_sub(1));
+    text.push_str(&format!("\n#line {} {}\n", resume, file.quoted_name()));
+    r.codec.to_bytes(&with_newlines(&text, file.newline))
+}
+
+/// Put the user's text back where `piece` left placeholders.
+fn fill_placeholders(text: &str, pieces: &[String]) -> String {
+    let mut out = String::with_capacity(text.len() + pieces.iter().map(String::len).sum::<usize>());
+    let mut rest = text;
+    while let Some(open) = rest.find('\u{E000}') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + '\u{E000}'.len_utf8()..];
+        let close = after.find('\u{E001}').expect("placeholder is closed");
+        let index: usize = after[..close].parse().expect("placeholder index");
+        out.push_str(&pieces[index]);
+        rest = &after[close + '\u{E001}'.len_utf8()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+mod serde_like {
+    //! The tera context entry for one thread-count variable.
+    #[derive(serde::Serialize)]
+    pub struct Count {
+        pub var: String,
+        pub expr: String,
+        pub note: String,
+    }
+
+    impl Count {
+        pub fn new(var: &str, expr: String, note: &str) -> Self {
+            Count {
+                var: var.to_string(),
+                expr,
+                note: note.to_string(),
+            }
+        }
+    }
+}

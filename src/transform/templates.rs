@@ -1,0 +1,47 @@
+//! The tera templates of every generated CUDA fragment (`templates/`),
+//! compiled into the binary.
+
+use tera::{Context, Tera};
+
+pub struct Templates {
+    tera: Tera,
+}
+
+pub const SITE: &str = "site.cu.tera";
+pub const DECLARATIONS: &str = "declarations.cu.tera";
+pub const DEFINITIONS: &str = "definitions.cu.tera";
+
+impl Templates {
+    pub fn new() -> Self {
+        let mut tera = Tera::default();
+        tera.autoescape_on(vec![]);
+        tera.add_raw_templates(vec![
+            (SITE, include_str!("../../templates/site.cu.tera")),
+            (
+                DECLARATIONS,
+                include_str!("../../templates/declarations.cu.tera"),
+            ),
+            (
+                DEFINITIONS,
+                include_str!("../../templates/definitions.cu.tera"),
+            ),
+        ])
+        .expect("the built-in templates parse");
+        Templates { tera }
+    }
+
+    pub fn render(&self, name: &str, context: &Context) -> String {
+        match self.tera.render(name, context) {
+            Ok(text) => text,
+            // The templates and their contexts are both ours: a failure is a
+            // bug in dpopt, not in the user's input.
+            Err(e) => panic!("internal error: template {name}: {e:?}"),
+        }
+    }
+}
+
+impl Default for Templates {
+    fn default() -> Self {
+        Self::new()
+    }
+}
