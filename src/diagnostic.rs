@@ -292,9 +292,11 @@ impl Diagnostic {
 
 /// The miette-facing form of a `Diagnostic`.
 #[derive(Debug, thiserror::Error)]
-#[error("{location}: {message}")]
+#[error("{location}: {kind}: {message}")]
 struct Rendered {
     location: String,
+    /// `error` or `warning`.
+    kind: &'static str,
     message: String,
     code: &'static str,
     help: Option<String>,
@@ -320,6 +322,7 @@ impl Rendered {
         }
         Rendered {
             location: file.location(diagnostic.span.start),
+            kind: if diagnostic.is_error() { "error" } else { "warning" },
             message: diagnostic.kind.message(),
             code: diagnostic.kind.code(),
             help: diagnostic.kind.help(),

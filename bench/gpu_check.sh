@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# The whole GPU check in one script: generate every variant (here), then on
+# the GPU machine build them in parallel, run them, verify each result
+# against the CPU reference and the original CDP program, and time them.
+#
+#   bench/gpu_check.sh prepare        # here: needs cargo; writes gpu-build/
+#   bench/gpu_check.sh run [FILTER]   # on the GPU: needs nvcc; reads gpu-build/,
+#                                     # writes $OUT (or ./gpu-out) results.csv, summary.md
+#
+# Variants of each example (every `#pragma dp` line replaced):
+#   orig  the program as written (plain CDP; nvcc ignores the pragma)
+#   T     threshold only      (-DDPOPT_THRESHOLD=...)
+#   C     coarsening only     (-DDPOPT_COARSEN=...)
+#   TC    threshold + coarsen (both macros)
+# Each binary also runs the flat (no-CDP) implementation of the example.
+# Fixtures (tests/fixtures) run as written, original and transformed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=gpu-build
+
+prepare() {
+  cargo build --release --quiet
+  local dpopt=target/release/dpopt
+  rm -rf "$BUILD" && mkdir -p "$BUILD/src"
+  : > "$BUILD/jobs.txt"
+  for ex in examples/*.cu; do
+    local name; name=$(basename "$ex" .cu)
+    cp "$ex" "$BUILD/src/${name}__orig.cu"
+    for v in T C TC; do
+      case $v in
+        T) pragma='#pragma dp threshold(128)';;
+        C) pragma='#pragma dp coarsen(8)';;
+        TC) pragma='#pragma dp threshold(128) coarsen(8)';;
+      esac
+      # Replace each pragma line (with its continuation lines) by $pragma.
+      awk -v p="$pragma" 'skip { skip = /\\[ \t\r]*$/; next }
+        /^[ \t]*#[ \t]*pragma[ \t]+dp([ \t]|$)/ { print p; skip = /\\[ \t\r]*$/; next } { print }' \
+        "$ex" > "$BUILD/tmp.cu"
+      "$dpopt" transform "$BUILD/tmp.cu" -o "$BUILD/src/${name}__$v.cu"
+    done
+    rm -f "$BUILD/tmp.cu"
+    # job lines: example variant config source defines
+    echo "$name orig - ${name}__orig -" >> "$BUILD/jobs.txt"
+    for t in 32 128 512; do echo "$name T t$t ${name}__T -DDPOPT_THRESHOLD=$t" >> "$BUILD/jobs.txt"; done
+    for c in 2 8; do echo "$name C c$c ${name}__C -DDPOPT_COARSEN=$c" >> "$BUILD/jobs.txt"; done
+    for tc in 128,8 32,4 512,2 1024,8; do
+      echo "$name TC t${tc%,*}c${tc#*,} ${name}__TC -DDPOPT_THRESHOLD=${tc%,*},-DDPOPT_COARSEN=${tc#*,}" >> "$BUILD/jobs.txt"
+    done
+  done
+  for fx in tests/fixtures/*.cu; do
+    local name; name=$(basename "$fx" .cu)
+    cp "$fx" "$BUILD/src/${name}__orig.cu"
+    "$dpopt" transform "$fx" -o "$BUILD/src/${name}__dp.cu"
+    echo "$name orig - ${name}__orig -" >> "$BUILD/jobs.txt"
+    echo "$name dp as-annotated ${name}__dp -" >> "$BUILD/jobs.txt"
+  done
+  # Inputs per example: name|arguments (one binary run per input).
+  cat > "$BUILD/inputs.txt" <<'INPUTS'
+bfs|--scale 14 --ef 16
+bfs|--scale 16 --ef 8
+tree_heights|--depth 4 --outdeg 32 --sparsity 1
+tree_heights|--depth 3 --outdeg 64 --sparsity 0
+bezier|--lines 16384 --max-tess 1024
+bezier|--lines 65536 --max-tess 256
+INPUTS
+  echo "prepared $(wc -l < "$BUILD/jobs.txt") jobs in $BUILD/"
+}
+
+run() {
+  local filter=${1:-}
+  local out=${OUT:-gpu-out}
+  mkdir -p "$out" "$BUILD/bin"
+  local nvcc=${NVCC:-nvcc}
+  command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
+  local gpu; gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1 | tr ',' ' ')
+  echo "GPU: $gpu; nvcc: $("$nvcc" --version | tail -n1)"
+  echo "$(date +%T) building"
+  # Build every (source, defines) pair in parallel.
+  grep -E "${filter:-.}" "$BUILD/jobs.txt" > "$BUILD/selected.txt" || true
+  awk '{print $4, $5, $3}' "$BUILD/selected.txt" | sort -u | \
+    xargs -P "$(nproc)" -n 3 sh -c '
+      src=$0; defs=$1; cfg=$2; bin='"$BUILD"'/bin/${src}__${cfg}
+      flags=$(echo "$defs" | tr "," " "); [ "$flags" = "-" ] && flags=""
+      '"$nvcc"' -O3 -rdc=true -arch=sm_90 $flags -o "$bin" '"$BUILD"'/src/$src.cu -lcudadevrt \
+        > "$bin.log" 2>&1 || { echo "BUILD FAILED: $src $cfg"; cat "$bin.log"; }'
+  echo "$(date +%T) built $(ls "$BUILD"/bin | grep -vc '\.log$') binaries"
+  echo "example,input,variant,config,impl,time_ms,verified,checksum,launch_failures,exit,gpu" > "$out/results.csv"
+  while read -r example variant config src defs; do
+    local bin="$BUILD/bin/${src}__${config}"
+    local inputs; inputs=$(grep "^$example|" "$BUILD/inputs.txt" | cut -d'|' -f2 || true)
+    [ -n "$inputs" ] || inputs="-"
+    while IFS= read -r args; do
+      [ "$args" = "-" ] && args=""
+      local log="$out/run.log" rc=0
+      if [ -x "$bin" ]; then
+        # shellcheck disable=SC2086
+        timeout 300 "$bin" $args > "$BUILD/last.txt" 2>&1 || rc=$?
+      else
+        echo "missing binary" > "$BUILD/last.txt"; rc=127
+      fi
+      { echo "### $example $variant $config [$args] exit=$rc"; cat "$BUILD/last.txt"; } >> "$log"
+      echo "$(date +%T) $example $variant $config [$args] exit=$rc $(grep -c '^result .*verified=yes' "$BUILD/last.txt") verified"
+      if ! grep -q '^result ' "$BUILD/last.txt"; then
+        echo "$example,${args// /_},$variant,$config,none,,no,,,$rc,$gpu" >> "$out/results.csv"
+      fi
+      grep '^result ' "$BUILD/last.txt" | while read -r _ rest; do
+        declare -A f=()
+        for kv in $rest; do f[${kv%%=*}]=${kv#*=}; done
+        echo "$example,${f[input]},$variant,$config,${f[impl]},${f[time_ms]},${f[verified]},${f[checksum]},${f[launch_failures]},$rc,$gpu"
+      done >> "$out/results.csv"
+    done <<< "$inputs"
+  done < "$BUILD/selected.txt"
+  summarize "$out"
+}
+
+# Verdict per row: verified by the program itself (CPU reference), exit 0,
+# no failed launches, and the same checksum as the original CDP program on
+# the same input. Then a table of median kernel times.
+summarize() {
+  local out=$1
+  awk -F, 'NR == 1 { next }
+    { key = $1 "," $2; rows[NR] = $0 }
+    $3 == "orig" && $5 == "cdp" { ref[key] = $8 }
+    END {
+      bad = 0; n = 0
+      print "| example | input | variant | config | impl | time ms | verified | same result as original | launch failures |"
+      print "|---|---|---|---|---|---|---|---|---|"
+      for (i = 2; i in rows || i <= NR; i++) {
+        if (!(i in rows)) continue
+        split(rows[i], c, ",")
+        key = c[1] "," c[2]
+        same = (c[5] == "flat" && c[1] == "bezier") ? "n/a" : ((key in ref && c[8] == ref[key]) ? "yes" : "NO")
+        ok = (c[7] == "yes" && c[10] == "0" && c[9] == "0" && same != "NO")
+        if (!ok) bad++
+        n++
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", c[1], c[2], c[3], c[4], c[5], c[6], c[7], same, c[9]
+      }
+      printf "\n%d runs, %d failed verification\n", n, bad
+      print (bad == 0 ? "ALL VERIFIED" : "VERIFICATION FAILURES")
+    }' "$out/results.csv" > "$out/summary.md"
+  cat "$out/summary.md"
+}
+
+case ${1:-} in
+  prepare) prepare ;;
+  run) shift; run "${1:-}" ;;
+  summarize) summarize "${2:-${OUT:-gpu-out}}" ;;
+  *) echo "usage: $0 prepare | run [FILTER] | summarize [DIR]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,94 @@
+//! Untouched code stays untouched: a file without `#pragma dp` comes out
+//! byte-identical, and in a transformed file every byte outside the
+//! rewritten launch sites appears unchanged and in order.
+
+mod common;
+
+use dpopt::lexer::lex;
+use dpopt::parser::parse;
+use dpopt::source::SourceFile;
+
+#[test]
+fn files_without_pragmas_are_reproduced_byte_for_byte() {
+    for path in common::corpus() {
+        let bytes = std::fs::read(&path).unwrap();
+        let text = String::from_utf8_lossy(&bytes).replace("#pragma dp", "#pragma unroll");
+        for input in [text.into_bytes(), b"\xef\xbb\xbfint x;\r\n// \xe9\n".to_vec(), Vec::new()] {
+            let outcome = common::transform_bytes("plain.cu", &input);
+            assert!(outcome.diagnostics.is_empty());
+            assert_eq!(outcome.output.as_deref(), Some(&input[..]), "{}", path.display());
+        }
+    }
+}
+
+#[test]
+fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
+    for path in common::corpus() {
+        let bytes = std::fs::read(&path).unwrap();
+        let file = SourceFile::new("in.cu", bytes.clone());
+        let program = parse(&file, lex(&file));
+        let output = dpopt::run(&file, "out.cu", true).output.expect("transforms");
+        // Chunks between sites (pragma start .. end of the launch statement).
+        let mut cuts: Vec<(usize, usize)> = Vec::new();
+        for pragma in &program.pragmas {
+            let launch = program
+                .launches
+                .iter()
+                .find(|l| Some(l.first_token) == pragma.next_token)
+                .expect("pragma has a launch");
+            cuts.push((pragma.span.start, launch.span.end));
+        }
+        // Every original line outside the sites appears unchanged, in order.
+        let output_lines: Vec<&[u8]> = output.split_inclusive(|&b| b == b'\n').collect();
+        let mut cursor = 0;
+        let mut offset = 0;
+        let mut checked = 0;
+        for line in bytes.split_inclusive(|&b| b == b'\n') {
+            let range = offset..offset + line.len();
+            offset += line.len();
+            if cuts.iter().any(|&(s, e)| s < range.end && range.start < e) {
+                continue;
+            }
+            let found = output_lines[cursor..].iter().position(|l| *l == line).unwrap_or_else(|| {
+                panic!(
+                    "{}: original line {:?} is not in the output (in order)",
+                    path.display(),
+                    String::from_utf8_lossy(line)
+                )
+            });
+            cursor += found + 1;
+            checked += 1;
+        }
+        assert!(checked > 10, "{}", path.display());
+    }
+}
+
+#[test]
+fn line_directives_resynchronise_with_the_original() {
+    // After every `#line N "in.cu"`, the next line is line N of the input.
+    for path in common::corpus() {
+        let bytes = std::fs::read(&path).unwrap();
+        let file = SourceFile::new("in.cu", bytes.clone());
+        let output = dpopt::run(&file, "out.cu", true).output.expect("transforms");
+        let original: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+        let lines: Vec<&[u8]> = output.split(|&b| b == b'\n').collect();
+        let mut checked = 0;
+        for (i, line) in lines.iter().enumerate() {
+            let text = String::from_utf8_lossy(line);
+            let Some(rest) = text.strip_prefix("#line ") else { continue };
+            let mut parts = rest.trim_end().splitn(2, ' ');
+            let n: usize = parts.next().unwrap().parse().unwrap();
+            let name = parts.next().unwrap();
+            if name == "\"in.cu\"" && i + 1 < lines.len() && n <= original.len() {
+                let next = lines[i + 1];
+                let orig = original[n - 1];
+                // The next output line is the original line or its tail (after a rewritten launch).
+                assert!(orig.ends_with(next), "{}: after `#line {n}` expected a tail of {:?}, got {:?}", path.display(), String::from_utf8_lossy(orig), String::from_utf8_lossy(next));
+                checked += 1;
+            } else if name == "\"out.cu\"" {
+                assert!(n == i + 2, "{}: `#line {n} \"out.cu\"` stands on line {}", path.display(), i + 1);
+            }
+        }
+        assert!(checked > 0, "{}: no #line directive checked", path.display());
+    }
+}
