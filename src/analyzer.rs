@@ -109,7 +109,12 @@ fn site_for(
         ));
     };
     let next_token = program.sig[next];
-    if next_token.kind == TokenKind::Directive && program.pragmas.iter().any(|p| p.token == next) {
+    if next_token.kind == TokenKind::Directive
+        && program
+            .pragmas
+            .binary_search_by_key(&next, |p| p.token)
+            .is_ok()
+    {
         return Err(Diagnostic::new(
             DiagnosticKind::DuplicatePragma,
             next_token.range(),
@@ -117,11 +122,13 @@ fn site_for(
         )
         .with_note(pragma.span.clone(), "first pragma"));
     }
-    let Some(launch_index) = program.launches.iter().position(|l| l.first_token == next) else {
-        let end = program
-            .sig_in(next_token.start..view.len())
-            .iter()
-            .take(6)
+    let Some(launch_index) = program
+        .launches
+        .binary_search_by_key(&next, |l| l.first_token)
+        .ok()
+    else {
+        let following = program.sig_in(next_token.start..view.len());
+        let end = following[..following.len().min(6)]
             .last()
             .map_or(next_token.end, |t| t.end);
         let found: String = view[next_token.start..end]
@@ -326,10 +333,10 @@ fn builtin_in_callee(
         return None;
     }
     seen.push(name.to_string());
-    let f = program
-        .functions
-        .iter()
-        .find(|f| f.name == name && f.space.runs_on_device())?;
+    let f = &program.functions[program.function_named(name)?];
+    if !f.space.runs_on_device() {
+        return None;
+    }
     let body = program.sig_in(f.body.clone());
     for (i, t) in body.iter().enumerate() {
         if t.kind != TokenKind::Ident {

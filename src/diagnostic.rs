@@ -322,7 +322,11 @@ impl Rendered {
         }
         Rendered {
             location: file.location(diagnostic.span.start),
-            kind: if diagnostic.is_error() { "error" } else { "warning" },
+            kind: if diagnostic.is_error() {
+                "error"
+            } else {
+                "warning"
+            },
             message: diagnostic.kind.message(),
             code: diagnostic.kind.code(),
             help: diagnostic.kind.help(),

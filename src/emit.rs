@@ -61,7 +61,8 @@ fn insertion_before(file: &SourceFile, offset: usize) -> (usize, Vec<u8>) {
 /// start after it that is not inside a comment or directive; at the end of
 /// the file (with a line break first when the file does not end with one).
 fn insertion_after(file: &SourceFile, program: &Program, end: usize) -> (usize, Vec<u8>) {
-    for &line_start in file.line_starts().iter().filter(|&&s| s > end) {
+    let starts = file.line_starts();
+    for &line_start in &starts[starts.partition_point(|&s| s <= end)..] {
         // The byte before a line start is `\n`; is it a plain newline token?
         let newline = program.tokens.partition_point(|t| t.end < line_start);
         if program
@@ -90,8 +91,7 @@ fn resolve_output_lines(out: Vec<u8>, output_name: &str) -> Vec<u8> {
     }
     let quoted = quote_for_line_directive(output_name);
     let mut result = Vec::with_capacity(out.len() + 256);
-    let mut line = 1usize;
-    for chunk in out.split_inclusive(|&b| b == b'\n') {
+    for (line, chunk) in (1usize..).zip(out.split_inclusive(|&b| b == b'\n')) {
         let content = chunk.strip_suffix(b"\n").unwrap_or(chunk);
         let content = content.strip_suffix(b"\r").unwrap_or(content);
         if content == marker {
@@ -101,7 +101,6 @@ fn resolve_output_lines(out: Vec<u8>, output_name: &str) -> Vec<u8> {
         } else {
             result.extend_from_slice(chunk);
         }
-        line += 1;
     }
     result
 }

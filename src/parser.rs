@@ -29,6 +29,9 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     let mut functions = Vec::new();
     scan_scope(&program, view, 0, program.sig.len(), &mut functions);
     functions.sort_by_key(|f: &Function| f.body.start);
+    for (i, f) in functions.iter().enumerate() {
+        program.by_name.entry(f.name.clone()).or_insert(i);
+    }
     program.functions = functions;
     program.launches = find_launches(&program, view);
     program.pragmas = find_pragmas(&program, view);
@@ -465,10 +468,11 @@ fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
             .collect()
     };
     let start = sig[first].start;
-    let function = program
-        .functions
-        .iter()
-        .position(|f| f.body.start < start && start < f.body.end);
+    // Functions are sorted by body start and never nest.
+    let candidate = program.functions.partition_point(|f| f.body.start < start);
+    let function = candidate
+        .checked_sub(1)
+        .filter(|&i| start < program.functions[i].body.end);
     Some(Launch {
         kernel: view[sig[first].start..sig[name_token].end].to_string(),
         kernel_span: sig[first].start..sig[name_token].end,
@@ -477,15 +481,10 @@ fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
         config: parts,
         args,
         config_span: sig[chevrons].start..sig[close_chevrons].end,
-        function: innermost(program, function, start),
+        function,
         first_token: first,
         last_token: semicolon,
     })
-}
-
-/// With nested matches impossible at namespace level, the first hit is it.
-fn innermost(_program: &Program, found: Option<usize>, _at: usize) -> Option<usize> {
-    found
 }
 
 fn span_of(sig: &[Token], from: usize, to: usize) -> Option<std::ops::Range<usize>> {

@@ -104,13 +104,15 @@ pub struct Program {
     pub functions: Vec<Function>,
     pub launches: Vec<Launch>,
     pub pragmas: Vec<PragmaSite>,
+    /// First function of each name.
+    pub by_name: std::collections::HashMap<String, usize>,
     /// Offset of an unbalanced bracket, if any.
     pub unbalanced: Option<usize>,
 }
 
 impl Program {
     pub fn function_named(&self, name: &str) -> Option<usize> {
-        self.functions.iter().position(|f| f.name == name)
+        self.by_name.get(name).copied()
     }
 
     /// Significant tokens whose start lies in `range`.

@@ -41,7 +41,7 @@ pub fn thread_count(program: &Program, view: &str, launch: &Launch, parent: usiz
     let factors = match factors_of(&expr, view, block) {
         Some(f) => f
             .into_iter()
-            .map(|f| f.map_or_else(|d| CountSource::BlocksTimesBlockDim(d), CountSource::InGrid))
+            .map(|f| f.map_or_else(CountSource::BlocksTimesBlockDim, CountSource::InGrid))
             .collect(),
         None => match variable_definition(program, view, &expr, launch, parent, 0) {
             Some(f) => f,

@@ -16,7 +16,8 @@ fn parent(body: &str) -> String {
 fn render(text: &str) -> (String, bool) {
     let file = SourceFile::new("bad.cu", text.as_bytes().to_vec());
     let outcome = dpopt::run(&file, "out.cu", true);
-    let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor()).with_width(100);
+    let handler =
+        GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor()).with_width(100);
     let mut out = String::new();
     for d in &outcome.diagnostics {
         let report = d.to_report(&file);
@@ -28,7 +29,10 @@ fn render(text: &str) -> (String, bool) {
 fn error(name: &str, text: &str, expect: &[&str]) {
     let (rendered, wrote) = render(text);
     assert!(!wrote, "{name}: an output was produced despite errors");
-    assert!(rendered.contains("bad.cu:"), "{name}: no FILE:LINE:COL in\n{rendered}");
+    assert!(
+        rendered.contains("bad.cu:"),
+        "{name}: no FILE:LINE:COL in\n{rendered}"
+    );
     for e in expect {
         assert!(rendered.contains(e), "{name}: `{e}` not in\n{rendered}");
     }
@@ -37,44 +41,96 @@ fn error(name: &str, text: &str, expect: &[&str]) {
 
 #[test]
 fn misspelt_clause_gets_did_you_mean() {
-    error("misspelt", &parent("#pragma dp treshold(128)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["bad.cu:6:12", "did you mean `threshold`"]);
+    error(
+        "misspelt",
+        &parent("#pragma dp treshold(128)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        &["bad.cu:6:12", "did you mean `threshold`"],
+    );
 }
 
 #[test]
 fn bad_values() {
-    error("zero", &parent("#pragma dp threshold(0)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["positive"]);
-    error("negative", &parent("#pragma dp coarsen(-2)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["positive"]);
-    error("not_integer", &parent("#pragma dp coarsen(2.5)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["integer literal"]);
-    error("duplicate", &parent("#pragma dp coarsen(2) coarsen(4)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["given twice"]);
-    error("no_clause", &parent("#pragma dp\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["without any clause"]);
-    error("unclosed", &parent("#pragma dp threshold(64\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["not closed"]);
+    error(
+        "zero",
+        &parent("#pragma dp threshold(0)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        &["positive"],
+    );
+    error(
+        "negative",
+        &parent("#pragma dp coarsen(-2)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        &["positive"],
+    );
+    error(
+        "not_integer",
+        &parent("#pragma dp coarsen(2.5)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        &["integer literal"],
+    );
+    error(
+        "duplicate",
+        &parent("#pragma dp coarsen(2) coarsen(4)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        &["given twice"],
+    );
+    error(
+        "no_clause",
+        &parent("#pragma dp\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        &["without any clause"],
+    );
+    error(
+        "unclosed",
+        &parent("#pragma dp threshold(64\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        &["not closed"],
+    );
 }
 
 #[test]
 fn aggregation_is_recognised_but_not_applied() {
     error("consldt", &parent("#pragma dp threshold(64) consldt(multiblock, 8) work(a)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["cannot apply it yet"]);
-    error("granularity", &parent("#pragma dp consldt(blok)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["did you mean `block`"]);
-    error("agg_without_consldt", &parent("#pragma dp threshold(64) agg_threshold(8)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["consldt"]);
+    error(
+        "granularity",
+        &parent("#pragma dp consldt(blok)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        &["did you mean `block`"],
+    );
+    error(
+        "agg_without_consldt",
+        &parent("#pragma dp threshold(64) agg_threshold(8)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        &["consldt"],
+    );
 }
 
 #[test]
 fn pragma_placement() {
-    error("not_a_launch", &parent("#pragma dp threshold(64)\n  a[0] = 1;\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["must be followed by a kernel launch"]);
+    error(
+        "not_a_launch",
+        &parent("#pragma dp threshold(64)\n  a[0] = 1;\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        &["must be followed by a kernel launch"],
+    );
     error("two_pragmas", &parent("#pragma dp threshold(64)\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["two `#pragma dp`"]);
     error(
         "host_launch",
         &format!("{CHILD}int main() {{\n  int *a = 0;\n#pragma dp threshold(64)\n  child<<<4, 32>>>(a, 100);\n}}\n"),
         &["host-side launch"],
     );
-    error("undefined_kernel", &parent("#pragma dp threshold(64)\n  other<<<(n + 31) / 32, 32>>>(a, n);"), &["not defined in this file"]);
-    error("at_end_of_file", &format!("{CHILD}\n#pragma dp threshold(64)\n"), &["end of file"]);
+    error(
+        "undefined_kernel",
+        &parent("#pragma dp threshold(64)\n  other<<<(n + 31) / 32, 32>>>(a, n);"),
+        &["not defined in this file"],
+    );
+    error(
+        "at_end_of_file",
+        &format!("{CHILD}\n#pragma dp threshold(64)\n"),
+        &["end of file"],
+    );
 }
 
 #[test]
 fn children_that_cannot_be_serialized() {
     let sync_child = "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n  a[threadIdx.x] = s[0];\n}\n";
     let text = format!("{sync_child}__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n");
-    error("shared_memory", &text, &["bad.cu:2:3", "__shared__", "threshold requested here"]);
+    error(
+        "shared_memory",
+        &text,
+        &["bad.cu:2:3", "__shared__", "threshold requested here"],
+    );
     let warp_child = "__global__ void child(int *a, int n) {\n  a[threadIdx.x] = __shfl_down_sync(0xffffffff, n, 1);\n}\n";
     let text = format!("{warp_child}__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n");
     error("warp_primitive", &text, &["__shfl_down_sync"]);
@@ -88,7 +144,9 @@ fn children_that_cannot_be_serialized() {
 
 #[test]
 fn thread_count_fallback_is_a_warning() {
-    let (rendered, wrote) = render(&parent("#pragma dp threshold(64)\n  child<<<n, 32>>>(a, n);"));
+    let (rendered, wrote) = render(&parent(
+        "#pragma dp threshold(64)\n  child<<<n, 32>>>(a, n);",
+    ));
     assert!(wrote, "a warning must not stop the output");
     assert!(rendered.contains("child_threads"), "{rendered}");
     insta::assert_snapshot!("fallback_warning", rendered);
@@ -96,7 +154,9 @@ fn thread_count_fallback_is_a_warning() {
 
 #[test]
 fn explicit_child_threads_silences_the_fallback() {
-    let (rendered, wrote) = render(&parent("#pragma dp threshold(64) child_threads(n)\n  child<<<n, 32>>>(a, n);"));
+    let (rendered, wrote) = render(&parent(
+        "#pragma dp threshold(64) child_threads(n)\n  child<<<n, 32>>>(a, n);",
+    ));
     assert!(wrote);
     assert!(rendered.is_empty(), "{rendered}");
 }

@@ -38,7 +38,9 @@ fn compile(nvcc: &Path, dir: &Path, name: &str, source: &[u8]) -> Result<(), Str
     let out = dir.join(format!("{name}.dp.cu"));
     let file = dpopt::source::SourceFile::new(format!("{name}.cu"), source.to_vec());
     let outcome = dpopt::run(&file, &out.display().to_string(), true);
-    let bytes = outcome.output.ok_or_else(|| format!("{name}: dpopt reported errors"))?;
+    let bytes = outcome
+        .output
+        .ok_or_else(|| format!("{name}: dpopt reported errors"))?;
     std::fs::write(&out, bytes).unwrap();
     let result = Command::new(nvcc)
         .args(["-rdc=true", "-arch=sm_90", "-O3", "-c", "-o"])
@@ -51,9 +53,15 @@ fn compile(nvcc: &Path, dir: &Path, name: &str, source: &[u8]) -> Result<(), Str
         return Err(format!("{name}: nvcc failed:\n{stderr}"));
     }
     // Warnings located in generated code (named by the output file).
-    let generated = stderr.lines().filter(|l| l.contains(".dp.cu(")).collect::<Vec<_>>();
+    let generated = stderr
+        .lines()
+        .filter(|l| l.contains(".dp.cu("))
+        .collect::<Vec<_>>();
     if !generated.is_empty() {
-        return Err(format!("{name}: warnings in generated code:\n{}", generated.join("\n")));
+        return Err(format!(
+            "{name}: warnings in generated code:\n{}",
+            generated.join("\n")
+        ));
     }
     Ok(())
 }
@@ -72,11 +80,15 @@ fn transformed_programs_compile_for_sm_90() {
     let total = queue.lock().unwrap().len();
     assert!(total >= 12, "too few programs to compile: {total}");
     let failures = Mutex::new(Vec::<String>::new());
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).min(4);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .min(4);
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
-                let Some((name, source)) = queue.lock().unwrap().pop() else { break };
+                let Some((name, source)) = queue.lock().unwrap().pop() else {
+                    break;
+                };
                 if let Err(e) = compile(&nvcc, dir.path(), &name, &source) {
                     failures.lock().unwrap().push(e);
                 }
@@ -84,6 +96,11 @@ fn transformed_programs_compile_for_sm_90() {
         }
     });
     let failures = failures.into_inner().unwrap();
-    assert!(failures.is_empty(), "{} of {total} failed:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {total} failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
     let _ = PathBuf::new();
 }

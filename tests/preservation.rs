@@ -13,10 +13,19 @@ fn files_without_pragmas_are_reproduced_byte_for_byte() {
     for path in common::corpus() {
         let bytes = std::fs::read(&path).unwrap();
         let text = String::from_utf8_lossy(&bytes).replace("#pragma dp", "#pragma unroll");
-        for input in [text.into_bytes(), b"\xef\xbb\xbfint x;\r\n// \xe9\n".to_vec(), Vec::new()] {
+        for input in [
+            text.into_bytes(),
+            b"\xef\xbb\xbfint x;\r\n// \xe9\n".to_vec(),
+            Vec::new(),
+        ] {
             let outcome = common::transform_bytes("plain.cu", &input);
             assert!(outcome.diagnostics.is_empty());
-            assert_eq!(outcome.output.as_deref(), Some(&input[..]), "{}", path.display());
+            assert_eq!(
+                outcome.output.as_deref(),
+                Some(&input[..]),
+                "{}",
+                path.display()
+            );
         }
     }
 }
@@ -27,7 +36,9 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
         let bytes = std::fs::read(&path).unwrap();
         let file = SourceFile::new("in.cu", bytes.clone());
         let program = parse(&file, lex(&file));
-        let output = dpopt::run(&file, "out.cu", true).output.expect("transforms");
+        let output = dpopt::run(&file, "out.cu", true)
+            .output
+            .expect("transforms");
         // Chunks between sites (pragma start .. end of the launch statement).
         let mut cuts: Vec<(usize, usize)> = Vec::new();
         for pragma in &program.pragmas {
@@ -49,13 +60,16 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
             if cuts.iter().any(|&(s, e)| s < range.end && range.start < e) {
                 continue;
             }
-            let found = output_lines[cursor..].iter().position(|l| *l == line).unwrap_or_else(|| {
-                panic!(
-                    "{}: original line {:?} is not in the output (in order)",
-                    path.display(),
-                    String::from_utf8_lossy(line)
-                )
-            });
+            let found = output_lines[cursor..]
+                .iter()
+                .position(|l| *l == line)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{}: original line {:?} is not in the output (in order)",
+                        path.display(),
+                        String::from_utf8_lossy(line)
+                    )
+                });
             cursor += found + 1;
             checked += 1;
         }
@@ -69,13 +83,17 @@ fn line_directives_resynchronise_with_the_original() {
     for path in common::corpus() {
         let bytes = std::fs::read(&path).unwrap();
         let file = SourceFile::new("in.cu", bytes.clone());
-        let output = dpopt::run(&file, "out.cu", true).output.expect("transforms");
+        let output = dpopt::run(&file, "out.cu", true)
+            .output
+            .expect("transforms");
         let original: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
         let lines: Vec<&[u8]> = output.split(|&b| b == b'\n').collect();
         let mut checked = 0;
         for (i, line) in lines.iter().enumerate() {
             let text = String::from_utf8_lossy(line);
-            let Some(rest) = text.strip_prefix("#line ") else { continue };
+            let Some(rest) = text.strip_prefix("#line ") else {
+                continue;
+            };
             let mut parts = rest.trim_end().splitn(2, ' ');
             let n: usize = parts.next().unwrap().parse().unwrap();
             let name = parts.next().unwrap();
@@ -83,12 +101,27 @@ fn line_directives_resynchronise_with_the_original() {
                 let next = lines[i + 1];
                 let orig = original[n - 1];
                 // The next output line is the original line or its tail (after a rewritten launch).
-                assert!(orig.ends_with(next), "{}: after `#line {n}` expected a tail of {:?}, got {:?}", path.display(), String::from_utf8_lossy(orig), String::from_utf8_lossy(next));
+                assert!(
+                    orig.ends_with(next),
+                    "{}: after `#line {n}` expected a tail of {:?}, got {:?}",
+                    path.display(),
+                    String::from_utf8_lossy(orig),
+                    String::from_utf8_lossy(next)
+                );
                 checked += 1;
             } else if name == "\"out.cu\"" {
-                assert!(n == i + 2, "{}: `#line {n} \"out.cu\"` stands on line {}", path.display(), i + 1);
+                assert!(
+                    n == i + 2,
+                    "{}: `#line {n} \"out.cu\"` stands on line {}",
+                    path.display(),
+                    i + 1
+                );
             }
         }
-        assert!(checked > 0, "{}: no #line directive checked", path.display());
+        assert!(
+            checked > 0,
+            "{}: no #line directive checked",
+            path.display()
+        );
     }
 }

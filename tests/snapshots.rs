@@ -10,8 +10,14 @@ fn generated_code_of_every_program() {
     for path in corpus {
         let file = common::load(&path);
         let outcome = dpopt::run(&file, "out.cu", true);
-        let errors: Vec<String> = outcome.diagnostics.iter().map(|d| format!("{:?}", d.to_report(&file))).collect();
-        let output = outcome.output.unwrap_or_else(|| panic!("{} failed:\n{}", path.display(), errors.join("\n")));
+        let errors: Vec<String> = outcome
+            .diagnostics
+            .iter()
+            .map(|d| format!("{:?}", d.to_report(&file)))
+            .collect();
+        let output = outcome
+            .output
+            .unwrap_or_else(|| panic!("{} failed:\n{}", path.display(), errors.join("\n")));
         insta::assert_snapshot!(common::stem(&path), String::from_utf8_lossy(&output));
     }
 }
@@ -21,10 +27,19 @@ fn each_clause_alone_on_the_examples() {
     for name in ["bfs", "tree_heights", "bezier"] {
         let path = common::root().join(format!("examples/{name}.cu"));
         let text = std::fs::read_to_string(&path).unwrap();
-        for (variant, pragma) in [("threshold", "#pragma dp threshold(64)"), ("coarsen", "#pragma dp coarsen(4)")] {
-            let outcome = common::transform_bytes(&format!("examples/{name}.cu"), common::with_pragmas(&text, pragma).as_bytes());
+        for (variant, pragma) in [
+            ("threshold", "#pragma dp threshold(64)"),
+            ("coarsen", "#pragma dp coarsen(4)"),
+        ] {
+            let outcome = common::transform_bytes(
+                &format!("examples/{name}.cu"),
+                common::with_pragmas(&text, pragma).as_bytes(),
+            );
             let output = outcome.output.expect("transforms");
-            insta::assert_snapshot!(format!("{name}_{variant}"), String::from_utf8_lossy(&output));
+            insta::assert_snapshot!(
+                format!("{name}_{variant}"),
+                String::from_utf8_lossy(&output)
+            );
         }
     }
 }

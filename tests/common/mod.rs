@@ -32,11 +32,17 @@ pub fn stem(path: &Path) -> String {
 
 /// The path as a name relative to the repository (stable in snapshots).
 pub fn relative(path: &Path) -> String {
-    path.strip_prefix(root()).unwrap_or(path).to_string_lossy().into_owned()
+    path.strip_prefix(root())
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
 }
 
 pub fn load(path: &Path) -> SourceFile {
-    SourceFile::new(relative(path), std::fs::read(path).expect("read test input"))
+    SourceFile::new(
+        relative(path),
+        std::fs::read(path).expect("read test input"),
+    )
 }
 
 pub fn transform_bytes(name: &str, bytes: &[u8]) -> dpopt::Outcome {
