@@ -64,7 +64,10 @@ fn replicate(text: &str, kernels: &[&str], k: usize) -> String {
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     println!("== dpopt transform time vs nvcc compile time (median) ==");
-    println!("{:<16} {:>10} {:>12} {:>12} {:>8}", "file", "bytes", "dpopt", "nvcc -c", "ratio");
+    println!(
+        "{:<16} {:>10} {:>12} {:>12} {:>8}",
+        "file", "bytes", "dpopt", "nvcc -c", "ratio"
+    );
     let nvcc = nvcc();
     let mut worst: f64 = 0.0;
     for name in ["bfs", "tree_heights", "bezier"] {
@@ -94,20 +97,37 @@ fn main() {
                 );
                 let ratio = t.as_secs_f64() / nv.as_secs_f64();
                 worst = worst.max(ratio);
-                (format!("{:.0} ms", nv.as_secs_f64() * 1e3), format!("{:.3}%", ratio * 100.0))
+                (
+                    format!("{:.0} ms", nv.as_secs_f64() * 1e3),
+                    format!("{:.3}%", ratio * 100.0),
+                )
             }
             None => ("-".to_string(), "-".to_string()),
         };
-        println!("{:<16} {:>10} {:>9.3} ms {:>12} {:>8}", name, bytes.len(), t.as_secs_f64() * 1e3, nv, ratio);
+        println!(
+            "{:<16} {:>10} {:>9.3} ms {:>12} {:>8}",
+            name,
+            bytes.len(),
+            t.as_secs_f64() * 1e3,
+            nv,
+            ratio
+        );
     }
     if nvcc.is_some() {
-        println!("worst ratio {:.3}% (target < 2%): {}", worst * 100.0, if worst < 0.02 { "PASS" } else { "FAIL" });
+        println!(
+            "worst ratio {:.3}% (target < 2%): {}",
+            worst * 100.0,
+            if worst < 0.02 { "PASS" } else { "FAIL" }
+        );
     } else {
         println!("nvcc not found: ratio not measured");
     }
 
     println!("\n== scaling with input size (bfs.cu replicated k times) ==");
-    println!("{:>6} {:>12} {:>12} {:>10}", "k", "bytes", "time", "ns/byte");
+    println!(
+        "{:>6} {:>12} {:>12} {:>10}",
+        "k", "bytes", "time", "ns/byte"
+    );
     let text = std::fs::read_to_string(root.join("examples/bfs.cu")).unwrap();
     let mut per_byte = Vec::new();
     for k in [1usize, 4, 16, 64, 256] {
@@ -116,9 +136,16 @@ fn main() {
         let t = time_transform("big.cu", big.as_bytes(), reps);
         let ns = t.as_secs_f64() * 1e9 / big.len() as f64;
         per_byte.push(ns);
-        println!("{:>6} {:>12} {:>9.3} ms {:>10.1}", k, big.len(), t.as_secs_f64() * 1e3, ns);
+        println!(
+            "{:>6} {:>12} {:>9.3} ms {:>10.1}",
+            k,
+            big.len(),
+            t.as_secs_f64() * 1e3,
+            ns
+        );
     }
-    let spread = per_byte.iter().cloned().fold(f64::MIN, f64::max) / per_byte.iter().cloned().fold(f64::MAX, f64::min);
+    let spread = per_byte.iter().cloned().fold(f64::MIN, f64::max)
+        / per_byte.iter().cloned().fold(f64::MAX, f64::min);
     println!(
         "ns/byte max/min = {:.2} over a {}x size range: {}",
         spread,

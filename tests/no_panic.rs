@@ -9,10 +9,47 @@ use proptest::prelude::*;
 
 /// Fragments that stress the lexer, parser and analyzer.
 const PIECES: &[&str] = &[
-    "<<<", ">>>", "#pragma dp threshold(", "#pragma dp coarsen(4)\n", "\n#pragma dp threshold(8) coarsen(2)\n",
-    "{", "}", "(", ")", "[", "]", ";", ",", "\"", "'", "/*", "*/", "//", "\\\n", "\r\n", "\n", "template <typename T>",
-    "__global__", "__device__", "__shared__", "__syncthreads();", "return;", "dim3(", "blockIdx.x", "0", "-1",
-    "consldt(grid)", "child_threads(", "R\"(", "#", "<", ">", ">>", "::", "\u{e9}", "\u{0}",
+    "<<<",
+    ">>>",
+    "#pragma dp threshold(",
+    "#pragma dp coarsen(4)\n",
+    "\n#pragma dp threshold(8) coarsen(2)\n",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    ";",
+    ",",
+    "\"",
+    "'",
+    "/*",
+    "*/",
+    "//",
+    "\\\n",
+    "\r\n",
+    "\n",
+    "template <typename T>",
+    "__global__",
+    "__device__",
+    "__shared__",
+    "__syncthreads();",
+    "return;",
+    "dim3(",
+    "blockIdx.x",
+    "0",
+    "-1",
+    "consldt(grid)",
+    "child_threads(",
+    "R\"(",
+    "#",
+    "<",
+    ">",
+    ">>",
+    "::",
+    "\u{e9}",
+    "\u{0}",
 ];
 
 #[derive(Debug, Clone)]
@@ -28,7 +65,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<usize>(), 1usize..64).prop_map(|(at, len)| Mutation::Delete { at, len }),
         (any::<usize>(), 0..PIECES.len()).prop_map(|(at, piece)| Mutation::Insert { at, piece }),
         (any::<usize>(), any::<u8>()).prop_map(|(at, byte)| Mutation::InsertByte { at, byte }),
-        (any::<usize>(), 1usize..200, any::<usize>()).prop_map(|(at, len, to)| Mutation::Duplicate { at, len, to }),
+        (any::<usize>(), 1usize..200, any::<usize>())
+            .prop_map(|(at, len, to)| Mutation::Duplicate { at, len, to }),
     ]
 }
 
