@@ -2,7 +2,7 @@
 //! generate. All problems are collected, not just the first.
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
-use crate::plan::{ChildPlan, Plan, Site};
+use crate::plan::{Aggregation, ChildPlan, Plan, Site};
 use crate::pragma::parse_directive;
 use crate::program::{Function, Program};
 use crate::source::SourceFile;
@@ -233,8 +233,26 @@ fn site_for(
             tc
         }
     });
+    let aggregation = match directive.consolidation() {
+        None => None,
+        Some(_) if child_fn.template_header.is_some() => {
+            return Err(Diagnostic::new(
+                DiagnosticKind::NotImplementedYet {
+                    clause: format!("consldt on the template kernel `{simple_name}`"),
+                },
+                launch.kernel_span.clone(),
+                "template kernel",
+            ))
+        }
+        Some(_) => Some(Aggregation {
+            agg_threshold: directive.agg_threshold().cloned(),
+            varying: varying_arguments(program, view, launch, parent, child_fn, directive.work()),
+            asserted: directive.work().is_some(),
+        }),
+    };
     Ok((
         Site {
+            aggregation,
             id,
             directive,
             pragma: index,
@@ -247,6 +265,101 @@ fn site_for(
         },
         warnings,
     ))
+}
+
+/// Which launch arguments vary between the parents of one aggregated launch.
+/// With `work(...)` the listed ones (by child parameter name or argument
+/// text); otherwise an argument is invariant when it is built only from
+/// literals, ALL_CAPS macros, operators and parameters of the parent that the
+/// parent never assigns.
+fn varying_arguments(
+    program: &Program,
+    view: &str,
+    launch: &crate::program::Launch,
+    parent: usize,
+    child: &Function,
+    work: Option<&[String]>,
+) -> Vec<bool> {
+    let parent_fn = &program.functions[parent];
+    launch
+        .args
+        .iter()
+        .enumerate()
+        .map(|(i, arg)| {
+            let text = view[arg.clone()].trim();
+            if let Some(work) = work {
+                let param = child.params.get(i).and_then(|p| p.name.as_deref());
+                return work.iter().any(|w| Some(w.as_str()) == param || w == text);
+            }
+            let tokens = program.sig_in(arg.clone());
+            !tokens.iter().enumerate().all(|(k, t)| match t.kind {
+                TokenKind::Number | TokenKind::Char | TokenKind::Str => true,
+                TokenKind::Punct => matches!(
+                    t.text(view),
+                    "+" | "-"
+                        | "*"
+                        | "/"
+                        | "%"
+                        | "("
+                        | ")"
+                        | "<<"
+                        | ">>"
+                        | "&"
+                        | "|"
+                        | "^"
+                        | "~"
+                        | "!"
+                ),
+                TokenKind::Ident => {
+                    let s = t.text(view);
+                    let called = tokens.get(k + 1).is_some_and(|n| n.text(view) == "(");
+                    let macro_like = s
+                        .chars()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+                    let param = parent_fn
+                        .params
+                        .iter()
+                        .any(|p| p.name.as_deref() == Some(s));
+                    let type_word = matches!(
+                        s,
+                        "sizeof" | "int" | "unsigned" | "float" | "double" | "long" | "size_t"
+                    );
+                    !called
+                        && (macro_like
+                            || type_word
+                            || (param && !assigned_in(program, view, parent_fn, s)))
+                }
+                _ => false,
+            })
+        })
+        .collect()
+}
+
+/// Is `name` assigned, incremented or has its address taken in `function`?
+fn assigned_in(program: &Program, view: &str, function: &Function, name: &str) -> bool {
+    let body = program.sig_in(function.body.clone());
+    body.iter().enumerate().any(|(i, t)| {
+        if t.kind != TokenKind::Ident || t.text(view) != name {
+            return false;
+        }
+        let next = body.get(i + 1).map(|n| n.text(view)).unwrap_or("");
+        let prev = if i > 0 { body[i - 1].text(view) } else { "" };
+        matches!(
+            next,
+            "=" | "++"
+                | "--"
+                | "+="
+                | "-="
+                | "*="
+                | "/="
+                | "%="
+                | "&="
+                | "|="
+                | "^="
+                | "<<="
+                | ">>="
+        ) || matches!(prev, "++" | "--" | "&")
+    })
 }
 
 /// What the child's body does that matters for the transformations.
@@ -426,4 +539,58 @@ fn check_child(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lexer::lex;
+    use crate::parser::parse;
+
+    fn analysis(text: &str) -> (Plan, Vec<Diagnostic>) {
+        let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
+        let program = parse(&file, lex(&file));
+        let a = analyze(&file, &program);
+        (a.plan, a.diagnostics)
+    }
+
+    const CHILD: &str = "__global__ void child(const int *row, int start, int n, int k, int *out) { out[start] = n + k; }\n";
+
+    #[test]
+    fn invariant_arguments_are_unassigned_parent_parameters_and_constants() {
+        let text = format!(
+            "{CHILD}__global__ void parent(const int *row, int k, int *out, int m) {{\n  int v = threadIdx.x;\n  m += 1;\n\
+             #pragma dp consldt(warp)\n  child<<<(m + 31) / 32, 32>>>(row, row[v], m, K * 2 + k, out);\n}}\n"
+        );
+        let (plan, diagnostics) = analysis(&text);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        // row: parameter; row[v]: indexing; m: assigned in the parent;
+        // K * 2 + k: macro, literal, parameter; out: parameter.
+        assert_eq!(a.varying, [false, true, true, false, false]);
+        assert!(!a.asserted);
+    }
+
+    #[test]
+    fn work_names_the_varying_arguments() {
+        let text = format!(
+            "{CHILD}__global__ void parent(const int *row, int *out) {{\n  int v = threadIdx.x;\n\
+             #pragma dp consldt(warp) work(start, n)\n  child<<<(v + 31) / 32, 32>>>(row, row[v], v, 1, out);\n}}\n"
+        );
+        let (plan, _) = analysis(&text);
+        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        assert_eq!(a.varying, [false, true, true, false, false]);
+        assert!(a.asserted);
+    }
+
+    #[test]
+    fn template_children_are_not_aggregated_yet() {
+        let text = "template <typename T> __global__ void child(T *a) { a[0] = 1; }\n\
+                    __global__ void parent(float *a) {\n#pragma dp consldt(warp)\n  child<float><<<1, 32>>>(a);\n}\n";
+        let (_, diagnostics) = analysis(text);
+        assert!(matches!(
+            diagnostics[0].kind,
+            DiagnosticKind::NotImplementedYet { .. }
+        ));
+    }
 }

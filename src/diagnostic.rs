@@ -220,7 +220,7 @@ impl DiagnosticKind {
             NeedsConsolidation { .. } => "add `consldt(warp|block|multiblock, G|grid)` or remove this clause".to_string(),
             NeedsThreshold { .. } => "add `threshold(N)` or remove this clause".to_string(),
             NotImplementedYet { .. } => {
-                "aggregation (`consldt` and its tuning clauses) is not implemented in this version; remove the clause to apply thresholding and coarsening alone".to_string()
+                "this version applies `consldt(warp)` (with `agg_threshold` and `work`); block, multiblock and grid granularity and `buffer`/`threads`/`blocks` come next: use `consldt(warp)` or remove the clause".to_string()
             }
             EmptyPragma => "add clauses, e.g. `#pragma dp threshold(128) coarsen(8)`".to_string(),
             MalformedPragma => "write clauses as `name(args)`, e.g. `#pragma dp threshold(128) coarsen(8)`".to_string(),

@@ -31,6 +31,9 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         fragment.extend(definitions(&renderer, child_plan, file.line_of(at)));
         inserts.push((at, fragment));
     }
+    if plan.sites.iter().any(|s| s.aggregation.is_some()) {
+        inserts.insert(0, (0, prelude(&renderer)));
+    }
     // Stable: at one offset, definitions of an earlier child come first.
     inserts.sort_by_key(|(at, _)| *at);
 
@@ -43,6 +46,19 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     }
     out.extend(renderer.render(pos..file.bytes.len(), None, &[]));
     resolve_output_lines(out, output_name)
+}
+
+/// Includes and helpers that aggregated launches need, at the top of the file.
+fn prelude(r: &Renderer) -> Vec<u8> {
+    let mut ctx = tera::Context::new();
+    ctx.insert("file_name", &r.file.name);
+    ctx.insert("resume_line", &1);
+    ctx.insert("file", &r.file.quoted_name());
+    let text = r
+        .templates
+        .render(crate::transform::templates::PRELUDE, &ctx);
+    r.codec
+        .to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
 }
 
 /// Where to insert text before the declaration starting at `offset`: the

@@ -21,6 +21,21 @@ pub struct Site {
     pub coarsen: Option<Value>,
     /// The child's thread count (only with `threshold`).
     pub count: Option<ThreadCount>,
+    /// Warp-granularity aggregation (`consldt(warp)`).
+    pub aggregation: Option<Aggregation>,
+}
+
+/// How one site's launches are aggregated.
+#[derive(Debug, Clone)]
+pub struct Aggregation {
+    /// `agg_threshold(N)`: fewer launching lanes launch directly.
+    pub agg_threshold: Option<Value>,
+    /// Per launch argument: does it vary between parents (stored per
+    /// parent) or not (passed once)?
+    pub varying: Vec<bool>,
+    /// `work(...)` was given: the invariant arguments are only asserted
+    /// invariant, and `DPOPT_CHECK_INVARIANT` checks them at run time.
+    pub asserted: bool,
 }
 
 impl Site {
@@ -30,6 +45,10 @@ impl Site {
 
     pub fn coarsen_macro(&self) -> String {
         format!("DPOPT_COARSEN_{}", self.id)
+    }
+
+    pub fn agg_threshold_macro(&self) -> String {
+        format!("DPOPT_AGG_THRESHOLD_{}", self.id)
     }
 }
 

@@ -112,6 +112,29 @@ impl Directive {
         })
     }
 
+    /// The aggregation granularity, if `consldt(...)` is given.
+    pub fn consolidation(&self) -> Option<Granularity> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::Consolidate { granularity, .. } => Some(*granularity),
+            _ => None,
+        })
+    }
+
+    pub fn agg_threshold(&self) -> Option<&Value> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::AggThreshold(v) => Some(v),
+            _ => None,
+        })
+    }
+
+    /// The names listed in `work(...)`.
+    pub fn work(&self) -> Option<&[String]> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::Work(w) => Some(w.as_slice()),
+            _ => None,
+        })
+    }
+
     pub fn child_threads(&self) -> Option<&str> {
         self.clauses.iter().find_map(|c| match &c.kind {
             ClauseKind::ChildThreads(e) => Some(e.as_str()),
@@ -460,6 +483,21 @@ fn positive_value(clause: &str, text: &str, range: Range<usize>) -> Result<Value
     }
 }
 
+fn directive_text_of(kind: &ClauseKind) -> String {
+    match kind {
+        ClauseKind::Consolidate { granularity, .. } => format!(
+            "consldt({})",
+            match granularity {
+                Granularity::Warp => "warp",
+                Granularity::Block => "block",
+                Granularity::MultiBlock => "multiblock",
+                Granularity::Grid => "grid",
+            }
+        ),
+        other => other.name().to_string(),
+    }
+}
+
 /// Checks across clauses: tuning clauses need their main clause; aggregation
 /// is recognised but not applied by this version.
 fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
@@ -491,14 +529,36 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
             ));
         }
     }
+    // Warp granularity is applied (with `agg_threshold` and `work`); the
+    // other granularities and the pool/configuration clauses are not yet.
     if let Some(c) = consolidation {
-        errors.push(Diagnostic::new(
-            DiagnosticKind::NotImplementedYet {
-                clause: "consldt".to_string(),
-            },
-            c.span.clone(),
-            "aggregation is not implemented yet",
-        ));
+        let warp = matches!(
+            c.kind,
+            ClauseKind::Consolidate {
+                granularity: Granularity::Warp,
+                ..
+            }
+        );
+        if !warp {
+            errors.push(Diagnostic::new(
+                DiagnosticKind::NotImplementedYet {
+                    clause: directive_text_of(&c.kind),
+                },
+                c.span.clone(),
+                "only `consldt(warp)` is implemented so far",
+            ));
+        }
+        for clause in &directive.clauses {
+            if matches!(clause.kind.name(), "buffer" | "threads" | "blocks") {
+                errors.push(Diagnostic::new(
+                    DiagnosticKind::NotImplementedYet {
+                        clause: clause.kind.name().to_string(),
+                    },
+                    clause.span.clone(),
+                    "not implemented yet",
+                ));
+            }
+        }
     }
     errors
 }
@@ -600,10 +660,22 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e,
-            [DiagnosticKind::NotImplementedYet {
-                clause: "consldt".into()
-            }]
+            [
+                DiagnosticKind::NotImplementedYet {
+                    clause: "consldt(multiblock)".into()
+                },
+                DiagnosticKind::NotImplementedYet {
+                    clause: "buffer".into()
+                },
+                DiagnosticKind::NotImplementedYet {
+                    clause: "threads".into()
+                },
+            ]
         );
+        let d = parse("#pragma dp threshold(64) consldt(warp) agg_threshold(4) work(a)").unwrap();
+        assert_eq!(d.consolidation(), Some(Granularity::Warp));
+        assert_eq!(d.agg_threshold(), Some(&Value::Literal(4)));
+        assert_eq!(d.work(), Some(&["a".to_string()][..]));
         let e = parse("#pragma dp consldt(blok)").unwrap_err();
         assert!(
             matches!(&e[0], DiagnosticKind::BadGranularity { suggestion: Some(s), .. } if s == "block")

@@ -22,6 +22,9 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                 ("T", "#pragma dp threshold(64)"),
                 ("C", "#pragma dp coarsen(4)"),
                 ("TC", "#pragma dp threshold(TH_SWEEP) coarsen(4)"),
+                ("A", "#pragma dp consldt(warp)"),
+                ("TCA", "#pragma dp threshold(64) coarsen(4) consldt(warp) agg_threshold(2)"),
+                ("CAw", "#pragma dp coarsen(2) consldt(warp) work(deg, nTess, nchildren, c, depth, start, lidx, line, out, node, count)"),
             ] {
                 let mut t = common::with_pragmas(&text, pragma);
                 if variant == "TC" {

@@ -30,6 +30,10 @@ fn each_clause_alone_on_the_examples() {
         for (variant, pragma) in [
             ("threshold", "#pragma dp threshold(64)"),
             ("coarsen", "#pragma dp coarsen(4)"),
+            (
+                "aggregate",
+                "#pragma dp threshold(64) coarsen(4) consldt(warp) agg_threshold(2)",
+            ),
         ] {
             let outcome = common::transform_bytes(
                 &format!("examples/{name}.cu"),

@@ -3,7 +3,7 @@
 //! function, serial version and coarsened kernel (after the child).
 
 use super::renderer::Renderer;
-use super::templates::{DECLARATIONS, DEFINITIONS};
+use super::templates::{AGGREGATION, DECLARATIONS, DEFINITIONS};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::plan::ChildPlan;
 use crate::program::Function;
@@ -99,6 +99,20 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
                 location: location.clone(),
             });
         }
+        if let Some(v) = site
+            .aggregation
+            .as_ref()
+            .and_then(|a| a.agg_threshold.as_ref())
+        {
+            macros.push(MacroEntry {
+                name: site.agg_threshold_macro(),
+                global: "DPOPT_AGG_THRESHOLD",
+                value: v.to_source(),
+                what: "aggregation threshold",
+                site: site.id.clone(),
+                location: location.clone(),
+            });
+        }
         if let Some(v) = &site.coarsen {
             macros.push(MacroEntry {
                 name: site.coarsen_macro(),
@@ -111,6 +125,14 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
         }
     }
     ctx.insert("macros", &macros);
+    let aggregated: Vec<&str> = plan
+        .sites
+        .iter()
+        .map(|&s| &r.plan.sites[s])
+        .filter(|s| s.aggregation.is_some())
+        .map(|s| s.id.as_str())
+        .collect();
+    ctx.insert("aggregated", &aggregated);
     ctx.insert(
         "serial",
         &plan.serial.then(|| format!("dpopt_serial_{}", child.name)),
@@ -169,6 +191,13 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
     ctx.insert("uses_shared", &plan.uses_shared);
     ctx.insert("body_line", &r.file.line_of(child.body.start));
     ctx.insert("body", "\u{E000}body\u{E001}");
+    let aggregation: String = plan
+        .sites
+        .iter()
+        .filter(|&&s| r.plan.sites[s].aggregation.is_some())
+        .map(|&s| aggregation(r, plan, s))
+        .collect();
+    ctx.insert("aggregation", &aggregation);
     let text = r.templates.render(DEFINITIONS, &ctx);
     let text = with_newlines(&text, r.file.newline);
     let body = r.render(child.body.clone(), Some(plan.child), &[]);
@@ -179,6 +208,77 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
     out.extend(body);
     out.extend(r.codec.to_bytes(after));
     out
+}
+
+/// The record type, aggregated kernel and launcher of one aggregated site.
+fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
+    let site = &r.plan.sites[index];
+    let aggregation = site.aggregation.as_ref().expect("an aggregated site");
+    let child = &r.program.functions[plan.child];
+    let p = params(child);
+    let mut ctx = common_context(r, plan, 0);
+    let (mut varying, mut invariant, mut varying_names, mut invariant_names) =
+        (vec![], vec![], vec![], vec![]);
+    let mut record_args = String::new();
+    for (i, param) in child.params.iter().enumerate() {
+        let name = param
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("dpopt_arg{i}"));
+        let decl = member_declaration(&param.declaration, &name, param.name.is_none());
+        // An argument left to its default is the same for every parent.
+        let varies = aggregation.varying.get(i).copied().unwrap_or(false);
+        if varies {
+            varying.push(decl);
+            record_args.push_str(&format!(", dpopt_r.{name}"));
+            varying_names.push(name);
+        } else {
+            invariant.push(decl);
+            record_args.push_str(&format!(", dpopt_b.shared.{name}"));
+            invariant_names.push(name);
+        }
+    }
+    let names = p.names.trim_start_matches(", ");
+    let direct = if site.coarsen.is_some() {
+        format!("dpopt_coarse_{}<<<dpopt_lgrid, dpopt_block, dpopt_smem, dpopt_stream>>>(dpopt_ogrid{})", child.name, p.names)
+    } else {
+        format!(
+            "{}<<<dpopt_ogrid, dpopt_block, dpopt_smem, dpopt_stream>>>({names})",
+            child.name
+        )
+    };
+    ctx.insert("site", &site.id);
+    ctx.insert(
+        "location",
+        &r.file.location(r.program.pragmas[site.pragma].span.start),
+    );
+    ctx.insert("coarse", &site.coarsen.is_some());
+    ctx.insert("varying", &varying);
+    ctx.insert("invariant", &invariant);
+    ctx.insert("varying_names", &varying_names);
+    ctx.insert("invariant_names", &invariant_names);
+    ctx.insert("record_args", &record_args);
+    ctx.insert("uses_shared", &plan.uses_shared);
+    ctx.insert("agg_threshold", &aggregation.agg_threshold.is_some());
+    ctx.insert("agg_threshold_macro", &site.agg_threshold_macro());
+    ctx.insert("asserted", &aggregation.asserted);
+    ctx.insert("direct_launch", &direct);
+    r.templates.render(AGGREGATION, &ctx)
+}
+
+/// A parameter declaration as a struct member: top-level `const` removed
+/// (records are assigned), unnamed parameters named.
+fn member_declaration(declaration: &str, name: &str, unnamed: bool) -> String {
+    let mut decl = declaration.trim().to_string();
+    if unnamed {
+        decl = format!("{decl} {name}");
+    }
+    if let Some(rest) = decl.strip_prefix("const ") {
+        if !rest.contains('*') && !rest.contains('&') {
+            decl = rest.to_string();
+        }
+    }
+    decl.replace("* const ", "* ").replace("*const ", "*")
 }
 
 fn render(r: &Renderer, template: &str, ctx: &Context) -> Vec<u8> {

@@ -101,6 +101,17 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     ctx.insert("args", &args.join(", "));
     ctx.insert("args_after", &args_after);
     ctx.insert("serial", &format!("dpopt_serial_{}", child.name));
+    ctx.insert("aggregate", &site.aggregation.is_some());
+    ctx.insert(
+        "smem",
+        &config
+            .get(2)
+            .map_or("0u".to_string(), |s| format!("(unsigned)({s})")),
+    );
+    ctx.insert(
+        "stream",
+        &config.get(3).cloned().unwrap_or_else(|| "0".to_string()),
+    );
     // A recursive child's serial version calls itself through its body: the
     // depth of that recursion is bounded (each level is a stack frame).
     let recursive = r

@@ -10,6 +10,8 @@ pub struct Templates {
 pub const SITE: &str = "site.cu.tera";
 pub const DECLARATIONS: &str = "declarations.cu.tera";
 pub const DEFINITIONS: &str = "definitions.cu.tera";
+pub const AGGREGATION: &str = "aggregation.cu.tera";
+pub const PRELUDE: &str = "prelude.cu.tera";
 
 impl Templates {
     pub fn new() -> Self {
@@ -25,6 +27,11 @@ impl Templates {
                 DEFINITIONS,
                 include_str!("../../templates/definitions.cu.tera"),
             ),
+            (
+                AGGREGATION,
+                include_str!("../../templates/aggregation.cu.tera"),
+            ),
+            (PRELUDE, include_str!("../../templates/prelude.cu.tera")),
         ])
         .expect("the built-in templates parse");
         Templates { tera }
