@@ -342,23 +342,7 @@ fn assigned_in(program: &Program, view: &str, function: &Function, name: &str) -
         if t.kind != TokenKind::Ident || t.text(view) != name {
             return false;
         }
-        let next = body.get(i + 1).map(|n| n.text(view)).unwrap_or("");
-        let prev = if i > 0 { body[i - 1].text(view) } else { "" };
-        matches!(
-            next,
-            "=" | "++"
-                | "--"
-                | "+="
-                | "-="
-                | "*="
-                | "/="
-                | "%="
-                | "&="
-                | "|="
-                | "^="
-                | "<<="
-                | ">>="
-        ) || matches!(prev, "++" | "--" | "&")
+        crate::token::is_modified_at(body, i, view)
     })
 }
 

@@ -353,21 +353,7 @@ fn reevaluation_is_safe(
     let mut names = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
         let s = t.text(view);
-        if matches!(
-            s,
-            "=" | "++"
-                | "--"
-                | "+="
-                | "-="
-                | "*="
-                | "/="
-                | "%="
-                | "&="
-                | "|="
-                | "^="
-                | "<<="
-                | ">>="
-        ) {
+        if crate::token::MODIFYING_OPERATORS.contains(&s) {
             return false;
         }
         if t.kind == TokenKind::Ident {
@@ -380,23 +366,7 @@ fn reevaluation_is_safe(
     let between = program.sig_in(def_end..launch);
     for (i, t) in between.iter().enumerate() {
         if t.kind == TokenKind::Ident && names.contains(&t.text(view)) {
-            let next = between.get(i + 1).map(|n| n.text(view)).unwrap_or("");
-            let prev = if i > 0 { between[i - 1].text(view) } else { "" };
-            let assigned = matches!(
-                next,
-                "=" | "++"
-                    | "--"
-                    | "+="
-                    | "-="
-                    | "*="
-                    | "/="
-                    | "%="
-                    | "&="
-                    | "|="
-                    | "^="
-                    | "<<="
-                    | ">>="
-            ) || matches!(prev, "++" | "--" | "&");
+            let assigned = crate::token::is_modified_at(between, i, view);
             if assigned {
                 return false;
             }

@@ -47,3 +47,16 @@ impl Token {
         &view[self.start..self.end]
     }
 }
+
+/// Operators that modify their left operand (or, for `++`/`--`, either).
+pub const MODIFYING_OPERATORS: &[&str] = &[
+    "=", "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>=",
+];
+
+/// Is the identifier `tokens[i]` written (assigned, incremented) or its
+/// address taken there? `tokens` are significant tokens.
+pub fn is_modified_at(tokens: &[Token], i: usize, view: &str) -> bool {
+    let next = tokens.get(i + 1).map(|n| n.text(view)).unwrap_or("");
+    let prev = if i > 0 { tokens[i - 1].text(view) } else { "" };
+    MODIFYING_OPERATORS.contains(&next) || matches!(prev, "++" | "--" | "&")
+}
