@@ -23,44 +23,43 @@ prepare() {
   local dpopt=target/release/dpopt
   rm -rf "$BUILD" && mkdir -p "$BUILD/src"
   : > "$BUILD/jobs.txt"
+  # Variants of the examples: name|pragma|config=defines ... (defines joined by commas, - for none)
+  cat > "$BUILD/variants.txt" <<'VARIANTS'
+orig||-=-
+T|#pragma dp threshold(128)|t32=-DDPOPT_THRESHOLD=32 t128=- t512=-DDPOPT_THRESHOLD=512
+C|#pragma dp coarsen(8)|c2=-DDPOPT_COARSEN=2 c8=-
+TC|#pragma dp threshold(128) coarsen(8)|t128c8=- t32c4=-DDPOPT_THRESHOLD=32,-DDPOPT_COARSEN=4 t512c2=-DDPOPT_THRESHOLD=512,-DDPOPT_COARSEN=2 t1024c8=-DDPOPT_THRESHOLD=1024
+A|#pragma dp consldt(warp)|warp=- warp-null=-DDPOPT_AGG_STREAM=0
+TA|#pragma dp threshold(128) consldt(warp)|t128=- t512=-DDPOPT_THRESHOLD=512
+CA|#pragma dp coarsen(8) consldt(warp)|c8=-
+TCA|#pragma dp threshold(128) coarsen(8) consldt(warp)|t128c8=- t512c8=-DDPOPT_THRESHOLD=512 t1024c8=-DDPOPT_THRESHOLD=1024
+TCAa|#pragma dp threshold(128) coarsen(8) consldt(warp) agg_threshold(4)|t128c8a4=-
+Ag|#pragma dp consldt(grid)|grid=- grid-pool64=-DDPOPT_POOL_RECORDS=64
+TAg|#pragma dp threshold(128) consldt(grid)|t128=- t512=-DDPOPT_THRESHOLD=512
+CAg|#pragma dp coarsen(8) consldt(grid)|c8=-
+TCAg|#pragma dp threshold(128) coarsen(8) consldt(grid)|t128c8=- t512c8=-DDPOPT_THRESHOLD=512 t128c8-pool64=-DDPOPT_POOL_RECORDS=64
+VARIANTS
   for ex in examples/*.cu; do
     local name; name=$(basename "$ex" .cu)
-    cp "$ex" "$BUILD/src/${name}__orig.cu"
-    for v in T C TC A TA CA TCA TCAa; do
-      case $v in
-        T) pragma='#pragma dp threshold(128)';;
-        C) pragma='#pragma dp coarsen(8)';;
-        TC) pragma='#pragma dp threshold(128) coarsen(8)';;
-        A) pragma='#pragma dp consldt(warp)';;
-        TA) pragma='#pragma dp threshold(128) consldt(warp)';;
-        CA) pragma='#pragma dp coarsen(8) consldt(warp)';;
-        TCA) pragma='#pragma dp threshold(128) coarsen(8) consldt(warp)';;
-        TCAa) pragma='#pragma dp threshold(128) coarsen(8) consldt(warp) agg_threshold(4)';;
-      esac
-      # Replace each pragma line (with its continuation lines) by $pragma.
-      awk -v p="$pragma" 'skip { skip = /\\[ \t\r]*$/; next }
-        /^[ \t]*#[ \t]*pragma[ \t]+dp([ \t]|$)/ { print p; skip = /\\[ \t\r]*$/; next } { print }' \
-        "$ex" > "$BUILD/tmp.cu"
-      "$dpopt" transform "$BUILD/tmp.cu" -o "$BUILD/src/${name}__$v.cu"
-    done
-    rm -f "$BUILD/tmp.cu"
-    # job lines: example variant config source defines
-    echo "$name orig - ${name}__orig -" >> "$BUILD/jobs.txt"
-    for t in 32 128 512; do echo "$name T t$t ${name}__T -DDPOPT_THRESHOLD=$t" >> "$BUILD/jobs.txt"; done
-    for c in 2 8; do echo "$name C c$c ${name}__C -DDPOPT_COARSEN=$c" >> "$BUILD/jobs.txt"; done
-    for tc in 128,8 32,4 512,2 1024,8; do
-      echo "$name TC t${tc%,*}c${tc#*,} ${name}__TC -DDPOPT_THRESHOLD=${tc%,*},-DDPOPT_COARSEN=${tc#*,}" >> "$BUILD/jobs.txt"
-    done
-    # Aggregation (warp granularity); `null` launches the aggregated grids
-    # into the block's NULL stream instead of fire-and-forget.
-    echo "$name A warp ${name}__A -" >> "$BUILD/jobs.txt"
-    echo "$name A warp-null ${name}__A -DDPOPT_AGG_STREAM=0" >> "$BUILD/jobs.txt"
-    for t in 128 512; do echo "$name TA t$t ${name}__TA -DDPOPT_THRESHOLD=$t" >> "$BUILD/jobs.txt"; done
-    echo "$name CA c8 ${name}__CA -" >> "$BUILD/jobs.txt"
-    for tc in 128,8 512,8 1024,8; do
-      echo "$name TCA t${tc%,*}c${tc#*,} ${name}__TCA -DDPOPT_THRESHOLD=${tc%,*},-DDPOPT_COARSEN=${tc#*,}" >> "$BUILD/jobs.txt"
-    done
-    echo "$name TCA t128c8a4 ${name}__TCAa -" >> "$BUILD/jobs.txt"
+    while IFS='|' read -r v pragma configs; do
+      if [ "$v" = orig ]; then
+        cp "$ex" "$BUILD/src/${name}__orig.cu"
+      else
+        # Replace each pragma line (with its continuation lines) by $pragma.
+        awk -v p="$pragma" 'skip { skip = /\\[ \t\r]*$/; next }
+          /^[ \t]*#[ \t]*pragma[ \t]+dp([ \t]|$)/ { print p; skip = /\\[ \t\r]*$/; next } { print }' \
+          "$ex" > "$BUILD/tmp.cu"
+        if ! "$dpopt" transform "$BUILD/tmp.cu" -o "$BUILD/src/${name}__$v.cu" 2> "$BUILD/tmp.err"; then
+          echo "example $name: variant $v refused by dpopt: $(grep -o 'error: .*' "$BUILD/tmp.err" | head -n1)"
+          continue
+        fi
+      fi
+      for c in $configs; do
+        # job lines: example variant config source defines
+        echo "$name $v ${c%%=*} ${name}__$v ${c#*=}" >> "$BUILD/jobs.txt"
+      done
+    done < "$BUILD/variants.txt"
+    rm -f "$BUILD/tmp.cu" "$BUILD/tmp.err"
   done
   for fx in tests/fixtures/*.cu; do
     local name; name=$(basename "$fx" .cu)
@@ -79,6 +78,13 @@ prepare() {
     else
       echo "fixture $name: aggregation refused by dpopt (expected only for template kernels)"
     fi
+    sed 's/ consldt(warp)/ consldt(grid)/' "$BUILD/tmp.cu" > "$BUILD/tmpg.cu"
+    if "$dpopt" transform "$BUILD/tmpg.cu" -o "$BUILD/src/${name}__dpG.cu" 2>/dev/null; then
+      echo "$name dpG as-annotated+grid ${name}__dpG -" >> "$BUILD/jobs.txt"
+    else
+      echo "fixture $name: grid aggregation refused by dpopt (expected for template and recursive kernels)"
+    fi
+    rm -f "$BUILD/tmpg.cu"
     rm -f "$BUILD/tmp.cu"
   done
   # Inputs per example: name|arguments (one binary run per input).

@@ -244,7 +244,18 @@ fn site_for(
                 "template kernel",
             ))
         }
-        Some(_) => Some(Aggregation {
+        Some(crate::pragma::Granularity::Grid) if site_is_recursive(program, parent, child) => {
+            return Err(Diagnostic::new(
+                DiagnosticKind::NotImplementedYet {
+                    clause: format!("consldt(grid) on the recursive kernel `{simple_name}`"),
+                },
+                launch.kernel_span.clone(),
+                "recursive launch",
+            ))
+        }
+        Some(granularity) => Some(Aggregation {
+            granularity,
+            pool_records: directive.pool_records().cloned(),
             agg_threshold: directive.agg_threshold().cloned(),
             varying: varying_arguments(program, view, launch, parent, child_fn, directive.work()),
             asserted: directive.work().is_some(),
@@ -265,6 +276,17 @@ fn site_for(
         },
         warnings,
     ))
+}
+
+/// The launch is part of a recursion: the child launches itself, or the
+/// parent is the child.
+fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
+    parent == child
+        || program.launches.iter().any(|l| {
+            l.function == Some(child)
+                && program.function_named(l.kernel.rsplit("::").next().unwrap_or("").trim())
+                    == Some(child)
+        })
 }
 
 /// Which launch arguments vary between the parents of one aggregated launch.

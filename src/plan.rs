@@ -28,6 +28,10 @@ pub struct Site {
 /// How one site's launches are aggregated.
 #[derive(Debug, Clone)]
 pub struct Aggregation {
+    /// `Warp` or `Grid` (the granularities applied so far).
+    pub granularity: crate::pragma::Granularity,
+    /// `buffer(default, ..., N)` with `consldt(grid)`: records in the pool.
+    pub pool_records: Option<Value>,
     /// `agg_threshold(N)`: fewer launching lanes launch directly.
     pub agg_threshold: Option<Value>,
     /// Per launch argument: does it vary between parents (stored per

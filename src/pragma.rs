@@ -127,6 +127,14 @@ impl Directive {
         })
     }
 
+    /// Records in the pool of `consldt(grid)`: the last size of `buffer(...)`.
+    pub fn pool_records(&self) -> Option<&Value> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::Buffer { sizes, .. } => sizes.last(),
+            _ => None,
+        })
+    }
+
     /// The names listed in `work(...)`.
     pub fn work(&self) -> Option<&[String]> {
         self.clauses.iter().find_map(|c| match &c.kind {
@@ -532,24 +540,33 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
     // Warp granularity is applied (with `agg_threshold` and `work`); the
     // other granularities and the pool/configuration clauses are not yet.
     if let Some(c) = consolidation {
-        let warp = matches!(
+        let applied = matches!(
             c.kind,
             ClauseKind::Consolidate {
-                granularity: Granularity::Warp,
+                granularity: Granularity::Warp | Granularity::Grid,
                 ..
             }
         );
-        if !warp {
+        let grid = matches!(
+            c.kind,
+            ClauseKind::Consolidate {
+                granularity: Granularity::Grid,
+                ..
+            }
+        );
+        if !applied {
             errors.push(Diagnostic::new(
                 DiagnosticKind::NotImplementedYet {
                     clause: directive_text_of(&c.kind),
                 },
                 c.span.clone(),
-                "only `consldt(warp)` is implemented so far",
+                "only `consldt(warp)` and `consldt(grid)` are implemented so far",
             ));
         }
         for clause in &directive.clauses {
-            if matches!(clause.kind.name(), "buffer" | "threads" | "blocks") {
+            let pool_of_grid = grid
+                && matches!(&clause.kind, ClauseKind::Buffer { kind, .. } if kind == "default");
+            if matches!(clause.kind.name(), "buffer" | "threads" | "blocks") && !pool_of_grid {
                 errors.push(Diagnostic::new(
                     DiagnosticKind::NotImplementedYet {
                         clause: clause.kind.name().to_string(),

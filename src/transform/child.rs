@@ -3,7 +3,7 @@
 //! function, serial version and coarsened kernel (after the child).
 
 use super::renderer::Renderer;
-use super::templates::{AGGREGATION, DECLARATIONS, DEFINITIONS};
+use super::templates::{AGGREGATION, AGGREGATION_GRID, DECLARATIONS, DEFINITIONS};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::plan::ChildPlan;
 use crate::program::Function;
@@ -220,6 +220,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     let (mut varying, mut invariant, mut varying_names, mut invariant_names) =
         (vec![], vec![], vec![], vec![]);
     let mut record_args = String::new();
+    let mut pool_args = Vec::new();
     for (i, param) in child.params.iter().enumerate() {
         let name = param
             .name
@@ -231,10 +232,12 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         if varies {
             varying.push(decl);
             record_args.push_str(&format!(", dpopt_r.{name}"));
+            pool_args.push(format!("dpopt_r.{name}"));
             varying_names.push(name);
         } else {
             invariant.push(decl);
             record_args.push_str(&format!(", dpopt_b.shared.{name}"));
+            pool_args.push(format!("dpopt_s.{name}"));
             invariant_names.push(name);
         }
     }
@@ -263,6 +266,31 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     ctx.insert("agg_threshold_macro", &site.agg_threshold_macro());
     ctx.insert("asserted", &aggregation.asserted);
     ctx.insert("direct_launch", &direct);
+    if aggregation.granularity == crate::pragma::Granularity::Grid {
+        let args = pool_args.join(", ");
+        let record_launch = if site.coarsen.is_some() {
+            format!(
+                "dpopt_coarse_{}<<<dim3(dpopt_r.lgrid), dim3(dpopt_r.block), dpopt_r.smem, cudaStreamFireAndForget>>>(dim3(dpopt_r.ogrid){}{args})",
+                child.name,
+                if args.is_empty() { "" } else { ", " }
+            )
+        } else {
+            format!("{}<<<dim3(dpopt_r.ogrid), dim3(dpopt_r.block), dpopt_r.smem, cudaStreamFireAndForget>>>({args})", child.name)
+        };
+        ctx.insert(
+            "record_args",
+            &format!("{}{}", if args.is_empty() { "" } else { ", " }, args),
+        );
+        ctx.insert("record_launch", &record_launch);
+        ctx.insert(
+            "pool_records",
+            &aggregation
+                .pool_records
+                .as_ref()
+                .map_or("65536".to_string(), |v| v.to_source()),
+        );
+        return r.templates.render(AGGREGATION_GRID, &ctx);
+    }
     r.templates.render(AGGREGATION, &ctx)
 }
 

@@ -11,6 +11,7 @@ pub const SITE: &str = "site.cu.tera";
 pub const DECLARATIONS: &str = "declarations.cu.tera";
 pub const DEFINITIONS: &str = "definitions.cu.tera";
 pub const AGGREGATION: &str = "aggregation.cu.tera";
+pub const AGGREGATION_GRID: &str = "aggregation_grid.cu.tera";
 pub const PRELUDE: &str = "prelude.cu.tera";
 
 impl Templates {
@@ -30,6 +31,10 @@ impl Templates {
             (
                 AGGREGATION,
                 include_str!("../../templates/aggregation.cu.tera"),
+            ),
+            (
+                AGGREGATION_GRID,
+                include_str!("../../templates/aggregation_grid.cu.tera"),
             ),
             (PRELUDE, include_str!("../../templates/prelude.cu.tera")),
         ])
