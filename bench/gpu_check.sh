@@ -110,10 +110,13 @@ run() {
   echo "$(date +%T) building"
   # Build every (source, defines) pair in parallel.
   grep -E "${filter:-.}" "$BUILD/jobs.txt" > "$BUILD/selected.txt" || true
-  awk '{print $4, $5, $3}' "$BUILD/selected.txt" | sort -u | \
+  # Each example is also built with -DDPOPT_STATS (suffix __stats) to count launches.
+  { awk '{print $4, $5, $3}' "$BUILD/selected.txt"
+    grep -E "^($(ls examples | sed -n 's/\.cu$//p' | paste -sd'|'))" "$BUILD/selected.txt" | awk '{print $4, $5 ",-DDPOPT_STATS", $3 "__stats"}'
+  } | sort -u | \
     xargs -P "$(nproc)" -n 3 sh -c '
       src=$0; defs=$1; cfg=$2; bin='"$BUILD"'/bin/${src}__${cfg}
-      flags=$(echo "$defs" | tr "," " "); [ "$flags" = "-" ] && flags=""
+      flags=$(echo "$defs" | tr "," " " | sed "s/^- //; s/^-$//")
       '"$nvcc"' -O3 -rdc=true -arch=sm_90 $flags -o "$bin" '"$BUILD"'/src/$src.cu -lcudadevrt \
         > "$bin.log" 2>&1 || { echo "BUILD FAILED: $src $cfg"; cat "$bin.log"; }'
   echo "$(date +%T) built $(ls "$BUILD"/bin | grep -vc '\.log$') binaries"
@@ -143,7 +146,32 @@ run() {
       done >> "$out/results.csv"
     done <<< "$inputs"
   done < "$BUILD/selected.txt"
+  count_launches "$out"
   summarize "$out"
+}
+
+# Device-side launches of the last run of each example variant: the original
+# program's launch statements executed, and what dpopt's code did with them.
+count_launches() {
+  local out=$1
+  echo "example,input,variant,config,launch_requests,serialized,direct,aggregated,parents_aggregated,fallbacks,device_launches" > "$out/launches.csv"
+  while read -r example variant config src defs; do
+    local bin="$BUILD/bin/${src}__${config}__stats"
+    [ -x "$bin" ] || continue
+    local inputs; inputs=$(grep "^$example|" "$BUILD/inputs.txt" | cut -d'|' -f2 || true)
+    while IFS= read -r args; do
+      # shellcheck disable=SC2086
+      timeout "${RUN_TIMEOUT:-60}" stdbuf -oL "$bin" $args --reps 1 > "$BUILD/stats.txt" 2>&1 || true
+      awk -v e="$example" -v i="${args// /_}" -v v="$variant" -v c="$config" '
+        /^stats example=/ { split($3, kv, "="); req = kv[2]; s = d = a = p = f = 0; n = 0 }
+        /^dpopt_stats / { for (k = 3; k <= NF; k++) { split($k, kv, "="); x[kv[1]] = kv[2] }
+                          s += x["serialized"]; d += x["direct"]; a += x["aggregated"]; p += x["parents_aggregated"]; f += x["fallbacks"]; n++ }
+        END { if (req == "") exit; launches = (n == 0) ? req : d + a
+              printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", e, i, v, c, req, s, d, a, p, f, launches }' \
+        "$BUILD/stats.txt" >> "$out/launches.csv"
+    done <<< "$inputs"
+  done < "$BUILD/selected.txt"
+  echo "$(date +%T) counted launches: $(($(wc -l < "$out/launches.csv") - 1)) rows"
 }
 
 # Verdict per row: verified by the program itself (CPU reference), exit 0,

@@ -44,6 +44,13 @@ struct BezierLine {
 };
 
 __device__ unsigned int g_launch_failures = 0;
+#ifdef DPOPT_STATS
+// Launch statements executed: the device-side launches of the original
+// program. dpopt's generated code defines the two functions (-DDPOPT_STATS).
+__device__ unsigned long long g_launch_requests = 0;
+extern "C" void dpopt_stats_report(FILE *) __attribute__((weak));
+extern "C" void dpopt_stats_reset(void) __attribute__((weak));
+#endif
 
 // Non-contracted float arithmetic so that nTess is bit-identical on the GPU
 // (which would otherwise fuse into FMA) and on the CPU.
@@ -115,6 +122,9 @@ __global__ void bezier_parent(const BezierLine *lines, int nLines, float scale,
   if (lidx >= nLines) return;
   int nTess = compute_ntess(lines[lidx], scale, max_tess);
   tess[lidx] = nTess;
+#ifdef DPOPT_STATS
+    atomicAdd(&g_launch_requests, 1ull);
+#endif
 #pragma dp threshold(128) coarsen(8)
     bezier_child<<<(nTess + 31) / 32, 32>>>(lines[lidx], nTess, vertices + (size_t)lidx * max_tess);
   if (cudaGetLastError() != cudaSuccess) atomicAdd(&g_launch_failures, 1u);
@@ -238,6 +248,13 @@ int main(int argc, char **argv) {
     CUDA_CHECK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof zero));
     std::vector<float> times;
     for (int r = 0; r <= reps; ++r) {  // r == 0: untimed warm-up
+#ifdef DPOPT_STATS
+      if (r == reps) {  // count the launches of the last run only
+        const unsigned long long zero64 = 0;
+        cudaMemcpyToSymbol(g_launch_requests, &zero64, sizeof zero64);
+        if (dpopt_stats_reset) dpopt_stats_reset();
+      }
+#endif
       CUDA_CHECK(cudaMemset(dTess, 0xFF, nLines * sizeof(int)));    // -1
       CUDA_CHECK(cudaMemset(dVtx, 0xFF, nVtx * sizeof(float2)));    // NaN
       CUDA_CHECK(cudaDeviceSynchronize());
@@ -253,6 +270,14 @@ int main(int argc, char **argv) {
       CUDA_CHECK(cudaEventElapsedTime(&ms, ev0, ev1));
       if (r > 0) times.push_back(ms);
     }
+#ifdef DPOPT_STATS
+    {
+      unsigned long long requests = 0;
+      cudaMemcpyFromSymbol(&requests, g_launch_requests, sizeof requests);
+      printf("stats example=bezier launch_requests=%llu\n", requests);
+      if (dpopt_stats_report) dpopt_stats_report(stdout);
+    }
+#endif
     std::sort(times.begin(), times.end());
     float median = times.size() % 2 ? times[times.size() / 2]
                                     : 0.5f * (times[times.size() / 2 - 1] + times[times.size() / 2]);

@@ -40,6 +40,13 @@
 
 // Number of failed device-side launches (checked by the host).
 __device__ unsigned int g_launch_failures = 0;
+#ifdef DPOPT_STATS
+// Launch statements executed: the device-side launches of the original
+// program. dpopt's generated code defines the two functions (-DDPOPT_STATS).
+__device__ unsigned long long g_launch_requests = 0;
+extern "C" void dpopt_stats_report(FILE *) __attribute__((weak));
+extern "C" void dpopt_stats_reset(void) __attribute__((weak));
+#endif
 
 // Flat version: each thread of the current level visits its neighbours.
 __global__ void bfs_flat(const int* row, const int* col, int* level, int n,
@@ -74,6 +81,9 @@ __global__ void bfs_parent(const int* row, const int* col, int* level, int n,
   if (v >= n || level[v] != cur) return;
   int deg = row[v + 1] - row[v];
   if (deg > 0) {
+#ifdef DPOPT_STATS
+    atomicAdd(&g_launch_requests, 1ull);
+#endif
 #pragma dp threshold(128) coarsen(8)
     bfs_child<<<(deg + 31) / 32, 32>>>(row, col, level, row[v], deg, cur, changed);
     if (cudaGetLastError() != cudaSuccess) atomicAdd(&g_launch_failures, 1u);
@@ -334,12 +344,27 @@ int main(int argc, char** argv) {
     bool verified = true;
     std::vector<float> times;
     for (int r = 0; r <= reps; ++r) {  // r == 0 is the untimed warm-up
+#ifdef DPOPT_STATS
+      if (r == reps) {  // count the launches of the last run only
+        const unsigned long long zero64 = 0;
+        cudaMemcpyToSymbol(g_launch_requests, &zero64, sizeof zero64);
+        if (dpopt_stats_reset) dpopt_stats_reset();
+      }
+#endif
       reset_levels(d, src);
       float ms = run_bfs(impl, d, t0, t1);
       if (r > 0) times.push_back(ms);
       CK(cudaMemcpy(out.data(), d.level, sizeof(int) * g.n, cudaMemcpyDeviceToHost));
       if (out != ref) verified = false;
     }
+#ifdef DPOPT_STATS
+    {
+      unsigned long long requests = 0;
+      cudaMemcpyFromSymbol(&requests, g_launch_requests, sizeof requests);
+      printf("stats example=bfs launch_requests=%llu\n", requests);
+      if (dpopt_stats_report) dpopt_stats_report(stdout);
+    }
+#endif
     unsigned int failures = 0;
     CK(cudaMemcpyFromSymbol(&failures, g_launch_failures, sizeof(failures)));
     std::sort(times.begin(), times.end());

@@ -48,6 +48,13 @@
     } while (0)
 
 __device__ unsigned int g_launch_failures = 0;
+#ifdef DPOPT_STATS
+// Launch statements executed: the device-side launches of the original
+// program. dpopt's generated code defines the two functions (-DDPOPT_STATS).
+__device__ unsigned long long g_launch_requests = 0;
+extern "C" void dpopt_stats_report(FILE *) __attribute__((weak));
+extern "C" void dpopt_stats_reset(void) __attribute__((weak));
+#endif
 
 // Per-node work shared by both implementations (uses no thread indices).
 __device__ void visit_node(int c, int depth, const int* child_count, const int* parent,
@@ -83,6 +90,9 @@ __global__ void heights_rec(const int* child_start, const int* child_count, cons
     visit_node(c, depth + 1, child_count, parent, height, desc, level);
     int nchildren = child_count[c];
     if (nchildren > 0) {
+#ifdef DPOPT_STATS
+        atomicAdd(&g_launch_requests, 1ull);
+#endif
 #pragma dp threshold(32) coarsen(4)
         heights_rec<<<(nchildren + 63) / 64, 64>>>(child_start, child_count, parent, height, desc, level, nchildren, c, depth + 1);
         if (cudaGetLastError() != cudaSuccess) atomicAdd(&g_launch_failures, 1u);
@@ -249,6 +259,13 @@ int main(int argc, char** argv)
         bool verified = true;
         uint64_t checksum = 0;
         for (int r = 0; r <= reps; ++r) {  // r == 0 is the untimed warm-up
+#ifdef DPOPT_STATS
+            if (r == reps) {  // count the launches of the last run only
+              const unsigned long long zero64 = 0;
+              cudaMemcpyToSymbol(g_launch_requests, &zero64, sizeof zero64);
+              if (dpopt_stats_reset) dpopt_stats_reset();
+            }
+#endif
             CUDA_CHECK(cudaMemset(g.height, 0, ubytes));
             CUDA_CHECK(cudaMemset(g.desc, 0, ubytes));
             CUDA_CHECK(cudaMemset(g.level, 0, ibytes));
@@ -279,6 +296,14 @@ int main(int argc, char** argv)
             checksum = fnv1a(14695981039346656037ull, height.data(), ubytes);
             checksum = fnv1a(checksum, desc.data(), ubytes);
         }
+#ifdef DPOPT_STATS
+        {
+          unsigned long long requests = 0;
+          cudaMemcpyFromSymbol(&requests, g_launch_requests, sizeof requests);
+          printf("stats example=tree_heights launch_requests=%llu\n", requests);
+          if (dpopt_stats_report) dpopt_stats_report(stdout);
+        }
+#endif
         unsigned failures = 0;
         CUDA_CHECK(cudaMemcpyFromSymbol(&failures, g_launch_failures, sizeof(failures)));
 

@@ -34,6 +34,16 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     if plan.sites.iter().any(|s| s.aggregation.is_some()) {
         inserts.insert(0, (0, prelude(&renderer)));
     }
+    if !plan.sites.is_empty() {
+        let len = file.bytes.len();
+        let mut fragment = if file.bytes.is_empty() || file.bytes.ends_with(b"\n") {
+            Vec::new()
+        } else {
+            file.newline.as_bytes().to_vec()
+        };
+        fragment.extend(stats(&renderer));
+        inserts.push((len, fragment));
+    }
     // Stable: at one offset, definitions of an earlier child come first.
     inserts.sort_by_key(|(at, _)| *at);
 
@@ -59,6 +69,21 @@ fn prelude(r: &Renderer) -> Vec<u8> {
         .render(crate::transform::templates::PRELUDE, &ctx);
     r.codec
         .to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
+}
+
+/// Host functions that print and reset every site's launch counters
+/// (compiled only with `-DDPOPT_STATS`), at the end of the file.
+fn stats(r: &Renderer) -> Vec<u8> {
+    #[derive(serde::Serialize)]
+    struct SiteName<'a> {
+        id: &'a str,
+    }
+    let sites: Vec<SiteName> = r.plan.sites.iter().map(|s| SiteName { id: &s.id }).collect();
+    let mut ctx = tera::Context::new();
+    ctx.insert("file_name", &r.file.name);
+    ctx.insert("sites", &sites);
+    let text = r.templates.render(crate::transform::templates::STATS, &ctx);
+    r.codec.to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
 }
 
 /// Where to insert text before the declaration starting at `offset`: the

@@ -13,6 +13,7 @@ pub const DEFINITIONS: &str = "definitions.cu.tera";
 pub const AGGREGATION: &str = "aggregation.cu.tera";
 pub const AGGREGATION_GRID: &str = "aggregation_grid.cu.tera";
 pub const PRELUDE: &str = "prelude.cu.tera";
+pub const STATS: &str = "stats.cu.tera";
 
 impl Templates {
     pub fn new() -> Self {
@@ -37,6 +38,7 @@ impl Templates {
                 include_str!("../../templates/aggregation_grid.cu.tera"),
             ),
             (PRELUDE, include_str!("../../templates/prelude.cu.tera")),
+            (STATS, include_str!("../../templates/stats.cu.tera")),
         ])
         .expect("the built-in templates parse");
         Templates { tera }
