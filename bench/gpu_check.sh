@@ -99,6 +99,24 @@ INPUTS
   echo "prepared $(wc -l < "$BUILD/jobs.txt") jobs in $BUILD/"
 }
 
+# Run a binary with a time limit; when it hangs, record what the GPU is doing
+# (busy: something spins; idle: nothing can run) before killing it.
+run_watched() {
+  stdbuf -oL -eL "$@" &
+  local pid=$! waited=0 limit=$(( ${RUN_TIMEOUT:-60} * 10 ))
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$waited" -ge "$limit" ]; then
+      echo "HANG after ${RUN_TIMEOUT:-60}s: $(nvidia-smi --query-gpu=utilization.gpu,power.draw,clocks.sm --format=csv,noheader)" >&2
+      sleep 2
+      echo "HANG +2s: $(nvidia-smi --query-gpu=utilization.gpu,power.draw,clocks.sm --format=csv,noheader)" >&2
+      kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+      return 124
+    fi
+    sleep 0.1; waited=$((waited + 1))
+  done
+  wait "$pid"
+}
+
 run() {
   local filter=${1:-}
   local out=${OUT:-gpu-out}
@@ -130,7 +148,7 @@ run() {
       local log="$out/run.log" rc=0
       if [ -x "$bin" ]; then
         # shellcheck disable=SC2086
-        timeout "${RUN_TIMEOUT:-60}" stdbuf -oL -eL "$bin" $args > "$BUILD/last.txt" 2>&1 || rc=$?
+        run_watched "$bin" $args > "$BUILD/last.txt" 2>&1 || rc=$?
       else
         echo "missing binary" > "$BUILD/last.txt"; rc=127
       fi
