@@ -78,12 +78,18 @@ fn stats(r: &Renderer) -> Vec<u8> {
     struct SiteName<'a> {
         id: &'a str,
     }
-    let sites: Vec<SiteName> = r.plan.sites.iter().map(|s| SiteName { id: &s.id }).collect();
+    let sites: Vec<SiteName> = r
+        .plan
+        .sites
+        .iter()
+        .map(|s| SiteName { id: &s.id })
+        .collect();
     let mut ctx = tera::Context::new();
     ctx.insert("file_name", &r.file.name);
     ctx.insert("sites", &sites);
     let text = r.templates.render(crate::transform::templates::STATS, &ctx);
-    r.codec.to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
+    r.codec
+        .to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
 }
 
 /// Where to insert text before the declaration starting at `offset`: the

@@ -133,7 +133,11 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
         .map(|s| s.id.as_str())
         .collect();
     ctx.insert("aggregated", &aggregated);
-    let stat_sites: Vec<&str> = plan.sites.iter().map(|&s| r.plan.sites[s].id.as_str()).collect();
+    let stat_sites: Vec<&str> = plan
+        .sites
+        .iter()
+        .map(|&s| r.plan.sites[s].id.as_str())
+        .collect();
     ctx.insert("stat_sites", &stat_sites);
     ctx.insert(
         "serial",
