@@ -242,7 +242,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
             varying_names.push(name);
         } else {
             invariant.push(decl);
-            record_args.push_str(&format!(", dpopt_b.shared.{name}"));
+            record_args.push_str(&format!(", dpopt_s.{name}"));
             pool_args.push(format!("dpopt_s.{name}"));
             invariant_names.push(name);
         }

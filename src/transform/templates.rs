@@ -38,6 +38,10 @@ impl Templates {
                 include_str!("../../templates/aggregation_grid.cu.tera"),
             ),
             (PRELUDE, include_str!("../../templates/prelude.cu.tera")),
+            (
+                "disaggregate.cu.tera",
+                include_str!("../../templates/disaggregate.cu.tera"),
+            ),
             (STATS, include_str!("../../templates/stats.cu.tera")),
         ])
         .expect("the built-in templates parse");
