@@ -46,6 +46,9 @@ pub struct SiteSummary {
     pub location: String,
     pub child: String,
     pub macros: Vec<(String, String)>,
+    /// How the site's launches are aggregated, e.g. `consldt(warp): per
+    /// parent start, deg; passed once row, col`.
+    pub aggregation: Option<String>,
 }
 
 impl Outcome {
@@ -90,11 +93,47 @@ pub fn run(file: &SourceFile, output_name: &str, generate: bool) -> Outcome {
             if let Some(v) = &s.coarsen {
                 macros.push((s.coarsen_macro(), v.to_source()));
             }
+            let child = &program.functions[s.child];
+            let aggregation = s.aggregation.as_ref().map(|a| {
+                let name = |i: usize| {
+                    child
+                        .params
+                        .get(i)
+                        .and_then(|p| p.name.clone())
+                        .unwrap_or_else(|| format!("dpopt_arg{i}"))
+                };
+                let (per_parent, shared): (Vec<usize>, Vec<usize>) = (0..child.params.len())
+                    .partition(|&i| a.varying.get(i).copied().unwrap_or(false));
+                let list = |v: Vec<usize>| {
+                    if v.is_empty() {
+                        "-".to_string()
+                    } else {
+                        v.into_iter().map(name).collect::<Vec<_>>().join(", ")
+                    }
+                };
+                let granularity = match a.granularity {
+                    pragma::Granularity::Warp => "warp",
+                    pragma::Granularity::Block => "block",
+                    pragma::Granularity::MultiBlock => "multiblock",
+                    pragma::Granularity::Grid => "grid",
+                };
+                format!(
+                    "consldt({granularity}): stored per parent: {}; passed once{}: {}",
+                    list(per_parent),
+                    if a.asserted {
+                        " (asserted by work(...))"
+                    } else {
+                        ""
+                    },
+                    list(shared)
+                )
+            });
             SiteSummary {
                 id: s.id.clone(),
                 location: file.location(program.pragmas[s.pragma].span.start),
-                child: program.functions[s.child].name.clone(),
+                child: child.name.clone(),
                 macros,
+                aggregation,
             }
         })
         .collect();

@@ -119,6 +119,9 @@ fn check(input: &str) -> ExitCode {
             site.child,
             macros.join(" ")
         );
+        if let Some(a) = &site.aggregation {
+            println!("    {a}");
+        }
     }
     if outcome.has_errors() {
         ExitCode::from(1)

@@ -191,3 +191,29 @@ fn warnings_go_to_stderr_with_exit_0() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("warning"));
     assert!(!out.stdout.is_empty());
 }
+
+#[test]
+fn check_shows_what_aggregation_stores_per_parent() {
+    let text = std::fs::read_to_string(common::root().join("examples/bfs.cu"))
+        .unwrap()
+        .replace("threshold(128) coarsen(8)", "threshold(128) consldt(warp)");
+    let mut child = dpopt()
+        .args(["check", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("consldt(warp): stored per parent: start, deg; passed once: row, col, level, cur, changed"),
+        "{stdout}"
+    );
+}
