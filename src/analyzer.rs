@@ -64,7 +64,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         let function = &program.functions[child];
         let facts = ChildFacts::gather(program, view, function);
         for &s in &sites {
-            diagnostics.extend(check_child(program, view, &plan.sites[s], function, &facts));
+            diagnostics.extend(check_child(program, &plan.sites[s], function, &facts));
         }
         let recursive = plan
             .sites
@@ -476,12 +476,10 @@ fn builtin_in_callee(
 
 fn check_child(
     program: &Program,
-    view: &str,
     site: &Site,
     child: &Function,
     facts: &ChildFacts,
 ) -> Vec<Diagnostic> {
-    let _ = view;
     let pragma_span = program.pragmas[site.pragma].span.clone();
     let mut out = Vec::new();
     if site.threshold.is_some() {

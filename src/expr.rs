@@ -270,7 +270,6 @@ impl<'a> ExprParser<'a> {
                     e = Expr::Leaf(self.span(start));
                 }
                 Some("(") if !matches!(e, Expr::Call(..)) => {
-                    let depth_start = self.at;
                     let mut depth = 0;
                     loop {
                         match self.peek()? {
@@ -283,7 +282,6 @@ impl<'a> ExprParser<'a> {
                             break;
                         }
                     }
-                    let _ = depth_start;
                     e = Expr::Leaf(self.span(start));
                 }
                 _ => break,

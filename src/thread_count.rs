@@ -227,7 +227,7 @@ fn variable_definition(
     let scope_ok = encloses(program, view, def_at, launch.first_token);
     let def_end = init_tokens.last()?.end;
     let pieces: Vec<Option<Expr>> = if init_is_dim3_args {
-        split_commas(program, view, init_tokens)
+        split_commas(view, init_tokens)
             .into_iter()
             .map(|t| parse_expr(t, view))
             .collect()
@@ -301,8 +301,7 @@ fn statement_end(program: &Program, view: &str, from: usize, candidate: usize) -
     candidate
 }
 
-fn split_commas<'t>(program: &Program, view: &str, tokens: &'t [Token]) -> Vec<&'t [Token]> {
-    let _ = program;
+fn split_commas<'t>(view: &str, tokens: &'t [Token]) -> Vec<&'t [Token]> {
     let mut parts = Vec::new();
     let mut depth = 0;
     let mut start = 0;

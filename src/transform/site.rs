@@ -4,7 +4,7 @@ use super::renderer::Renderer;
 use super::templates::SITE;
 use super::with_newlines;
 use crate::thread_count::{CountSource, ThreadCount};
-use serde_like::Count;
+use context::Count;
 use tera::Context;
 
 /// The replacement for pragma + launch statement of site `index`, followed
@@ -170,7 +170,7 @@ fn fill_placeholders(text: &str, pieces: &[String]) -> String {
     out
 }
 
-mod serde_like {
+mod context {
     //! The tera context entry for one thread-count variable.
     #[derive(serde::Serialize)]
     pub struct Count {

@@ -1,0 +1,497 @@
+// sssp.cu - single-source shortest paths on a weighted graph with skewed
+// degrees: data-driven Bellman-Ford in the style of LonestarGPU's / KLAP's
+// SSSP with dynamic parallelism.
+//
+// Two GPU implementations share one host loop (one kernel launch per
+// iteration, until an iteration lowers no distance). A vertex is active in an
+// iteration when its distance was lowered in the previous one (the source is
+// active in the first); the active flags are double-buffered (current/next),
+// and each active vertex relaxes all of its out-edges with atomicMin. A
+// relaxation that lowers a distance marks the target active for the next
+// iteration. Each parent thread clears its own current flag, so the current
+// buffer is all zero when it becomes the next buffer of the following
+// iteration.
+//   flat : one thread per active vertex relaxes its out-edges serially.
+//   cdp  : one thread per active vertex launches a child grid with one
+//          thread per out-edge (CUDA dynamic parallelism).
+// Distances are unsigned int; unreachable vertices keep 0xffffffff. The CPU
+// reference is Dijkstra, and every GPU run must match it exactly.
+//
+// Input: a seeded R-MAT generator (a=0.57, b=c=0.19, d=0.05; 2^scale
+// vertices, ef*2^scale generated edges), symmetrised, with self loops and
+// duplicate edges removed; each undirected edge gets an integer weight drawn
+// uniformly from [1, 100] (the same in both directions). Vertex labels are not
+// permuted, so vertex 0 is the largest hub. Alternatively a LonestarGPU binary
+// .gr file with 4-byte edge weights (used as directed).
+//
+// Flags: --scale S (14)  --ef E (16)  --seed X (1)  --gr PATH  --src V (0)
+//        --reps R (5)
+// Build: nvcc -O3 -rdc=true -arch=sm_90 -o sssp sssp.cu -lcudadevrt
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <queue>
+#include <string>
+#include <utility>
+#include <vector>
+
+#define CK(call)                                                              \
+  do {                                                                        \
+    cudaError_t err_ = (call);                                                \
+    if (err_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n",                    \
+                   cudaGetErrorName(err_), __FILE__, __LINE__,                \
+                   cudaGetErrorString(err_));                                 \
+      std::exit(1);                                                           \
+    }                                                                         \
+  } while (0)
+
+// Distance of an unreached vertex.
+#define SSSP_INF 0xffffffffu
+
+// ---------------------------------------------------------------- kernels --
+
+// Number of failed device-side launches (checked by the host).
+__device__ unsigned int g_launch_failures = 0;
+#ifdef DPOPT_STATS
+// Launch statements executed: the device-side launches of the original
+// program. dpopt's generated code defines the two functions (-DDPOPT_STATS).
+__device__ unsigned long long g_launch_requests = 0;
+extern "C" void dpopt_stats_report(FILE *) __attribute__((weak));
+extern "C" void dpopt_stats_reset(void) __attribute__((weak));
+#endif
+
+// Flat version: each active vertex relaxes its out-edges.
+__global__ void sssp_flat(const int* row, const int* col,
+                          const unsigned int* weight, unsigned int* dist,
+                          int* active, int* next_active, int n, int* changed) {
+  int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v >= n || !active[v]) return;
+  active[v] = 0;  // only this thread reads this flag in this iteration
+  // Read once: if dist[v] is lowered later in this iteration, v is marked
+  // active again and relaxes its edges with the new value next iteration.
+  const unsigned int dv = dist[v];
+  for (int e = row[v]; e < row[v + 1]; ++e) {
+    int nb = col[e];
+    unsigned int nd = dv + weight[e];
+    if (nd < dv) continue;  // overflow: longer than any 32-bit distance
+    if (nd < dist[nb] && atomicMin(&dist[nb], nd) > nd) {
+      next_active[nb] = 1;  // benign race: all writers store 1
+      *changed = 1;
+    }
+  }
+}
+
+// Child grid: one thread per out-edge of one active vertex.
+__global__ void sssp_child(const int* row, const int* col,
+                           const unsigned int* weight, unsigned int* dist,
+                           int* next_active, int start, int deg,
+                           unsigned int dv, int* changed) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= deg) return;
+  int e = start + i;
+  int nb = col[e];
+  unsigned int nd = dv + weight[e];
+  if (nd < dv) return;  // overflow: longer than any 32-bit distance
+  if (nd < dist[nb] && atomicMin(&dist[nb], nd) > nd) {
+    next_active[nb] = 1;  // benign race: all writers store 1
+    *changed = 1;
+  }
+}
+
+// CDP version: each active vertex launches a child grid over its out-edges.
+__global__ void sssp_parent(const int* row, const int* col,
+                            const unsigned int* weight, unsigned int* dist,
+                            int* active, int* next_active, int n,
+                            int* changed) {
+  int v = blockIdx.x * blockDim.x + threadIdx.x;
+  if (v >= n || !active[v]) return;
+  active[v] = 0;  // only this thread reads this flag in this iteration
+  int deg = row[v + 1] - row[v];
+  if (deg > 0) {
+#ifdef DPOPT_STATS
+    atomicAdd(&g_launch_requests, 1ull);
+#endif
+#pragma dp threshold(128) coarsen(8)
+    sssp_child<<<(deg + 31) / 32, 32>>>(row, col, weight, dist, next_active, row[v], deg, dist[v], changed);
+    if (cudaGetLastError() != cudaSuccess) atomicAdd(&g_launch_failures, 1u);
+  }
+}
+
+// ------------------------------------------------------------------ graph --
+
+struct Graph {
+  int n = 0;
+  std::vector<int> row;              // n + 1 offsets
+  std::vector<int> col;              // row[n] destinations
+  std::vector<unsigned int> weight;  // row[n] edge weights
+};
+
+static uint64_t splitmix64(uint64_t& s) {
+  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static Graph make_rmat(int scale, int ef, uint64_t seed) {
+  const double a = 0.57, b = 0.19, c = 0.19;
+  const int64_t n = int64_t(1) << scale;
+  const int64_t m = n * ef;
+  // Undirected edges as (min << 32 | max), so that both directions of an
+  // edge, and its duplicates, share one key and hence one weight.
+  std::vector<uint64_t> keys;
+  keys.reserve(m);
+  uint64_t s = seed;
+  for (int64_t k = 0; k < m; ++k) {
+    int64_t u = 0, v = 0;
+    for (int bit = scale - 1; bit >= 0; --bit) {
+      double r = double(splitmix64(s) >> 11) * 0x1.0p-53;
+      if (r < a) {
+      } else if (r < a + b) {
+        v |= int64_t(1) << bit;
+      } else if (r < a + b + c) {
+        u |= int64_t(1) << bit;
+      } else {
+        u |= int64_t(1) << bit;
+        v |= int64_t(1) << bit;
+      }
+    }
+    if (u == v) continue;  // no self loops
+    if (u > v) std::swap(u, v);
+    keys.push_back((uint64_t(u) << 32) | uint64_t(v));
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  if (2 * int64_t(keys.size()) > INT32_MAX) {
+    std::fprintf(stderr, "graph too large for 32-bit offsets\n");
+    std::exit(1);
+  }
+  // Weights uniform in [1, 100], one per undirected edge, in key order.
+  std::vector<unsigned int> w(keys.size());
+  uint64_t ws = seed ^ 0xD1B54A32D192ED03ull;
+  for (size_t k = 0; k < keys.size(); ++k)
+    w[k] = 1u + unsigned(splitmix64(ws) % 100u);
+
+  Graph g;
+  g.n = int(n);
+  g.row.assign(n + 1, 0);
+  for (uint64_t key : keys) {  // degrees
+    ++g.row[(key >> 32) + 1];
+    ++g.row[(key & 0xffffffffu) + 1];
+  }
+  for (int64_t u = 0; u < n; ++u) g.row[u + 1] += g.row[u];
+  const int total = g.row[n];
+  g.col.resize(total);
+  g.weight.resize(total);
+  // Filling in key order leaves every neighbour list sorted: row x receives
+  // its smaller neighbours (keys y:x, y < x) before its larger ones (x:y).
+  std::vector<int> fill(g.row.begin(), g.row.end() - 1);
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const int u = int(keys[k] >> 32), v = int(keys[k] & 0xffffffffu);
+    g.col[fill[u]] = v;
+    g.weight[fill[u]++] = w[k];
+    g.col[fill[v]] = u;
+    g.weight[fill[v]++] = w[k];
+  }
+  return g;
+}
+
+// LonestarGPU binary .gr: u64 version, u64 weight size, u64 nodes, u64 edges,
+// nodes x u64 row-end offsets, edges x u32 destinations (padded to 8 bytes
+// when #edges is odd), edges x u32 weights.
+static Graph read_gr(const char* path) {
+  FILE* f = std::fopen(path, "rb");
+  if (!f) { std::fprintf(stderr, "cannot open %s\n", path); std::exit(1); }
+  uint64_t hdr[4];
+  if (std::fread(hdr, sizeof(uint64_t), 4, f) != 4 || hdr[0] != 1) {
+    std::fprintf(stderr, "%s: bad .gr header\n", path);
+    std::exit(1);
+  }
+  if (hdr[1] != sizeof(uint32_t)) {
+    std::fprintf(stderr, "%s: edge weights of %llu bytes, expected 4\n", path,
+                 (unsigned long long)hdr[1]);
+    std::exit(1);
+  }
+  const uint64_t n = hdr[2], m = hdr[3];
+  if (n >= uint64_t(INT32_MAX) || m > uint64_t(INT32_MAX)) {
+    std::fprintf(stderr, "%s: graph too large for 32-bit indices\n", path);
+    std::exit(1);
+  }
+  std::vector<uint64_t> ends(n);
+  std::vector<uint32_t> dst(m), wt(m);
+  uint32_t pad = 0;
+  if (std::fread(ends.data(), sizeof(uint64_t), n, f) != n ||
+      std::fread(dst.data(), sizeof(uint32_t), m, f) != m ||
+      (m % 2 == 1 && std::fread(&pad, sizeof(uint32_t), 1, f) != 1) ||
+      std::fread(wt.data(), sizeof(uint32_t), m, f) != m) {
+    std::fprintf(stderr, "%s: truncated .gr file\n", path);
+    std::exit(1);
+  }
+  std::fclose(f);
+  Graph g;
+  g.n = int(n);
+  g.row.assign(n + 1, 0);
+  for (uint64_t i = 0; i < n; ++i) {
+    if (ends[i] > m || (i > 0 && ends[i] < ends[i - 1])) {
+      std::fprintf(stderr, "%s: bad row offsets\n", path);
+      std::exit(1);
+    }
+    g.row[i + 1] = int(ends[i]);
+  }
+  if (n > 0 && ends[n - 1] != m) {
+    std::fprintf(stderr, "%s: row offsets do not end at #edges\n", path);
+    std::exit(1);
+  }
+  g.col.resize(m);
+  g.weight.assign(wt.begin(), wt.end());
+  for (uint64_t e = 0; e < m; ++e) {
+    if (dst[e] >= n) { std::fprintf(stderr, "%s: bad edge\n", path); std::exit(1); }
+    g.col[e] = int(dst[e]);
+  }
+  return g;
+}
+
+// Dijkstra with 64-bit distances; unreached vertices get SSSP_INF. Exits if a
+// shortest distance does not fit below SSSP_INF.
+static std::vector<unsigned int> cpu_sssp(const Graph& g, int src) {
+  const uint64_t inf = UINT64_MAX;
+  std::vector<uint64_t> dist(g.n, inf);
+  typedef std::pair<uint64_t, int> Item;
+  std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
+  dist[src] = 0;
+  pq.push(Item(0, src));
+  while (!pq.empty()) {
+    const Item top = pq.top();
+    pq.pop();
+    const int v = top.second;
+    if (top.first != dist[v]) continue;  // stale entry
+    for (int e = g.row[v]; e < g.row[v + 1]; ++e) {
+      const uint64_t nd = top.first + g.weight[e];
+      const int nb = g.col[e];
+      if (nd < dist[nb]) { dist[nb] = nd; pq.push(Item(nd, nb)); }
+    }
+  }
+  std::vector<unsigned int> out(g.n);
+  for (int v = 0; v < g.n; ++v) {
+    if (dist[v] != inf && dist[v] >= SSSP_INF) {
+      std::fprintf(stderr, "shortest distances do not fit in 32 bits\n");
+      std::exit(1);
+    }
+    out[v] = dist[v] == inf ? SSSP_INF : unsigned(dist[v]);
+  }
+  return out;
+}
+
+static uint64_t fnv1a64(const void* data, size_t bytes) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < bytes; ++i) { h ^= p[i]; h *= 0x100000001b3ull; }
+  return h;
+}
+
+// ------------------------------------------------------------------- host --
+
+enum class Impl { Flat, Cdp };
+
+struct DeviceGraph {
+  int n;
+  int *row, *col;
+  unsigned int *weight, *dist;
+  int* active[2];  // current / next flags, swapped every iteration
+  int* changed;
+};
+
+// Distances all SSSP_INF but the source (0); only the source active, in
+// active[0], which every run starts from.
+static void reset_state(const DeviceGraph& d, int src) {
+  const unsigned int zero = 0;
+  const int one = 1;
+  CK(cudaMemset(d.dist, 0xff, sizeof(unsigned int) * d.n));  // all SSSP_INF
+  CK(cudaMemcpy(d.dist + src, &zero, sizeof(zero), cudaMemcpyHostToDevice));
+  CK(cudaMemset(d.active[0], 0, sizeof(int) * d.n));
+  CK(cudaMemset(d.active[1], 0, sizeof(int) * d.n));
+  CK(cudaMemcpy(d.active[0] + src, &one, sizeof(one), cudaMemcpyHostToDevice));
+  CK(cudaDeviceSynchronize());
+}
+
+// One full SSSP from an already reset state; returns elapsed ms.
+static float run_sssp(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
+                      cudaEvent_t t1) {
+  const int threads = 256;
+  const int blocks = (d.n + threads - 1) / threads;
+  int* cur = d.active[0];
+  int* next = d.active[1];
+  CK(cudaEventRecord(t0));
+  for (;;) {
+    int changed = 0;
+    CK(cudaMemset(d.changed, 0, sizeof(int)));
+    if (impl == Impl::Flat)
+      sssp_flat<<<blocks, threads>>>(d.row, d.col, d.weight, d.dist, cur, next,
+                                     d.n, d.changed);
+    else
+      sssp_parent<<<blocks, threads>>>(d.row, d.col, d.weight, d.dist, cur,
+                                       next, d.n, d.changed);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());  // parents and all their children
+    CK(cudaMemcpy(&changed, d.changed, sizeof(int), cudaMemcpyDeviceToHost));
+    if (!changed) break;
+    std::swap(cur, next);  // cur was cleared by its readers
+  }
+  CK(cudaEventRecord(t1));
+  CK(cudaEventSynchronize(t1));
+  float ms = 0.f;
+  CK(cudaEventElapsedTime(&ms, t0, t1));
+  return ms;
+}
+
+static void usage(const char* prog) {
+  std::fprintf(stderr,
+               "usage: %s [--scale S] [--ef E] [--seed X] [--gr PATH] "
+               "[--src V] [--reps R]\n", prog);
+  std::exit(1);
+}
+
+int main(int argc, char** argv) {
+  int scale = 14, ef = 16, reps = 5;
+  long long src_arg = -1;
+  uint64_t seed = 1;
+  std::string gr;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc) usage(argv[0]);
+    const char* v = argv[++i];
+    if (a == "--scale") scale = std::atoi(v);
+    else if (a == "--ef") ef = std::atoi(v);
+    else if (a == "--seed") seed = std::strtoull(v, nullptr, 10);
+    else if (a == "--gr") gr = v;
+    else if (a == "--src") src_arg = std::atoll(v);
+    else if (a == "--reps") reps = std::atoi(v);
+    else usage(argv[0]);
+  }
+  if (scale < 1 || scale > 30 || ef < 1 || reps < 1) usage(argv[0]);
+
+  std::string input;
+  Graph g;
+  if (!gr.empty()) {
+    g = read_gr(gr.c_str());
+    size_t slash = gr.find_last_of('/');
+    input = slash == std::string::npos ? gr : gr.substr(slash + 1);
+  } else {
+    g = make_rmat(scale, ef, seed);
+    input = "rmat-s" + std::to_string(scale) + "-e" + std::to_string(ef);
+  }
+  if (g.n == 0) { std::fprintf(stderr, "empty graph\n"); return 1; }
+  const int m = g.row[g.n];
+  int max_deg = 0, hub = 0;
+  for (int v = 0; v < g.n; ++v) {
+    int deg = g.row[v + 1] - g.row[v];
+    if (deg > max_deg) { max_deg = deg; hub = v; }
+  }
+  int src = 0;
+  if (src_arg >= 0) {
+    if (src_arg >= g.n) { std::fprintf(stderr, "--src out of range\n"); return 1; }
+    src = int(src_arg);
+  } else if (g.row[1] == g.row[0]) {
+    src = hub;
+    std::fprintf(stderr, "note: vertex 0 has degree 0, using source %d (degree %d)\n",
+                 src, max_deg);
+  }
+
+  const std::vector<unsigned int> ref = cpu_sssp(g, src);
+  int reached = 0;
+  unsigned int max_dist = 0;
+  for (unsigned int x : ref)
+    if (x != SSSP_INF) { ++reached; max_dist = std::max(max_dist, x); }
+
+  cudaDeviceProp prop;
+  CK(cudaSetDevice(0));
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const size_t pending = std::min<size_t>(std::max<size_t>(2048, g.n), 1u << 20);
+  CK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pending));
+
+  DeviceGraph d;
+  d.n = g.n;
+  CK(cudaMalloc(&d.row, sizeof(int) * (g.n + 1)));
+  CK(cudaMalloc(&d.col, sizeof(int) * std::max(m, 1)));
+  CK(cudaMalloc(&d.weight, sizeof(unsigned int) * std::max(m, 1)));
+  CK(cudaMalloc(&d.dist, sizeof(unsigned int) * g.n));
+  CK(cudaMalloc(&d.active[0], sizeof(int) * g.n));
+  CK(cudaMalloc(&d.active[1], sizeof(int) * g.n));
+  CK(cudaMalloc(&d.changed, sizeof(int)));
+  CK(cudaMemcpy(d.row, g.row.data(), sizeof(int) * (g.n + 1), cudaMemcpyHostToDevice));
+  if (m > 0) {
+    CK(cudaMemcpy(d.col, g.col.data(), sizeof(int) * m, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d.weight, g.weight.data(), sizeof(unsigned int) * m,
+                  cudaMemcpyHostToDevice));
+  }
+  cudaEvent_t t0, t1;
+  CK(cudaEventCreate(&t0));
+  CK(cudaEventCreate(&t1));
+
+  std::printf("info example=sssp vertices=%d edges=%d max_degree=%d source=%d "
+              "reached=%d max_dist=%u gpu=%s\n",
+              g.n, m, max_deg, src, reached, max_dist, prop.name);
+
+  bool ok = true;
+  std::vector<unsigned int> out(g.n);
+  const Impl impls[2] = {Impl::Flat, Impl::Cdp};
+  for (Impl impl : impls) {
+    const unsigned int zero = 0;
+    CK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof(zero)));
+    bool verified = true;
+    std::vector<float> times;
+    for (int r = 0; r <= reps; ++r) {  // r == 0 is the untimed warm-up
+#ifdef DPOPT_STATS
+      if (r == reps) {  // count the launches of the last run only
+        const unsigned long long zero64 = 0;
+        cudaMemcpyToSymbol(g_launch_requests, &zero64, sizeof zero64);
+        if (dpopt_stats_reset) dpopt_stats_reset();
+      }
+#endif
+      reset_state(d, src);
+      float ms = run_sssp(impl, d, t0, t1);
+      if (r > 0) times.push_back(ms);
+      CK(cudaMemcpy(out.data(), d.dist, sizeof(unsigned int) * g.n,
+                    cudaMemcpyDeviceToHost));
+      if (out != ref) verified = false;
+    }
+#ifdef DPOPT_STATS
+    {
+      unsigned long long requests = 0;
+      cudaMemcpyFromSymbol(&requests, g_launch_requests, sizeof requests);
+      printf("stats example=sssp launch_requests=%llu\n", requests);
+      if (dpopt_stats_report) dpopt_stats_report(stdout);
+    }
+#endif
+    unsigned int failures = 0;
+    CK(cudaMemcpyFromSymbol(&failures, g_launch_failures, sizeof(failures)));
+    std::sort(times.begin(), times.end());
+    const size_t k = times.size();
+    const double median =
+        k % 2 ? times[k / 2] : 0.5 * (double(times[k / 2 - 1]) + times[k / 2]);
+    const uint64_t sum = fnv1a64(out.data(), sizeof(unsigned int) * out.size());
+    std::printf("result example=sssp input=%s impl=%s time_ms=%.4f verified=%s "
+                "checksum=%016llx launch_failures=%u\n",
+                input.c_str(), impl == Impl::Flat ? "flat" : "cdp", median,
+                verified ? "yes" : "no", (unsigned long long)sum, failures);
+    if (!verified || failures != 0) ok = false;
+  }
+
+  CK(cudaEventDestroy(t0));
+  CK(cudaEventDestroy(t1));
+  CK(cudaFree(d.row));
+  CK(cudaFree(d.col));
+  CK(cudaFree(d.weight));
+  CK(cudaFree(d.dist));
+  CK(cudaFree(d.active[0]));
+  CK(cudaFree(d.active[1]));
+  CK(cudaFree(d.changed));
+  return ok ? 0 : 1;
+}
