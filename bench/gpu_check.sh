@@ -95,6 +95,10 @@ tree_heights|--depth 4 --outdeg 32 --sparsity 1
 tree_heights|--depth 3 --outdeg 64 --sparsity 0
 bezier|--lines 16384 --max-tess 1024
 bezier|--lines 65536 --max-tess 256
+sssp|--scale 14 --ef 16
+sssp|--scale 16 --ef 8
+spmv|--rows 65536 --max-row 4096
+spmv|--rows 262144 --max-row 1024
 INPUTS
   echo "prepared $(wc -l < "$BUILD/jobs.txt") jobs in $BUILD/"
 }
