@@ -69,7 +69,14 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         .map(|c| piece(r.render_text(c.clone(), copy_of, &[])))
         .collect();
     let grid = piece(r.render_text(launch.config[0].clone(), copy_of, &grid_overrides));
-    let tail: String = config[2..].iter().map(|c| format!(", {c}")).collect();
+    // Shared memory and stream are always passed, so that the stream can be
+    // overridden at compile time (DPOPT_STREAM_<site>, DPOPT_LAUNCH_STREAM).
+    let user_stream = config.get(3).cloned().unwrap_or_else(|| "0".to_string());
+    let stream = format!("DPOPT_SITE_STREAM_{}({user_stream})", site.id);
+    let tail = format!(
+        ", {}, {stream}",
+        config.get(2).cloned().unwrap_or_else(|| "0".to_string())
+    );
     let args: Vec<String> = launch
         .args
         .iter()
@@ -108,10 +115,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
             .get(2)
             .map_or("0u".to_string(), |s| format!("(unsigned)({s})")),
     );
-    ctx.insert(
-        "stream",
-        &config.get(3).cloned().unwrap_or_else(|| "0".to_string()),
-    );
+    ctx.insert("stream", &stream);
     // A recursive child's serial version calls itself through its body: the
     // depth of that recursion is bounded (each level is a stack frame).
     let recursive = r
