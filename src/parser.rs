@@ -27,7 +27,26 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     };
     let view = &file.view;
     let mut functions = Vec::new();
-    scan_scope(&program, view, 0, program.sig.len(), &mut functions);
+    let mut defaults = Vec::new();
+    scan_scope(
+        &program,
+        view,
+        0,
+        program.sig.len(),
+        &mut functions,
+        &mut defaults,
+    );
+    // A default argument given in a forward declaration belongs to the
+    // definition's parameters too (the generated versions need it).
+    for (name, declared) in defaults {
+        for f in functions.iter_mut().filter(|f| f.name == name) {
+            for (param, default) in f.params.iter_mut().zip(declared.iter().cloned()) {
+                if param.default.is_none() {
+                    param.default = default;
+                }
+            }
+        }
+    }
     functions.sort_by_key(|f: &Function| f.body.start);
     for (i, f) in functions.iter().enumerate() {
         program.by_name.entry(f.name.clone()).or_insert(i);
@@ -82,7 +101,14 @@ fn match_brackets(sig: &[Token], view: &str) -> (Vec<Option<usize>>, Option<usiz
 
 /// Walk declarations at namespace level between significant tokens
 /// `from..to`, collecting function definitions.
-fn scan_scope(program: &Program, view: &str, from: usize, to: usize, out: &mut Vec<Function>) {
+fn scan_scope(
+    program: &Program,
+    view: &str,
+    from: usize,
+    to: usize,
+    out: &mut Vec<Function>,
+    defaults: &mut Vec<(String, Vec<Option<String>>)>,
+) {
     let sig = &program.sig;
     let mut head_start = from;
     let mut i = from;
@@ -94,7 +120,12 @@ fn scan_scope(program: &Program, view: &str, from: usize, to: usize, out: &mut V
             continue;
         }
         match text(t, view) {
-            ";" => head_start = i + 1,
+            ";" => {
+                if i > head_start {
+                    defaults.extend(declared_defaults(program, view, head_start, i));
+                }
+                head_start = i + 1
+            }
             "(" | "[" => {
                 i = program.partner[i].map_or(i + 1, |p| p + 1);
                 continue;
@@ -114,7 +145,7 @@ fn scan_scope(program: &Program, view: &str, from: usize, to: usize, out: &mut V
                     .iter()
                     .any(|w| matches!(*w, "struct" | "class" | "union" | "enum"));
                 if transparent {
-                    scan_scope(program, view, i + 1, close, out);
+                    scan_scope(program, view, i + 1, close, out, defaults);
                 } else if !aggregate {
                     if let Some(f) = function_from_head(program, view, head_start, i, close) {
                         out.push(f);
@@ -145,13 +176,17 @@ const NOT_A_NAME: &[&str] = &[
 
 /// Build a `Function` from its head (significant tokens `start..open`) and
 /// its body (`open..=close`), or `None` when the head is not a function's.
-fn function_from_head(
-    program: &Program,
-    view: &str,
-    start: usize,
-    open: usize,
-    close: usize,
-) -> Option<Function> {
+/// The parts of a function head (significant tokens `start..end`): where
+/// its template header ends, its name, its parameter parentheses and its
+/// `__launch_bounds__`. `None` when the head is not a function's.
+struct HeadShape {
+    template_end: usize,
+    name_at: usize,
+    params: (usize, usize),
+    launch_bounds: Option<String>,
+}
+
+fn head_shape(program: &Program, view: &str, start: usize, open: usize) -> Option<HeadShape> {
     let sig = &program.sig;
     let mut name_at = None;
     let mut params_group = None;
@@ -183,8 +218,47 @@ fn function_from_head(
         }
         i += 1;
     }
-    let name_at = name_at?;
-    let (popen, pclose) = params_group?;
+    Some(HeadShape {
+        template_end,
+        name_at: name_at?,
+        params: params_group?,
+        launch_bounds,
+    })
+}
+
+/// Default arguments given in a declaration `head ( params ) ;` (significant
+/// tokens `start..end`), by function name.
+fn declared_defaults(
+    program: &Program,
+    view: &str,
+    start: usize,
+    end: usize,
+) -> Option<(String, Vec<Option<String>>)> {
+    let shape = head_shape(program, view, start, end)?;
+    let (popen, pclose) = shape.params;
+    let params = params_of(&program.sig[popen + 1..pclose], view);
+    params.iter().any(|p| p.default.is_some()).then(|| {
+        (
+            text(&program.sig[shape.name_at], view).to_string(),
+            params.into_iter().map(|p| p.default).collect(),
+        )
+    })
+}
+
+fn function_from_head(
+    program: &Program,
+    view: &str,
+    start: usize,
+    open: usize,
+    close: usize,
+) -> Option<Function> {
+    let sig = &program.sig;
+    let HeadShape {
+        template_end,
+        name_at,
+        params: (popen, pclose),
+        launch_bounds,
+    } = head_shape(program, view, start, open)?;
     let mut space = ExecutionSpace::default();
     for t in &sig[template_end..name_at] {
         match text(t, view) {
@@ -573,6 +647,16 @@ mod tests {
         let args: Vec<_> = l.args.iter().map(|r| &file.view[r.clone()]).collect();
         assert_eq!(args, ["f(a, b)", "n"]);
         assert_eq!(p.functions[l.function.unwrap()].name, "parent");
+    }
+
+    #[test]
+    fn defaults_of_a_forward_declaration_reach_the_definition() {
+        let (_, p) = program(
+            "__global__ void k(int a, int b = 3);\n__global__ void p() {}\n__global__ void k(int a, int b) { }\n",
+        );
+        let k = &p.functions[p.function_named("k").unwrap()];
+        assert_eq!(k.params[0].default, None);
+        assert_eq!(k.params[1].default.as_deref(), Some("3"));
     }
 
     #[test]
