@@ -70,12 +70,9 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             .sites
             .iter()
             .any(|s| s.child == child && s.threshold.is_some() && s.parent == child);
-        let declare_at = sites
-            .iter()
-            .map(|&s| program.functions[plan.sites[s].parent].start)
-            .chain([function.start])
-            .min()
-            .unwrap_or(function.start);
+        // Before the child's first declaration: in its namespace, and before
+        // every parent that launches it.
+        let declare_at = function.first_declared;
         plan.children.push(ChildPlan {
             child,
             serial,

@@ -38,9 +38,12 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     );
     // A default argument given in a forward declaration belongs to the
     // definition's parameters too (the generated versions need it).
-    for (name, declared) in defaults {
-        for f in functions.iter_mut().filter(|f| f.name == name) {
-            for (param, default) in f.params.iter_mut().zip(declared.iter().cloned()) {
+    // The first declaration is where generated declarations must go: it is
+    // in the function's namespace and before every use.
+    for d in defaults {
+        for f in functions.iter_mut().filter(|f| f.name == d.name) {
+            f.first_declared = f.first_declared.min(d.start);
+            for (param, default) in f.params.iter_mut().zip(d.defaults.iter().cloned()) {
                 if param.default.is_none() {
                     param.default = default;
                 }
@@ -107,7 +110,7 @@ fn scan_scope(
     from: usize,
     to: usize,
     out: &mut Vec<Function>,
-    defaults: &mut Vec<(String, Vec<Option<String>>)>,
+    defaults: &mut Vec<Declaration>,
 ) {
     let sig = &program.sig;
     let mut head_start = from;
@@ -233,16 +236,22 @@ fn declared_defaults(
     view: &str,
     start: usize,
     end: usize,
-) -> Option<(String, Vec<Option<String>>)> {
+) -> Option<Declaration> {
     let shape = head_shape(program, view, start, end)?;
     let (popen, pclose) = shape.params;
     let params = params_of(&program.sig[popen + 1..pclose], view);
-    params.iter().any(|p| p.default.is_some()).then(|| {
-        (
-            text(&program.sig[shape.name_at], view).to_string(),
-            params.into_iter().map(|p| p.default).collect(),
-        )
+    Some(Declaration {
+        name: text(&program.sig[shape.name_at], view).to_string(),
+        start: program.sig[start].start,
+        defaults: params.into_iter().map(|p| p.default).collect(),
     })
+}
+
+/// A function declaration without a body (`head ( params ) ;`).
+struct Declaration {
+    name: String,
+    start: usize,
+    defaults: Vec<Option<String>>,
 }
 
 fn function_from_head(
@@ -289,6 +298,7 @@ fn function_from_head(
         params: params_of(&sig[popen + 1..pclose], view),
         body: sig[open].start..sig[close].end,
         body_tokens: open..close,
+        first_declared: sig[start].start,
     })
 }
 

@@ -57,6 +57,9 @@ pub struct Function {
     pub body: Range<usize>,
     /// Significant-token indices of the body's `{` and `}`.
     pub body_tokens: Range<usize>,
+    /// Byte offset of the first declaration of this function (a forward
+    /// declaration, or the definition itself).
+    pub first_declared: usize,
 }
 
 /// A kernel launch statement `name<targs><<<config>>>(args);`.

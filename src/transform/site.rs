@@ -107,7 +107,14 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     ctx.insert("tail", &tail);
     ctx.insert("args", &args.join(", "));
     ctx.insert("args_after", &args_after);
-    ctx.insert("serial", &format!("dpopt_serial_{}", child.name));
+    // Generated functions live beside the child: qualify them like the launch
+    // qualifies the kernel (`ns::child` -> `ns::dpopt_serial_child`).
+    let kernel_text = &file.view[launch.kernel_span.clone()];
+    let qualifier = kernel_text.rfind("::").map_or(String::new(), |i| {
+        kernel_text[..i + 2].split_whitespace().collect()
+    });
+    ctx.insert("serial", &format!("{qualifier}dpopt_serial_{}", child.name));
+    ctx.insert("launcher", &format!("{qualifier}dpopt_launch_{}", site.id));
     ctx.insert("aggregate", &site.aggregation.is_some());
     ctx.insert(
         "smem",
@@ -138,7 +145,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         "depth_limit",
         &nested.then(|| format!("DPOPT_SERIAL_DEPTH_{}", child.name)),
     );
-    ctx.insert("coarse", &format!("dpopt_coarse_{}", child.name));
+    ctx.insert("coarse", &format!("{qualifier}dpopt_coarse_{}", child.name));
     let code = r.templates.render(SITE, &ctx);
 
     // Indent every line after the first like the launch statement.
