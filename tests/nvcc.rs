@@ -16,6 +16,22 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
     for path in common::corpus() {
         let bytes = std::fs::read(&path).unwrap();
         jobs.push((common::stem(&path), bytes.clone()));
+        if path.parent().is_some_and(|p| p.ends_with("fixtures")) {
+            // Each fixture with aggregation added to every pragma (the two
+            // granularities applied so far), where dpopt accepts it.
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            for granularity in ["warp", "grid"] {
+                let t = common::append_to_pragmas(&text, &format!(" consldt({granularity})"));
+                let file = dpopt::source::SourceFile::new("x.cu", t.clone().into_bytes());
+                if dpopt::run(&file, "x.cu", false).has_errors() {
+                    continue; // template or recursive kernels: refused with a clear error
+                }
+                jobs.push((
+                    format!("{}_A{granularity}", common::stem(&path)),
+                    t.into_bytes(),
+                ));
+            }
+        }
         if path.parent().is_some_and(|p| p.ends_with("examples")) {
             let text = String::from_utf8(bytes).unwrap();
             for (variant, pragma) in [

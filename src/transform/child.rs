@@ -276,12 +276,12 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         let args = pool_args.join(", ");
         let record_launch = if site.coarsen.is_some() {
             format!(
-                "dpopt_coarse_{}<<<dim3(dpopt_r.lgrid), dim3(dpopt_r.block), dpopt_r.smem, cudaStreamFireAndForget>>>(dim3(dpopt_r.ogrid){}{args})",
+                "dpopt_coarse_{}<<<dim3(dpopt_r.dpopt_lgrid), dim3(dpopt_r.dpopt_block), dpopt_r.dpopt_smem, cudaStreamFireAndForget>>>(dim3(dpopt_r.dpopt_ogrid){}{args})",
                 child.name,
                 if args.is_empty() { "" } else { ", " }
             )
         } else {
-            format!("{}<<<dim3(dpopt_r.ogrid), dim3(dpopt_r.block), dpopt_r.smem, cudaStreamFireAndForget>>>({args})", child.name)
+            format!("{}<<<dim3(dpopt_r.dpopt_ogrid), dim3(dpopt_r.dpopt_block), dpopt_r.dpopt_smem, cudaStreamFireAndForget>>>({args})", child.name)
         };
         ctx.insert(
             "record_args",

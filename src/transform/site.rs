@@ -160,6 +160,15 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     }
     let pieces = pieces.into_inner();
     let mut text = fill_placeholders(&text, &pieces);
+    // In a __host__ __device__ function the host compilation keeps the
+    // launch as written: the generated versions exist on the device only.
+    let parent = &r.program.functions[site.parent];
+    if parent.space.host && parent.space.device {
+        let original = r.render_text(launch.span.clone(), copy_of, &[]);
+        text = format!(
+            "#if defined(__CUDA_ARCH__)  /* dpopt: the device side of a __host__ __device__ function */\n{text}\n#else\n{indent}{original}\n#endif"
+        );
+    }
     let resume = file.line_of(launch.span.end.saturating_sub(1));
     text.push_str(&format!("\n#line {} {}\n", resume, file.quoted_name()));
     r.codec.to_bytes(&with_newlines(&text, file.newline))

@@ -95,3 +95,29 @@ pub fn nvcc() -> Option<PathBuf> {
             .find(|p| p.exists())
     })
 }
+
+/// Append `suffix` to every `#pragma dp` directive (after its continuation
+/// lines), keeping the line endings.
+pub fn append_to_pragmas(text: &str, suffix: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut in_pragma = false;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let ending = &line[body.len()..];
+        let starts = body.trim_start().starts_with("#pragma dp");
+        if starts || in_pragma {
+            if body.trim_end().ends_with('\\') {
+                in_pragma = true;
+                out.push_str(line);
+                continue;
+            }
+            in_pragma = false;
+            out.push_str(body);
+            out.push_str(suffix);
+            out.push_str(ending);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
