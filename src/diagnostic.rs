@@ -114,7 +114,8 @@ impl DiagnosticKind {
             EmptyPragma | MalformedPragma => "dpopt::malformed_pragma",
             DuplicatePragma => "dpopt::duplicate_pragma",
             NoLaunchAfterPragma { .. } => "dpopt::no_launch",
-            HostSideLaunch { .. } | LaunchOutsideFunction => "dpopt::host_launch",
+            HostSideLaunch { .. } => "dpopt::host_launch",
+            LaunchOutsideFunction => "dpopt::launch_context",
             KernelNotDefined { .. } | NotAKernel { .. } => "dpopt::unknown_kernel",
             MalformedLaunch { .. } => "dpopt::malformed_launch",
             NotSerializable { .. } => "dpopt::not_serializable",
@@ -170,7 +171,9 @@ impl DiagnosticKind {
             HostSideLaunch { function } => {
                 format!("`#pragma dp` on a host-side launch (in host function `{function}`)")
             }
-            LaunchOutsideFunction => "`#pragma dp` on a launch outside any function".to_string(),
+            LaunchOutsideFunction => {
+                "`#pragma dp` on a launch that is not in a free function (class member functions are not supported yet)".to_string()
+            }
             KernelNotDefined { kernel } => {
                 format!("kernel `{kernel}` is launched here but not defined in this file")
             }
@@ -231,7 +234,9 @@ impl DiagnosticKind {
             HostSideLaunch { .. } => {
                 "dpopt optimizes device-side (dynamic parallelism) launches; remove the pragma from host code".to_string()
             }
-            LaunchOutsideFunction => "move the launch into a `__global__` or `__device__` function".to_string(),
+            LaunchOutsideFunction => {
+                "move the launch into a `__global__` or `__device__` function at namespace level".to_string()
+            }
             KernelNotDefined { .. } => {
                 "dpopt needs the child kernel's body: define it in the same file as the launch".to_string()
             }
