@@ -26,7 +26,7 @@ prepare() {
   # Variants of the examples: name|pragma|config=defines ... (defines joined by commas, - for none)
   cat > "$BUILD/variants.txt" <<'VARIANTS'
 orig||-=-
-T|#pragma dp threshold(128)|t32=-DDPOPT_THRESHOLD=32 t128=- t512=-DDPOPT_THRESHOLD=512
+T|#pragma dp threshold(128)|t32=-DDPOPT_THRESHOLD=32 t128=- t512=-DDPOPT_THRESHOLD=512 t128-null=-DDPOPT_DIRECT_STREAM=0
 C|#pragma dp coarsen(8)|c2=-DDPOPT_COARSEN=2 c8=-
 TC|#pragma dp threshold(128) coarsen(8)|t128c8=- t32c4=-DDPOPT_THRESHOLD=32,-DDPOPT_COARSEN=4 t512c2=-DDPOPT_THRESHOLD=512,-DDPOPT_COARSEN=2 t1024c8=-DDPOPT_THRESHOLD=1024
 A|#pragma dp consldt(warp)|warp=- warp-null=-DDPOPT_AGG_STREAM=0

@@ -254,7 +254,15 @@ fn site_for(
             granularity,
             pool_records: directive.pool_records().cloned(),
             agg_threshold: directive.agg_threshold().cloned(),
-            varying: varying_arguments(program, view, launch, parent, child_fn, directive.work()),
+            varying: varying_arguments(
+                program,
+                view,
+                launch,
+                parent,
+                child_fn,
+                directive.work(),
+                parent_params_uniform(program, parent, granularity),
+            ),
             asserted: directive.work().is_some(),
         }),
     };
@@ -286,6 +294,27 @@ fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
         })
 }
 
+/// Are the parent's parameters the same for every parent of one aggregated
+/// launch? Only a kernel's are (a device function's are per thread), and a
+/// kernel's only within one of its grids: a group of several blocks (multiblock,
+/// grid) can span grids when the kernel is also launched from the device (an
+/// aggregated launch of it runs blocks of many original grids side by side).
+fn parent_params_uniform(
+    program: &Program,
+    parent: usize,
+    granularity: crate::pragma::Granularity,
+) -> bool {
+    use crate::pragma::Granularity;
+    program.functions[parent].space.global
+        && (matches!(granularity, Granularity::Warp | Granularity::Block)
+            || !program.launches.iter().any(|l| {
+                l.function
+                    .is_some_and(|f| program.functions[f].space.runs_on_device())
+                    && program.function_named(l.kernel.rsplit("::").next().unwrap_or("").trim())
+                        == Some(parent)
+            }))
+}
+
 /// Which launch arguments vary between the parents of one aggregated launch.
 /// With `work(...)` the listed ones (by child parameter name or argument
 /// text); otherwise an argument is invariant when it is built only from
@@ -298,6 +327,7 @@ fn varying_arguments(
     parent: usize,
     child: &Function,
     work: Option<&[String]>,
+    params_uniform: bool,
 ) -> Vec<bool> {
     let parent_fn = &program.functions[parent];
     launch
@@ -346,7 +376,9 @@ fn varying_arguments(
                     !called
                         && (macro_like
                             || type_word
-                            || (param && !assigned_in(program, view, parent_fn, s)))
+                            || (param
+                                && params_uniform
+                                && !assigned_in(program, view, parent_fn, s)))
                 }
                 _ => false,
             })
@@ -570,6 +602,37 @@ mod tests {
         // K * 2 + k: macro, literal, parameter; out: parameter.
         assert_eq!(a.varying, [false, true, true, false, false]);
         assert!(!a.asserted);
+    }
+
+    #[test]
+    fn parameters_of_a_device_function_vary() {
+        let text = format!(
+            "{CHILD}__device__ void launch(const int *row, int start, int m, int *out) {{\n\
+             #pragma dp consldt(warp)\n  child<<<(m + 31) / 32, 32>>>(row, start, m, 1, out);\n}}\n"
+        );
+        let (plan, diagnostics) = analysis(&text);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        assert_eq!(a.varying, [true, true, true, false, true]);
+    }
+
+    #[test]
+    fn kernel_parameters_vary_across_grids_when_the_kernel_is_launched_from_the_device() {
+        // `parent` launches itself: a grid-wide group spans many of its grids.
+        let text = format!(
+            "{CHILD}__global__ void parent(const int *row, int m, int *out) {{\n\
+             #pragma dp consldt(grid)\n  child<<<(m + 31) / 32, 32>>>(row, 0, m, 1, out);\n\
+             if (m > 1) parent<<<1, 1>>>(row, m / 2, out);\n}}\n"
+        );
+        let (plan, diagnostics) = analysis(&text);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        assert_eq!(a.varying, [true, false, true, false, true]);
+        // Within one warp they are the same.
+        let warp = text.replace("consldt(grid)", "consldt(warp)");
+        let (plan, _) = analysis(&warp);
+        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        assert_eq!(a.varying, [false, false, false, false, false]);
     }
 
     #[test]

@@ -3,8 +3,9 @@
 # scale-16 graph (README, Known problems). Run on the GPU machine after
 # `bench/gpu_check.sh prepare` here (carry gpu-build):
 #   bash bench/probes/hang_repro.sh [RUNS]
-# Builds the original, T t512 and T+C t1024 c8 (NULL stream, as written) and the
-# same two with their direct launches in fire-and-forget streams, then runs
+# Builds the original, T t512 and T+C t1024 c8 with their direct launches in the
+# block's NULL stream (-DDPOPT_DIRECT_STREAM=0) and the same two as dpopt
+# generates them now (fire-and-forget), then runs
 # each RUNS times with 5 timed BFS runs per process (as the suite does) and
 # records GPU utilisation whenever a run hangs.
 set -u
@@ -15,10 +16,10 @@ command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
 mkdir -p hang
 build() { "$nvcc" -O3 -rdc=true -arch=sm_90 "${@:3}" -o "hang/$1" "src/$2.cu" -lcudadevrt 2>/dev/null; }
 build orig bfs__orig &
-build T512 bfs__T -DDPOPT_THRESHOLD=512 &
-build TC1024 bfs__TC -DDPOPT_THRESHOLD=1024 &
-build T512ff bfs__T -DDPOPT_THRESHOLD=512 -DDPOPT_LAUNCH_STREAM=cudaStreamFireAndForget &
-build TC1024ff bfs__TC -DDPOPT_THRESHOLD=1024 -DDPOPT_LAUNCH_STREAM=cudaStreamFireAndForget &
+build T512 bfs__T -DDPOPT_THRESHOLD=512 -DDPOPT_DIRECT_STREAM=0 &
+build TC1024 bfs__TC -DDPOPT_THRESHOLD=1024 -DDPOPT_DIRECT_STREAM=0 &
+build T512ff bfs__T -DDPOPT_THRESHOLD=512 &
+build TC1024ff bfs__TC -DDPOPT_THRESHOLD=1024 &
 wait
 for b in orig T512 TC1024 T512ff TC1024ff; do
   ok=0; hung=0

@@ -71,7 +71,16 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     let grid = piece(r.render_text(launch.config[0].clone(), copy_of, &grid_overrides));
     // Shared memory and stream are always passed, so that the stream can be
     // overridden at compile time (DPOPT_STREAM_<site>, DPOPT_LAUNCH_STREAM).
-    let user_stream = config.get(3).cloned().unwrap_or_else(|| "0".to_string());
+    // A launch written without a stream (or into stream 0) goes to
+    // DPOPT_DIRECT_STREAM, fire-and-forget unless overridden: dpopt already
+    // assumes that a site's children are independent of each other
+    // (thresholding runs some of them before earlier ones finish), and the
+    // block's NULL stream both serializes them and hung intermittently on an
+    // H200 (docs/AGGREGATION.md, "Streams").
+    let user_stream = match config.get(3).map(|s| s.trim()) {
+        None | Some("0" | "NULL" | "nullptr") => "DPOPT_DIRECT_STREAM".to_string(),
+        Some(_) => config[3].clone(),
+    };
     let stream = format!("DPOPT_SITE_STREAM_{}({user_stream})", site.id);
     let tail = format!(
         ", {}, {stream}",
