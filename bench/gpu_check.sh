@@ -38,6 +38,13 @@ Ag|#pragma dp consldt(grid)|grid=- grid-pool64=-DDPOPT_POOL_RECORDS=64
 TAg|#pragma dp threshold(128) consldt(grid)|t128=- t512=-DDPOPT_THRESHOLD=512
 CAg|#pragma dp coarsen(8) consldt(grid)|c8=-
 TCAg|#pragma dp threshold(128) coarsen(8) consldt(grid)|t128c8=- t512c8=-DDPOPT_THRESHOLD=512 t128c8-pool64=-DDPOPT_POOL_RECORDS=64
+Ab|#pragma dp consldt(block)|block=-
+TAb|#pragma dp threshold(128) consldt(block)|t128=-
+TCAb|#pragma dp threshold(128) coarsen(8) consldt(block)|t128c8=-
+Am|#pragma dp consldt(multiblock, 8)|g1=-DDPOPT_GROUP=1 g8=- g64=-DDPOPT_GROUP=64 g8-pool64=-DDPOPT_POOL_RECORDS=64
+TAm|#pragma dp threshold(128) consldt(multiblock, 8)|t128g8=-
+CAm|#pragma dp coarsen(8) consldt(multiblock, 8)|c8g8=-
+TCAm|#pragma dp threshold(128) coarsen(8) consldt(multiblock, 8)|t128c8g8=- t512c8g8=-DDPOPT_THRESHOLD=512 t128c8g64=-DDPOPT_GROUP=64
 VARIANTS
   for ex in examples/*.cu; do
     local name; name=$(basename "$ex" .cu)
@@ -78,12 +85,14 @@ VARIANTS
     else
       echo "fixture $name: aggregation refused by dpopt (expected only for template kernels)"
     fi
-    sed 's/ consldt(warp)/ consldt(grid)/' "$BUILD/tmp.cu" > "$BUILD/tmpg.cu"
-    if "$dpopt" transform "$BUILD/tmpg.cu" -o "$BUILD/src/${name}__dpG.cu" 2>/dev/null; then
-      echo "$name dpG as-annotated+grid ${name}__dpG -" >> "$BUILD/jobs.txt"
-    else
-      echo "fixture $name: grid aggregation refused by dpopt (expected for template and recursive kernels)"
-    fi
+    for g in grid:G block:B multiblock,8:M; do
+      sed "s/ consldt(warp)/ consldt(${g%%:*})/" "$BUILD/tmp.cu" > "$BUILD/tmpg.cu"
+      if "$dpopt" transform "$BUILD/tmpg.cu" -o "$BUILD/src/${name}__dp${g#*:}.cu" 2>/dev/null; then
+        echo "$name dp${g#*:} as-annotated+${g%%[:,]*} ${name}__dp${g#*:} -" >> "$BUILD/jobs.txt"
+      else
+        echo "fixture $name: ${g%%:*} aggregation refused by dpopt"
+      fi
+    done
     rm -f "$BUILD/tmpg.cu"
     rm -f "$BUILD/tmp.cu"
   done

@@ -53,6 +53,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             Err(d) => diagnostics.push(d),
         }
     }
+    diagnostics.extend(check_block_aggregation(program, view, &plan));
     // Group sites by child and check the child can be transformed.
     let mut by_child: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, site) in plan.sites.iter().enumerate() {
@@ -252,6 +253,7 @@ fn site_for(
         }
         Some(granularity) => Some(Aggregation {
             granularity,
+            group: directive.group().cloned(),
             pool_records: directive.pool_records().cloned(),
             agg_threshold: directive.agg_threshold().cloned(),
             varying: varying_arguments(
@@ -292,6 +294,144 @@ fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
                 && program.function_named(l.kernel.rsplit("::").next().unwrap_or("").trim())
                     == Some(child)
         })
+}
+
+/// Block and multiblock aggregation wait at a block barrier until every other
+/// thread of the block has launched or exited. That deadlocks when code
+/// running in the same blocks waits for the waiting threads: a barrier, a
+/// warp-synchronous primitive, or the barrier of a second block-aggregated
+/// site. Check every function that can run in the parent's blocks (the
+/// parent, the functions that call it, and everything they call).
+fn check_block_aggregation(program: &Program, view: &str, plan: &Plan) -> Vec<Diagnostic> {
+    use crate::pragma::Granularity;
+    let mut diagnostics = Vec::new();
+    let mut claimed: Vec<(Vec<usize>, usize)> = Vec::new();
+    for (index, site) in plan.sites.iter().enumerate() {
+        let Some(aggregation) = &site.aggregation else {
+            continue;
+        };
+        let granularity = match aggregation.granularity {
+            Granularity::Block => "block",
+            Granularity::MultiBlock => "multiblock",
+            _ => continue,
+        };
+        let pragma = program.pragmas[site.pragma].span.clone();
+        let functions = block_functions(program, view, site.parent);
+        let hazard = |function: &str, construct: &str, span: Range<usize>, note: &str| {
+            Diagnostic::new(
+                DiagnosticKind::BlockAggregationHazard {
+                    granularity: granularity.to_string(),
+                    function: function.to_string(),
+                    construct: construct.to_string(),
+                },
+                span,
+                note.to_string(),
+            )
+            .with_note(pragma.clone(), "block-level aggregation requested here")
+        };
+        let mut found = None;
+        for &f in &functions {
+            let function = &program.functions[f];
+            let body = program.sig_in(function.body.clone());
+            if let Some(t) = body.iter().find(|t| {
+                t.kind == TokenKind::Ident && {
+                    let s = t.text(view);
+                    BARRIERS.contains(&s) || is_warp_primitive(s) || s == "asm"
+                }
+            }) {
+                found = Some(hazard(
+                    &function.name,
+                    t.text(view),
+                    t.range(),
+                    "waits for other threads",
+                ));
+                break;
+            }
+            // A recursive child that uses shared memory gets a barrier
+            // between coarsened blocks in its aggregated kernel.
+            if f == site.child && site.coarsen.is_some() {
+                if let Some(t) = body
+                    .iter()
+                    .find(|t| t.kind == TokenKind::Ident && t.text(view) == "__shared__")
+                {
+                    found = Some(hazard(
+                        &function.name,
+                        "__shared__ (coarsening then synchronizes the block between original blocks)",
+                        t.range(),
+                        "shared memory in a coarsened recursive child",
+                    ));
+                    break;
+                }
+            }
+        }
+        if found.is_none() {
+            if let Some((_, other)) = claimed
+                .iter()
+                .find(|(fs, _)| fs.iter().any(|f| functions.contains(f)))
+            {
+                found = Some(
+                    hazard(
+                        &program.functions[site.parent].name,
+                        "a second block-aggregated launch",
+                        pragma.clone(),
+                        "second block-level aggregation in the same blocks",
+                    )
+                    .with_note(
+                        program.pragmas[plan.sites[*other].pragma].span.clone(),
+                        "first one",
+                    ),
+                );
+            }
+        }
+        match found {
+            Some(d) => diagnostics.push(d),
+            None => claimed.push((functions, index)),
+        }
+    }
+    diagnostics
+}
+
+/// The functions that can run in the blocks of `parent`: the functions that
+/// (transitively) call it, and everything that they and it call.
+fn block_functions(program: &Program, view: &str, parent: usize) -> Vec<usize> {
+    let callees = |f: usize| -> Vec<usize> {
+        let body = program.sig_in(program.functions[f].body.clone());
+        body.iter()
+            .enumerate()
+            .filter(|(i, t)| {
+                t.kind == TokenKind::Ident && body.get(i + 1).is_some_and(|n| n.text(view) == "(")
+            })
+            .filter_map(|(_, t)| program.function_named(t.text(view)))
+            .collect()
+    };
+    let all: Vec<Vec<usize>> = (0..program.functions.len()).map(callees).collect();
+    // Callers of the parent, transitively (kernels that reach a device function).
+    let mut roots = vec![parent];
+    let mut i = 0;
+    while i < roots.len() {
+        let f = roots[i];
+        for (g, calls) in all.iter().enumerate() {
+            if calls.contains(&f)
+                && !roots.contains(&g)
+                && program.functions[g].space.runs_on_device()
+            {
+                roots.push(g);
+            }
+        }
+        i += 1;
+    }
+    // Everything they call.
+    let mut set = roots;
+    let mut i = 0;
+    while i < set.len() {
+        for &g in &all[set[i]] {
+            if !set.contains(&g) {
+                set.push(g);
+            }
+        }
+        i += 1;
+    }
+    set
 }
 
 /// Are the parent's parameters the same for every parent of one aggregated

@@ -93,6 +93,11 @@ pub enum DiagnosticKind {
     ThreadCountFallback {
         kernel: String,
     },
+    BlockAggregationHazard {
+        granularity: String,
+        function: String,
+        construct: String,
+    },
 }
 
 impl DiagnosticKind {
@@ -124,6 +129,7 @@ impl DiagnosticKind {
             VariadicTemplate { .. } => "dpopt::variadic_template",
             UnbalancedBrackets => "dpopt::unbalanced",
             ThreadCountFallback { .. } => "dpopt::thread_count",
+            BlockAggregationHazard { .. } => "dpopt::block_aggregation",
         }
     }
 
@@ -195,6 +201,9 @@ impl DiagnosticKind {
             ThreadCountFallback { kernel } => format!(
                 "cannot tell how many threads the launch of `{kernel}` needs; comparing grid x block threads with the threshold"
             ),
+            BlockAggregationHazard { granularity, function, construct } => format!(
+                "`consldt({granularity})` cannot be applied: `{function}`, which runs in the same blocks as the launch, uses `{construct}`"
+            ),
         }
     }
 
@@ -223,7 +232,7 @@ impl DiagnosticKind {
             NeedsConsolidation { .. } => "add `consldt(warp|block|multiblock, G|grid)` or remove this clause".to_string(),
             NeedsThreshold { .. } => "add `threshold(N)` or remove this clause".to_string(),
             NotImplementedYet { .. } => {
-                "this version applies `consldt(warp)` (with `agg_threshold` and `work`); block, multiblock and grid granularity and `buffer`/`threads`/`blocks` come next: use `consldt(warp)` or remove the clause".to_string()
+                "this version applies every `consldt` granularity with `agg_threshold`, `work` and `buffer(default, ...)` (pool size of multiblock and grid); `threads`/`blocks`, other buffer kinds and aggregation of template kernels come next: remove the clause".to_string()
             }
             EmptyPragma => "add clauses, e.g. `#pragma dp threshold(128) coarsen(8)`".to_string(),
             MalformedPragma => "write clauses as `name(args)`, e.g. `#pragma dp threshold(128) coarsen(8)`".to_string(),
@@ -255,6 +264,9 @@ impl DiagnosticKind {
             UnbalancedBrackets => "check that (), [] and {} match (inside #if branches too)".to_string(),
             ThreadCountFallback { .. } => {
                 "compute the grid as `(n + b - 1) / b`, or state the count: `#pragma dp threshold(N) child_threads(n)`".to_string()
+            }
+            BlockAggregationHazard { .. } => {
+                "block and multiblock aggregation make the launching threads wait at a block barrier for the other threads of the block, which would deadlock with a barrier or warp-synchronous operation of the parent (or a second block-aggregated launch); use `consldt(warp)` or `consldt(grid)`, which need no block barrier".to_string()
             }
         })
     }

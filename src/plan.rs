@@ -21,16 +21,18 @@ pub struct Site {
     pub coarsen: Option<Value>,
     /// The child's thread count (only with `threshold`).
     pub count: Option<ThreadCount>,
-    /// Warp-granularity aggregation (`consldt(warp)`).
+    /// Aggregation (`consldt(...)`).
     pub aggregation: Option<Aggregation>,
 }
 
 /// How one site's launches are aggregated.
 #[derive(Debug, Clone)]
 pub struct Aggregation {
-    /// `Warp` or `Grid` (the granularities applied so far).
     pub granularity: crate::pragma::Granularity,
-    /// `buffer(default, ..., N)` with `consldt(grid)`: records in the pool.
+    /// `consldt(multiblock, G)`: parent blocks per group.
+    pub group: Option<Value>,
+    /// `buffer(default, ..., N)` with `consldt(grid)` or `consldt(multiblock)`:
+    /// records in the pool.
     pub pool_records: Option<Value>,
     /// `agg_threshold(N)`: fewer launching lanes launch directly.
     pub agg_threshold: Option<Value>,

@@ -112,6 +112,14 @@ impl Directive {
         })
     }
 
+    /// The group size of `consldt(multiblock, G)`.
+    pub fn group(&self) -> Option<&Value> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::Consolidate { group, .. } => group.as_ref(),
+            _ => None,
+        })
+    }
+
     /// The aggregation granularity, if `consldt(...)` is given.
     pub fn consolidation(&self) -> Option<Granularity> {
         self.clauses.iter().find_map(|c| match &c.kind {
@@ -491,23 +499,8 @@ fn positive_value(clause: &str, text: &str, range: Range<usize>) -> Result<Value
     }
 }
 
-fn directive_text_of(kind: &ClauseKind) -> String {
-    match kind {
-        ClauseKind::Consolidate { granularity, .. } => format!(
-            "consldt({})",
-            match granularity {
-                Granularity::Warp => "warp",
-                Granularity::Block => "block",
-                Granularity::MultiBlock => "multiblock",
-                Granularity::Grid => "grid",
-            }
-        ),
-        other => other.name().to_string(),
-    }
-}
-
-/// Checks across clauses: tuning clauses need their main clause; aggregation
-/// is recognised but not applied by this version.
+/// Checks across clauses: tuning clauses need their main clause; clauses
+/// recognised but not applied by this version are errors.
 fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
     let find = |name: &str| directive.clauses.iter().find(|c| c.kind.name() == name);
@@ -537,32 +530,17 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
             ));
         }
     }
-    // Warp granularity is applied (with `agg_threshold` and `work`); the
-    // other granularities and the pool/configuration clauses are not yet.
+    // Every granularity is applied (with `agg_threshold` and `work`), and
+    // `buffer(default, ...)` sizes the pool of multiblock and grid; the
+    // other buffer kinds and `threads`/`blocks` are not applied yet.
     if let Some(c) = consolidation {
-        let applied = matches!(
-            c.kind,
-            ClauseKind::Consolidate {
-                granularity: Granularity::Warp | Granularity::Grid,
-                ..
-            }
-        );
         let grid = matches!(
             c.kind,
             ClauseKind::Consolidate {
-                granularity: Granularity::Grid,
+                granularity: Granularity::Grid | Granularity::MultiBlock,
                 ..
             }
         );
-        if !applied {
-            errors.push(Diagnostic::new(
-                DiagnosticKind::NotImplementedYet {
-                    clause: directive_text_of(&c.kind),
-                },
-                c.span.clone(),
-                "only `consldt(warp)` and `consldt(grid)` are implemented so far",
-            ));
-        }
         for clause in &directive.clauses {
             let pool_of_grid = grid
                 && matches!(&clause.kind, ClauseKind::Buffer { kind, .. } if kind == "default");
@@ -677,17 +655,20 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e,
-            [
-                DiagnosticKind::NotImplementedYet {
-                    clause: "consldt(multiblock)".into()
-                },
-                DiagnosticKind::NotImplementedYet {
-                    clause: "buffer".into()
-                },
-                DiagnosticKind::NotImplementedYet {
-                    clause: "threads".into()
-                },
-            ]
+            [DiagnosticKind::NotImplementedYet {
+                clause: "threads".into()
+            },]
+        );
+        let d = parse("#pragma dp consldt(multiblock, 8) buffer(default, 4096)").unwrap();
+        assert_eq!(d.consolidation(), Some(Granularity::MultiBlock));
+        assert_eq!(d.group(), Some(&Value::Literal(8)));
+        assert_eq!(d.pool_records(), Some(&Value::Literal(4096)));
+        let e = parse("#pragma dp consldt(block) buffer(halloc, 64)").unwrap_err();
+        assert_eq!(
+            e,
+            [DiagnosticKind::NotImplementedYet {
+                clause: "buffer".into()
+            }]
         );
         let d = parse("#pragma dp threshold(64) consldt(warp) agg_threshold(4) work(a)").unwrap();
         assert_eq!(d.consolidation(), Some(Granularity::Warp));

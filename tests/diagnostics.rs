@@ -83,8 +83,8 @@ fn bad_values() {
 }
 
 #[test]
-fn aggregation_is_recognised_but_not_applied() {
-    error("consldt", &parent("#pragma dp threshold(64) consldt(multiblock, 8) work(a)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["cannot apply it yet"]);
+fn aggregation_clauses_not_applied_yet() {
+    error("consldt", &parent("#pragma dp threshold(64) consldt(multiblock, 8) threads(256)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["cannot apply it yet"]);
     error(
         "granularity",
         &parent("#pragma dp consldt(blok)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
@@ -94,6 +94,35 @@ fn aggregation_is_recognised_but_not_applied() {
         "agg_without_consldt",
         &parent("#pragma dp threshold(64) agg_threshold(8)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
         &["consldt"],
+    );
+}
+
+#[test]
+fn block_aggregation_next_to_a_barrier() {
+    // A barrier in the parent would wait for the threads waiting in the
+    // aggregated launch's block barrier.
+    error(
+        "block_barrier",
+        &parent("  if (threadIdx.x < n) {\n#pragma dp consldt(block)\n    child<<<(n + 31) / 32, 32>>>(a, n);\n  }\n  __syncthreads();"),
+        &["consldt(block)", "__syncthreads", "consldt(warp)"],
+    );
+    // ... also in a device function the parent calls, or a kernel calling
+    // the device function that launches.
+    let text = format!(
+        "{CHILD}__device__ int sum(int v) {{ return __shfl_down_sync(0xffffffff, v, 1); }}\n\
+         __device__ void launch(int *a, int n) {{\n#pragma dp consldt(multiblock, 8)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n\
+         __global__ void parent(int *a, int n) {{\n  launch(a, sum(n));\n}}\n"
+    );
+    error(
+        "multiblock_shfl",
+        &text,
+        &["consldt(multiblock)", "__shfl_down_sync", "`sum`"],
+    );
+    // Two block-aggregated launches in one kernel would wait at one barrier.
+    error(
+        "two_block_sites",
+        &parent("#pragma dp consldt(block)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n#pragma dp consldt(block)\n  child<<<1, 32>>>(a, n);"),
+        &["second block-aggregated launch", "first one"],
     );
 }
 

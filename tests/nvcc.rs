@@ -17,17 +17,17 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
         let bytes = std::fs::read(&path).unwrap();
         jobs.push((common::stem(&path), bytes.clone()));
         if path.parent().is_some_and(|p| p.ends_with("fixtures")) {
-            // Each fixture with aggregation added to every pragma (the two
-            // granularities applied so far), where dpopt accepts it.
+            // Each fixture with aggregation added to every pragma, at each
+            // granularity, where dpopt accepts it.
             let text = String::from_utf8_lossy(&bytes).into_owned();
-            for granularity in ["warp", "grid"] {
+            for granularity in ["warp", "grid", "block", "multiblock, 8"] {
                 let t = common::append_to_pragmas(&text, &format!(" consldt({granularity})"));
                 let file = dpopt::source::SourceFile::new("x.cu", t.clone().into_bytes());
                 if dpopt::run(&file, "x.cu", false).has_errors() {
-                    continue; // template or recursive kernels: refused with a clear error
+                    continue; // template kernels, recursive grid, barriers next to block: refused with a clear error
                 }
                 jobs.push((
-                    format!("{}_A{granularity}", common::stem(&path)),
+                    format!("{}_A{}", common::stem(&path), granularity.replace(", ", "")),
                     t.into_bytes(),
                 ));
             }
@@ -39,6 +39,8 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                 ("C", "#pragma dp coarsen(4)"),
                 ("TC", "#pragma dp threshold(TH_SWEEP) coarsen(4)"),
                 ("A", "#pragma dp consldt(warp)"),
+                ("Ab", "#pragma dp consldt(block)"),
+                ("TCAm", "#pragma dp threshold(64) coarsen(4) consldt(multiblock, 8) buffer(default, 4096)"),
                 ("TCA", "#pragma dp threshold(64) coarsen(4) consldt(warp) agg_threshold(2)"),
                 ("CAw", "#pragma dp coarsen(2) consldt(warp) work(deg, nTess, nchildren, c, depth, start, lidx, line, out, node, count)"),
             ] {

@@ -38,6 +38,11 @@ fn each_clause_alone_on_the_examples() {
                 "aggregate_grid",
                 "#pragma dp threshold(64) consldt(grid) buffer(default, 4096)",
             ),
+            ("aggregate_block", "#pragma dp threshold(64) consldt(block)"),
+            (
+                "aggregate_multiblock",
+                "#pragma dp coarsen(4) consldt(multiblock, 8) buffer(default, 4096)",
+            ),
         ] {
             let outcome = common::transform_bytes(
                 &format!("examples/{name}.cu"),

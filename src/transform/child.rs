@@ -3,7 +3,9 @@
 //! function, serial version and coarsened kernel (after the child).
 
 use super::renderer::Renderer;
-use super::templates::{AGGREGATION, AGGREGATION_GRID, DECLARATIONS, DEFINITIONS};
+use super::templates::{
+    AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID, DECLARATIONS, DEFINITIONS,
+};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::plan::ChildPlan;
 use crate::program::Function;
@@ -272,7 +274,13 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     ctx.insert("agg_threshold_macro", &site.agg_threshold_macro());
     ctx.insert("asserted", &aggregation.asserted);
     ctx.insert("direct_launch", &direct);
-    if aggregation.granularity == crate::pragma::Granularity::Grid {
+    use crate::pragma::Granularity;
+    let pooled = matches!(
+        aggregation.granularity,
+        Granularity::Grid | Granularity::MultiBlock
+    );
+    if pooled {
+        // Records in the site's __device__ pool: launched from a record.
         let args = pool_args.join(", ");
         let record_launch = if site.coarsen.is_some() {
             format!(
@@ -283,10 +291,6 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         } else {
             format!("{}<<<dim3(dpopt_r.dpopt_ogrid), dim3(dpopt_r.dpopt_block), dpopt_r.dpopt_smem, cudaStreamFireAndForget>>>({args})", child.name)
         };
-        ctx.insert(
-            "record_args",
-            &format!("{}{}", if args.is_empty() { "" } else { ", " }, args),
-        );
         ctx.insert("record_launch", &record_launch);
         ctx.insert(
             "pool_records",
@@ -295,9 +299,32 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
                 .as_ref()
                 .map_or("65536".to_string(), |v| v.to_source()),
         );
-        return r.templates.render(AGGREGATION_GRID, &ctx);
     }
-    r.templates.render(AGGREGATION, &ctx)
+    match aggregation.granularity {
+        Granularity::Warp => r.templates.render(AGGREGATION, &ctx),
+        Granularity::Grid => {
+            let args = pool_args.join(", ");
+            ctx.insert(
+                "record_args",
+                &format!("{}{}", if args.is_empty() { "" } else { ", " }, args),
+            );
+            r.templates.render(AGGREGATION_GRID, &ctx)
+        }
+        Granularity::Block | Granularity::MultiBlock => {
+            ctx.insert(
+                "multiblock",
+                &(aggregation.granularity == Granularity::MultiBlock),
+            );
+            ctx.insert(
+                "group",
+                &aggregation
+                    .group
+                    .as_ref()
+                    .map_or("8".to_string(), |v| v.to_source()),
+            );
+            r.templates.render(AGGREGATION_BLOCK, &ctx)
+        }
+    }
 }
 
 /// A parameter declaration as a struct member: top-level `const` removed

@@ -12,6 +12,7 @@ pub const DECLARATIONS: &str = "declarations.cu.tera";
 pub const DEFINITIONS: &str = "definitions.cu.tera";
 pub const AGGREGATION: &str = "aggregation.cu.tera";
 pub const AGGREGATION_GRID: &str = "aggregation_grid.cu.tera";
+pub const AGGREGATION_BLOCK: &str = "aggregation_block.cu.tera";
 pub const PRELUDE: &str = "prelude.cu.tera";
 pub const STATS: &str = "stats.cu.tera";
 
@@ -36,6 +37,10 @@ impl Templates {
             (
                 AGGREGATION_GRID,
                 include_str!("../../templates/aggregation_grid.cu.tera"),
+            ),
+            (
+                AGGREGATION_BLOCK,
+                include_str!("../../templates/aggregation_block.cu.tera"),
             ),
             (PRELUDE, include_str!("../../templates/prelude.cu.tera")),
             (
