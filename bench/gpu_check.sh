@@ -45,6 +45,9 @@ Am|#pragma dp consldt(multiblock, 8)|g1=-DDPOPT_GROUP=1 g8=- g64=-DDPOPT_GROUP=6
 TAm|#pragma dp threshold(128) consldt(multiblock, 8)|t128g8=-
 CAm|#pragma dp coarsen(8) consldt(multiblock, 8)|c8g8=-
 TCAm|#pragma dp threshold(128) coarsen(8) consldt(multiblock, 8)|t128c8g8=- t512c8g8=-DDPOPT_THRESHOLD=512 t128c8g64=-DDPOPT_GROUP=64
+TCAmk|#pragma dp threshold(128) coarsen(8) consldt(multiblock, 8) threads(64) blocks(512)|t128c8g8k=-
+Ak|#pragma dp consldt(warp) threads(32) blocks(8)|w-t32b8=-
+Agk|#pragma dp consldt(grid) threads(128) blocks(1024)|g-t128b1024=-
 VARIANTS
   for ex in examples/*.cu; do
     local name; name=$(basename "$ex" .cu)

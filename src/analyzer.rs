@@ -651,6 +651,43 @@ fn check_child(
 ) -> Vec<Diagnostic> {
     let pragma_span = program.pragmas[site.pragma].span.clone();
     let mut out = Vec::new();
+    // threads(N)/blocks(N): one aggregated block runs several original blocks
+    // or threads in turn, and threads skip the parts that are not theirs:
+    // the child may not wait for the other threads of its block, and with
+    // threads(N) its lanes are not the original warp's.
+    let fixed = [
+        ("blocks", site.directive.agg_blocks().is_some(), false),
+        ("threads", site.directive.agg_threads().is_some(), true),
+    ];
+    for (clause, given, lanes_matter) in fixed {
+        if !given {
+            continue;
+        }
+        let offending = [
+            facts.barrier.clone(),
+            if lanes_matter {
+                facts.warp.clone()
+            } else {
+                None
+            },
+        ];
+        if let Some((span, construct)) =
+            offending.into_iter().flatten().min_by_key(|(r, _)| r.start)
+        {
+            out.push(
+                Diagnostic::new(
+                    DiagnosticKind::FixedConfigurationHazard {
+                        clause: clause.to_string(),
+                        kernel: child.name.clone(),
+                        construct,
+                    },
+                    span,
+                    "needs the original block's threads together",
+                )
+                .with_note(pragma_span.clone(), format!("`{clause}` requested here")),
+            );
+        }
+    }
     if site.threshold.is_some() {
         let offending = [
             facts.barrier.clone(),

@@ -98,6 +98,11 @@ pub enum DiagnosticKind {
         function: String,
         construct: String,
     },
+    FixedConfigurationHazard {
+        clause: String,
+        kernel: String,
+        construct: String,
+    },
 }
 
 impl DiagnosticKind {
@@ -130,6 +135,7 @@ impl DiagnosticKind {
             UnbalancedBrackets => "dpopt::unbalanced",
             ThreadCountFallback { .. } => "dpopt::thread_count",
             BlockAggregationHazard { .. } => "dpopt::block_aggregation",
+            FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
         }
     }
 
@@ -201,6 +207,9 @@ impl DiagnosticKind {
             ThreadCountFallback { kernel } => format!(
                 "cannot tell how many threads the launch of `{kernel}` needs; comparing grid x block threads with the threshold"
             ),
+            FixedConfigurationHazard { clause, kernel, construct } => format!(
+                "`{clause}` cannot be applied: child kernel `{kernel}` uses `{construct}`, which needs the threads of one original block running together"
+            ),
             BlockAggregationHazard { granularity, function, construct } => format!(
                 "`consldt({granularity})` cannot be applied: `{function}`, which runs in the same blocks as the launch, uses `{construct}`"
             ),
@@ -264,6 +273,9 @@ impl DiagnosticKind {
             UnbalancedBrackets => "check that (), [] and {} match (inside #if branches too)".to_string(),
             ThreadCountFallback { .. } => {
                 "compute the grid as `(n + b - 1) / b`, or state the count: `#pragma dp threshold(N) child_threads(n)`".to_string()
+            }
+            FixedConfigurationHazard { .. } => {
+                "with `blocks(N)` an aggregated block runs several original blocks one after the other, and with `threads(N)` a thread runs several original threads; remove the clause to keep one aggregated block per original block".to_string()
             }
             BlockAggregationHazard { .. } => {
                 "block and multiblock aggregation make the launching threads wait at a block barrier for the other threads of the block, which would deadlock with a barrier or warp-synchronous operation of the parent (or a second block-aggregated launch); use `consldt(warp)` or `consldt(grid)`, which need no block barrier".to_string()

@@ -112,6 +112,22 @@ impl Directive {
         })
     }
 
+    /// `blocks(N)`: blocks of every aggregated launch, at most.
+    pub fn agg_blocks(&self) -> Option<&Value> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::Blocks(v) => Some(v),
+            _ => None,
+        })
+    }
+
+    /// `threads(N)`: threads per block of every aggregated launch.
+    pub fn agg_threads(&self) -> Option<&Value> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::Threads(v) => Some(v),
+            _ => None,
+        })
+    }
+
     /// The group size of `consldt(multiblock, G)`.
     pub fn group(&self) -> Option<&Value> {
         self.clauses.iter().find_map(|c| match &c.kind {
@@ -530,9 +546,9 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
             ));
         }
     }
-    // Every granularity is applied (with `agg_threshold` and `work`), and
-    // `buffer(default, ...)` sizes the pool of multiblock and grid; the
-    // other buffer kinds and `threads`/`blocks` are not applied yet.
+    // Every granularity is applied (with `agg_threshold`, `work`, `threads`
+    // and `blocks`), and `buffer(default, ...)` sizes the pool of multiblock
+    // and grid; the other buffer kinds are not applied yet.
     if let Some(c) = consolidation {
         let grid = matches!(
             c.kind,
@@ -544,7 +560,7 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
         for clause in &directive.clauses {
             let pool_of_grid = grid
                 && matches!(&clause.kind, ClauseKind::Buffer { kind, .. } if kind == "default");
-            if matches!(clause.kind.name(), "buffer" | "threads" | "blocks") && !pool_of_grid {
+            if clause.kind.name() == "buffer" && !pool_of_grid {
                 errors.push(Diagnostic::new(
                     DiagnosticKind::NotImplementedYet {
                         clause: clause.kind.name().to_string(),
@@ -650,15 +666,18 @@ mod tests {
     #[test]
     fn consolidation_parses_but_is_not_applied() {
         let e = parse(
-            "#pragma dp consldt(multiblock, 8) work(a, b) buffer(default, 64, 4096) threads(256)",
+            "#pragma dp consldt(multiblock, 8) work(a, b) buffer(custom, 64, 4096) threads(256)",
         )
         .unwrap_err();
         assert_eq!(
             e,
             [DiagnosticKind::NotImplementedYet {
-                clause: "threads".into()
+                clause: "buffer".into()
             },]
         );
+        let d = parse("#pragma dp consldt(warp) threads(128) blocks(64)").unwrap();
+        assert_eq!(d.agg_threads(), Some(&Value::Literal(128)));
+        assert_eq!(d.agg_blocks(), Some(&Value::Literal(64)));
         let d = parse("#pragma dp consldt(multiblock, 8) buffer(default, 4096)").unwrap();
         assert_eq!(d.consolidation(), Some(Granularity::MultiBlock));
         assert_eq!(d.group(), Some(&Value::Literal(8)));

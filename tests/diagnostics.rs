@@ -84,7 +84,7 @@ fn bad_values() {
 
 #[test]
 fn aggregation_clauses_not_applied_yet() {
-    error("consldt", &parent("#pragma dp threshold(64) consldt(multiblock, 8) threads(256)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["cannot apply it yet"]);
+    error("consldt", &parent("#pragma dp threshold(64) consldt(multiblock, 8) buffer(halloc, 4096)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["cannot apply it yet"]);
     error(
         "granularity",
         &parent("#pragma dp consldt(blok)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
@@ -123,6 +123,17 @@ fn block_aggregation_next_to_a_barrier() {
         "two_block_sites",
         &parent("#pragma dp consldt(block)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n#pragma dp consldt(block)\n  child<<<1, 32>>>(a, n);"),
         &["second block-aggregated launch", "first one"],
+    );
+}
+
+#[test]
+fn fixed_configuration_of_a_child_with_a_barrier() {
+    let text = "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n  a[threadIdx.x] = s[31 - threadIdx.x];\n}\n\
+                __global__ void parent(int *a, int n) {\n#pragma dp consldt(warp) blocks(64)\n  child<<<1, 32>>>(a, n);\n}\n";
+    error(
+        "blocks_barrier",
+        text,
+        &["`blocks` cannot be applied", "__syncthreads", "bad.cu:4:3"],
     );
 }
 

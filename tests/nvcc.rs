@@ -40,6 +40,8 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                 ("TC", "#pragma dp threshold(TH_SWEEP) coarsen(4)"),
                 ("A", "#pragma dp consldt(warp)"),
                 ("Ab", "#pragma dp consldt(block)"),
+                ("Ak", "#pragma dp consldt(warp) threads(32) blocks(8)"),
+                ("TCAmk", "#pragma dp threshold(64) coarsen(4) consldt(multiblock, 8) threads(64) blocks(512)"),
                 ("TCAm", "#pragma dp threshold(64) coarsen(4) consldt(multiblock, 8) buffer(default, 4096)"),
                 ("TCA", "#pragma dp threshold(64) coarsen(4) consldt(warp) agg_threshold(2)"),
                 ("CAw", "#pragma dp coarsen(2) consldt(warp) work(deg, nTess, nchildren, c, depth, start, lidx, line, out, node, count)"),

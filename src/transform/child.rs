@@ -274,6 +274,12 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     ctx.insert("agg_threshold_macro", &site.agg_threshold_macro());
     ctx.insert("asserted", &aggregation.asserted);
     ctx.insert("direct_launch", &direct);
+    let blocks = site.directive.agg_blocks().map(|v| v.to_source());
+    let threads = site.directive.agg_threads().map(|v| v.to_source());
+    ctx.insert("block_loop", &blocks.is_some());
+    ctx.insert("thread_loop", &threads.is_some());
+    ctx.insert("agg_blocks", &blocks.unwrap_or_default());
+    ctx.insert("agg_threads", &threads.unwrap_or_default());
     use crate::pragma::Granularity;
     let pooled = matches!(
         aggregation.granularity,

@@ -44,6 +44,10 @@ impl Templates {
             ),
             (PRELUDE, include_str!("../../templates/prelude.cu.tera")),
             (
+                "aggregation_config.cu.tera",
+                include_str!("../../templates/aggregation_config.cu.tera"),
+            ),
+            (
                 "disaggregate.cu.tera",
                 include_str!("../../templates/disaggregate.cu.tera"),
             ),
