@@ -242,17 +242,9 @@ fn site_for(
                 "template kernel",
             ))
         }
-        Some(crate::pragma::Granularity::Grid) if site_is_recursive(program, parent, child) => {
-            return Err(Diagnostic::new(
-                DiagnosticKind::NotImplementedYet {
-                    clause: format!("consldt(grid) on the recursive kernel `{simple_name}`"),
-                },
-                launch.kernel_span.clone(),
-                "recursive launch",
-            ))
-        }
         Some(granularity) => Some(Aggregation {
             granularity,
+            recursive: site_is_recursive(program, parent, child),
             group: directive.group().cloned(),
             pool_records: directive.pool_records().cloned(),
             agg_threshold: directive.agg_threshold().cloned(),

@@ -29,6 +29,9 @@ pub struct Site {
 #[derive(Debug, Clone)]
 pub struct Aggregation {
     pub granularity: crate::pragma::Granularity,
+    /// The child launches itself (directly or through the parent): its
+    /// aggregated grids are parents of the site too.
+    pub recursive: bool,
     /// `consldt(multiblock, G)`: parent blocks per group.
     pub group: Option<Value>,
     /// `buffer(default, ..., N)` with `consldt(grid)` or `consldt(multiblock)`:

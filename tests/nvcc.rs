@@ -52,15 +52,12 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                 }
                 jobs.push((format!("{}_{variant}", common::stem(&path)), t.into_bytes()));
             }
-            // Grid aggregation (recursive kernels are refused, as the
-            // diagnostics tests check).
-            if common::stem(&path) != "tree_heights" {
-                let t = common::with_pragmas(
-                    &String::from_utf8(std::fs::read(&path).unwrap()).unwrap(),
-                    "#pragma dp threshold(64) coarsen(4) consldt(grid) buffer(default, 4096)",
-                );
-                jobs.push((format!("{}_TCAg", common::stem(&path)), t.into_bytes()));
-            }
+            // Grid aggregation (several pools for the recursive tree).
+            let t = common::with_pragmas(
+                &String::from_utf8(std::fs::read(&path).unwrap()).unwrap(),
+                "#pragma dp threshold(64) coarsen(4) consldt(grid) buffer(default, 4096)",
+            );
+            jobs.push((format!("{}_TCAg", common::stem(&path)), t.into_bytes()));
         }
     }
     jobs

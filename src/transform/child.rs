@@ -298,6 +298,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
             format!("{}<<<dim3(dpopt_r.dpopt_ogrid), dim3(dpopt_r.dpopt_block), dpopt_r.dpopt_smem, cudaStreamFireAndForget>>>({args})", child.name)
         };
         ctx.insert("record_launch", &record_launch);
+        ctx.insert("pools", &if aggregation.recursive { 4 } else { 1 });
         ctx.insert(
             "pool_records",
             &aggregation
