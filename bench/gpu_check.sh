@@ -9,6 +9,8 @@
 #
 # Variants of each example (every `#pragma dp` line replaced):
 #   orig  the program as written (plain CDP; nvcc ignores the pragma)
+#   CDPff the program as written, its launches in fire-and-forget streams
+#         (threshold 1: every child is launched, into DPOPT_DIRECT_STREAM)
 #   T     threshold only      (-DDPOPT_THRESHOLD=...)
 #   C     coarsening only     (-DDPOPT_COARSEN=...)
 #   TC    threshold + coarsen (both macros)
@@ -26,6 +28,7 @@ prepare() {
   # Variants of the examples: name|pragma|config=defines ... (defines joined by commas, - for none)
   cat > "$BUILD/variants.txt" <<'VARIANTS'
 orig||-=-
+CDPff|#pragma dp threshold(1)|ff=-
 T|#pragma dp threshold(128)|t32=-DDPOPT_THRESHOLD=32 t128=- t512=-DDPOPT_THRESHOLD=512 t128-null=-DDPOPT_DIRECT_STREAM=0
 C|#pragma dp coarsen(8)|c2=-DDPOPT_COARSEN=2 c8=-
 TC|#pragma dp threshold(128) coarsen(8)|t128c8=- t32c4=-DDPOPT_THRESHOLD=32,-DDPOPT_COARSEN=4 t512c2=-DDPOPT_THRESHOLD=512,-DDPOPT_COARSEN=2 t1024c8=-DDPOPT_THRESHOLD=1024
@@ -182,6 +185,32 @@ run() {
   done < "$BUILD/selected.txt"
   count_launches "$out"
   summarize "$out"
+  suite_csv "$out"
+}
+
+# The suite's CSV: one row per (benchmark, input, variant, configuration,
+# implementation) with the median kernel time, the device-side launches of
+# the cdp implementation (from the -DDPOPT_STATS build), the verdict and the
+# GPU's name. `dpopt-report` turns such files into tables and plots.
+suite_csv() {
+  local out=$1
+  awk -F, '
+    FNR == 1 { file++; next }
+    file == 1 { launches[$1 "," $2 "," $3 "," $4] = $11; next }
+    $3 == "orig" && $5 == "cdp" { ref[$1 "," $2] = $8 }
+    { rows[++n] = $0 }
+    END {
+      print "benchmark,input,variant,config,impl,time_ms,device_launches,verified,gpu"
+      for (k = 1; k <= n; k++) {
+        split(rows[k], c, ",")
+        key = c[1] "," c[2]
+        same = (c[5] == "flat" && c[1] == "bezier") || (key in ref && c[8] == ref[key])
+        ok = (c[7] == "yes" && c[10] == "0" && c[9] == "0" && same) ? "yes" : "no"
+        l = (c[5] == "cdp") ? launches[c[1] "," c[2] "," c[3] "," c[4]] : ""
+        printf "%s,%s,%s,%s,%s,%s,%s,%s,%s\n", c[1], c[2], c[3], c[4], c[5], c[6], l, ok, c[11]
+      }
+    }' "$out/launches.csv" "$out/results.csv" > "$out/suite.csv"
+  echo "suite CSV: $out/suite.csv ($(($(wc -l < "$out/suite.csv") - 1)) rows)"
 }
 
 # Device-side launches of the last run of each example variant: the original
@@ -197,6 +226,7 @@ count_launches() {
       # shellcheck disable=SC2086
       timeout "${RUN_TIMEOUT:-60}" stdbuf -oL "$bin" $args --reps 1 > "$BUILD/stats.txt" 2>&1 || true
       awk -v e="$example" -v i="${args// /_}" -v v="$variant" -v c="$config" '
+        /^result / && !named { for (k = 2; k <= NF; k++) if ($k ~ /^input=/) { i = substr($k, 7); named = 1 } }
         /^stats example=/ { split($3, kv, "="); req = kv[2]; s = d = a = p = f = 0; n = 0 }
         /^dpopt_stats / { for (k = 3; k <= NF; k++) { split($k, kv, "="); x[kv[1]] = kv[2] }
                           s += x["serialized"]; d += x["direct"]; a += x["aggregated"]; p += x["parents_aggregated"]; f += x["fallbacks"]; n++ }
@@ -240,5 +270,6 @@ case ${1:-} in
   prepare) prepare ;;
   run) shift; run "${1:-}" ;;
   summarize) summarize "${2:-${OUT:-gpu-out}}" ;;
-  *) echo "usage: $0 prepare | run [FILTER] | summarize [DIR]" >&2; exit 2 ;;
+  suite-csv) suite_csv "${2:-${OUT:-gpu-out}}" ;;
+  *) echo "usage: $0 prepare | run [FILTER] | summarize [DIR] | suite-csv [DIR]" >&2; exit 2 ;;
 esac

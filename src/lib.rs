@@ -21,6 +21,7 @@ pub mod parser;
 pub mod plan;
 pub mod pragma;
 pub mod program;
+pub mod report;
 pub mod source;
 pub mod thread_count;
 pub mod token;
