@@ -102,6 +102,23 @@ VARIANTS
     rm -f "$BUILD/tmpg.cu"
     rm -f "$BUILD/tmp.cu"
   done
+  # A program in two files: the parent's host launch is in host.cu, which
+  # knows nothing of dpopt (the .extra file names the second source).
+  cp tests/multi_tu/host.cu "$BUILD/src/two_files_host.cu"
+  for g in orig:- dp:- warp:A block:B multiblock,8:M grid:G; do
+    local tag=${g%%:*} add=${g#*:} file
+    if [ "$tag" = orig ]; then
+      cp tests/multi_tu/kernels.cu "$BUILD/src/two_files__orig.cu"
+    else
+      if [ "$add" = - ]; then cp tests/multi_tu/kernels.cu "$BUILD/tmp.cu"
+      else sed "s/coarsen(2)\$/coarsen(2) consldt(${tag/,/, })/" tests/multi_tu/kernels.cu > "$BUILD/tmp.cu"; fi
+      "$dpopt" transform "$BUILD/tmp.cu" -o "$BUILD/src/two_files__${tag//,/}.cu"
+    fi
+    file=two_files__${tag//,/}
+    echo "$BUILD/src/two_files_host.cu" > "$BUILD/src/$file.extra"
+    echo "two_files ${tag//,/} ${tag//,/} $file -" >> "$BUILD/jobs.txt"
+  done
+  rm -f "$BUILD/tmp.cu"
   # Inputs per example: name|arguments (one binary run per input).
   cat > "$BUILD/inputs.txt" <<'INPUTS'
 bfs|--scale 14 --ef 16
@@ -154,7 +171,8 @@ run() {
     xargs -P "$(nproc)" -n 3 sh -c '
       src=$0; defs=$1; cfg=$2; bin='"$BUILD"'/bin/${src}__${cfg}
       flags=$(echo "$defs" | tr "," " " | sed "s/^- //; s/^-$//")
-      '"$nvcc"' -O3 -rdc=true -arch=sm_90 $flags -o "$bin" '"$BUILD"'/src/$src.cu -lcudadevrt \
+      extra=$(cat '"$BUILD"'/src/$src.extra 2>/dev/null || true)
+      '"$nvcc"' -O3 -rdc=true -arch=sm_90 $flags -o "$bin" '"$BUILD"'/src/$src.cu $extra -lcudadevrt \
         > "$bin.log" 2>&1 || { echo "BUILD FAILED: $src $cfg"; cat "$bin.log"; }'
   echo "$(date +%T) built $(ls "$BUILD"/bin | grep -vc '\.log$') binaries"
   echo "example,input,variant,config,impl,time_ms,verified,checksum,launch_failures,exit,gpu" > "$out/results.csv"

@@ -1,0 +1,22 @@
+// kernels.cu - the device half of a two-file program: the annotated parent
+// and its child live here; host.cu launches the parent from another
+// translation unit, knowing nothing of dpopt (no host code to add).
+// Build: nvcc -O3 -rdc=true -arch=sm_90 -o two_files kernels.cu host.cu -lcudadevrt
+#include <cuda_runtime.h>
+
+__device__ unsigned g_launch_failures = 0;
+
+__global__ void scale_row(const int *in, int *out, int start, int n, int factor) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[start + i] = in[start + i] * factor;
+}
+
+__global__ void rows_parent(const int *row, const int *in, int *out, int rows, int factor) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  int n = row[r + 1] - row[r];
+  if (n == 0) return;
+#pragma dp threshold(64) coarsen(2)
+  scale_row<<<(n + 31) / 32, 32>>>(in, out, row[r], n, factor);
+  if (cudaGetLastError() != cudaSuccess) atomicAdd(&g_launch_failures, 1u);
+}
