@@ -50,6 +50,14 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                 if variant == "TC" {
                     t = format!("#define TH_SWEEP 256\n{t}");
                 }
+                if pragma.contains("block") {
+                    // Recursive kernels are refused block-level aggregation
+                    // (a clear error, tested in snapshots.rs).
+                    let file = dpopt::source::SourceFile::new("x.cu", t.clone().into_bytes());
+                    if dpopt::run(&file, "x.cu", false).has_errors() {
+                        continue;
+                    }
+                }
                 jobs.push((format!("{}_{variant}", common::stem(&path)), t.into_bytes()));
             }
             // Grid aggregation (several pools for the recursive tree).

@@ -30,7 +30,10 @@ fn report_from_a_suite_csv() {
     assert!(status.success());
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("GPU: GPU X"), "{md}");
-    assert!(md.contains("| T+C+A over CDP | 20.00x | 1 | 43.0x |"), "{md}");
+    assert!(
+        md.contains("| T+C+A over CDP | 20.00x | 1 | 43.0x |"),
+        "{md}"
+    );
     assert!(md.contains("threshold-bfs-s14.svg"), "{md}");
     for svg in ["speedup.svg", "threshold-bfs-s14.svg"] {
         let text = std::fs::read_to_string(out.join(svg)).unwrap();
