@@ -131,6 +131,11 @@ sssp|--scale 14 --ef 16
 sssp|--scale 16 --ef 8
 spmv|--rows 65536 --max-row 4096
 spmv|--rows 262144 --max-row 1024
+tc|--scale 14 --ef 16
+tree_descendants|--depth 4 --outdeg 32 --sparsity 1
+sp|--vars 10000 --clauses 210000 --k 5
+mstf|--scale 14 --ef 16
+mstv|--scale 14 --ef 16
 INPUTS
   echo "prepared $(wc -l < "$BUILD/jobs.txt") jobs in $BUILD/"
 }
