@@ -140,3 +140,40 @@ fn transformed_programs_compile_for_sm_90() {
         failures.join("\n\n")
     );
 }
+
+/// The parent's host launch may live in another translation unit that knows
+/// nothing of dpopt: the transformed kernels file links with it unchanged.
+#[test]
+fn two_file_program_links() {
+    let Some(nvcc) = common::nvcc() else {
+        if std::env::var("DPOPT_SKIP_NVCC").as_deref() == Ok("1") {
+            return;
+        }
+        panic!("nvcc not found: run scripts/setup-nvcc.sh, set DPOPT_NVCC, or DPOPT_SKIP_NVCC=1");
+    };
+    let root = common::root().join("tests/multi_tu");
+    let kernels = std::fs::read_to_string(root.join("kernels.cu")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for granularity in ["warp", "block", "multiblock, 8", "grid"] {
+        let text = common::append_to_pragmas(&kernels, &format!(" consldt({granularity})"));
+        let file = dpopt::source::SourceFile::new("kernels.cu", text.into_bytes());
+        let output = dpopt::run(&file, "kernels.dp.cu", true)
+            .output
+            .expect("dpopt transforms kernels.cu");
+        let source = dir.path().join("kernels.dp.cu");
+        std::fs::write(&source, output).unwrap();
+        let result = Command::new(&nvcc)
+            .args(["-rdc=true", "-arch=sm_90", "-O3", "-o"])
+            .arg(dir.path().join("two_files"))
+            .arg(&source)
+            .arg(root.join("host.cu"))
+            .arg("-lcudadevrt")
+            .output()
+            .expect("runs nvcc");
+        assert!(
+            result.status.success(),
+            "consldt({granularity}): nvcc failed:\n{}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+    }
+}
