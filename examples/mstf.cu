@@ -25,7 +25,8 @@
 //   relabel : comp[v] = root of comp[v].
 // comp[v] is always a root, and comp[c] == c for a root c. The result is the
 // set of forest edges (one byte per undirected edge). The CPU reference is
-// Kruskal with the same edge order, and every GPU run must match it exactly.
+// Kruskal with the same edge order; every GPU run must choose exactly its
+// edges (and so reach its total weight).
 // time_ms is the whole loop (all rounds, all kernels).
 //
 // Input: a seeded R-MAT generator (a=0.57, b=c=0.19, d=0.05; 2^scale
@@ -401,13 +402,21 @@ static void reset_state(const DeviceGraph& d) {
   CK(cudaDeviceSynchronize());
 }
 
-// One full Boruvka from an already reset state; returns elapsed ms and the
-// number of rounds that merged components.
+// Rounds, and pointer-jumping steps per round, after which a run gives up
+// (and fails verification): correct runs need at most 32 of each (n < 2^31;
+// every round at least halves the components that still have a leaving
+// edge, every step halves the depth of the trees of choices), but wrong
+// minimum edges could make the choices cyclic and the loops endless.
+#define MST_MAX_STEPS 64
+
+// One full Boruvka from an already reset state; returns elapsed ms, the
+// number of rounds that merged components, and whether the loops finished.
 static float run_mst(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
-                     cudaEvent_t t1, int* rounds) {
+                     cudaEvent_t t1, int* rounds, bool* finished) {
   const int threads = 256;
   const int blocks = (d.n + threads - 1) / threads;
   *rounds = 0;
+  *finished = false;
   CK(cudaEventRecord(t0));
   for (;;) {
     int merged = 0;
@@ -425,19 +434,21 @@ static float run_mst(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());  // find (parents and all their children), choose
     CK(cudaMemcpy(&merged, d.flag, sizeof(int), cudaMemcpyDeviceToHost));
-    if (!merged) break;
-    ++*rounds;
+    if (!merged) { *finished = true; break; }
+    if (++*rounds > MST_MAX_STEPS) break;
     int* cur = d.parent[0];
     int* next = d.parent[1];
-    for (;;) {
+    bool rooted = false;
+    for (int step = 0; step < MST_MAX_STEPS && !rooted; ++step) {
       int changed = 0;
       CK(cudaMemset(d.flag, 0, sizeof(int)));
       mst_jump<<<blocks, threads>>>(cur, next, d.n, d.flag);
       CK(cudaGetLastError());
       CK(cudaMemcpy(&changed, d.flag, sizeof(int), cudaMemcpyDeviceToHost));
       std::swap(cur, next);  // cur: the latest pointers
-      if (!changed) break;
+      rooted = !changed;
     }
+    if (!rooted) break;  // cyclic choices
     mst_relabel<<<blocks, threads>>>(d.comp, cur, d.n);
     CK(cudaGetLastError());
   }
@@ -551,11 +562,15 @@ int main(int argc, char** argv) {
       }
 #endif
       reset_state(d);
-      float ms = run_mst(impl, d, t0, t1, &rounds);
+      bool finished = false;
+      float ms = run_mst(impl, d, t0, t1, &rounds, &finished);
       if (r > 0) times.push_back(ms);
       if (mu > 0)
         CK(cudaMemcpy(out.data(), d.in_forest, mu, cudaMemcpyDeviceToHost));
-      if (out != ref) verified = false;
+      unsigned long long weight = 0;  // of the GPU's forest
+      for (int k = 0; k < mu; ++k)
+        if (out[k]) weight += g.ew[k];
+      if (out != ref || weight != forest_weight || !finished) verified = false;
     }
 #ifdef DPOPT_STATS
     {

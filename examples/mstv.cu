@@ -19,6 +19,10 @@
 //     and v (cycle property violated: the forest is not minimum),
 //   0 otherwise (e is heavier than every edge of the tree path).
 // A spanning forest is the minimum one exactly when no verdict is 2 or 3.
+// (LonestarGPU's verify kernel checks one Boruvka round's choices: per
+// component, a scan of the edges of the vertex that owns the chosen edge.
+// This checks a whole forest with the same nesting: parent per vertex, child
+// per edge.)
 // Two implementations:
 //   flat : one thread per vertex gives its edges their verdicts serially.
 //   cdp  : one thread per vertex launches a child grid with one thread per
@@ -39,7 +43,8 @@
 // --corrupt K (default 0: verify the minimum spanning forest itself) changes
 // the forest K times, seeded: even steps replace a random edge of the tree
 // path between the ends of a non-forest edge with that edge (the forest
-// still spans, but is heavier), odd steps remove a random forest edge.
+// still spans, but is heavier), odd steps remove a random forest edge; the
+// input name gets the suffix -cK.
 //
 // Flags: --scale S (14)  --ef E (16)  --seed X (1)  --gr PATH  --corrupt K (0)
 //        --reps R (5)

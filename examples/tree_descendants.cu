@@ -19,8 +19,11 @@
 // children has exactly `outdeg` of them (sparsity 0 -> full regular tree). The
 // root always has children. Nodes are created in BFS order until adding
 // another full set of children would exceed --max-nodes; from then on every
-// node is a leaf. With the defaults (D=6, K=32, S=1) the cap is reached on
-// level 6, giving a tree of just under 4,000,000 nodes.
+// node is a leaf. The defaults (D=4, K=32, S=1; tree_heights.cu's benchmark
+// input) give 192,897 nodes, 6,028 of them inner (one device-side launch
+// each). The plain CDP version launches into each block's NULL stream, which
+// costs about 40 us per launch on an H200 (0.23 s per run here); with D=5
+// (3,095,041 nodes, 96,720 launches) a run did not end within 15 s.
 //
 // Implementations:
 //   flat : one host launch, one thread per node; an inner node walks up its
@@ -30,10 +33,9 @@
 //          relaunches desc_rec on them (one child thread per child node). The
 //          host launches it on the root alone.
 //
-// Flags: --depth D (6)  --outdeg K (32)  --sparsity S (1)
+// Flags: --depth D (4)  --outdeg K (32)  --sparsity S (1)
 //        --max-nodes N (4000000)  --seed X (12345)  --reps R (5)
-// Build: nvcc -O3 -rdc=true -arch=sm_90 -o tree_descendants \
-//            tree_descendants.cu -lcudadevrt
+// Build: nvcc -O3 -rdc=true -arch=sm_90 -o tree_descendants tree_descendants.cu -lcudadevrt
 
 #include <cuda_runtime.h>
 
@@ -183,7 +185,7 @@ static void run_cdp(const DeviceTree& g)
 
 int main(int argc, char** argv)
 {
-    int depth = 6, outdeg = 32, sparsity = 1, reps = 5;
+    int depth = 4, outdeg = 32, sparsity = 1, reps = 5;
     long long max_nodes = 4000000;
     uint64_t seed = 12345;
     for (int a = 1; a < argc; ++a) {
