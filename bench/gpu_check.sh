@@ -6,6 +6,8 @@
 #   bench/gpu_check.sh prepare        # here: needs cargo; writes gpu-build/
 #   bench/gpu_check.sh run [FILTER]   # on the GPU: needs nvcc; reads gpu-build/,
 #                                     # writes $OUT (or ./gpu-out) results.csv, summary.md
+#   FILTER: regex over job lines "example variant config ..."; INPUTS=regex
+#   selects input lines "example|args" (e.g. INPUTS='road|s14').
 #
 # Variants of each example (every `#pragma dp` line replaced):
 #   orig  the program as written (plain CDP; nvcc ignores the pragma)
@@ -123,12 +125,16 @@ VARIANTS
   cat > "$BUILD/inputs.txt" <<'INPUTS'
 bfs|--scale 14 --ef 16
 bfs|--scale 16 --ef 8
+bfs|--scale 16 --ef 37
+bfs|--road 512
 tree_heights|--depth 4 --outdeg 32 --sparsity 1
 tree_heights|--depth 3 --outdeg 64 --sparsity 0
 bezier|--lines 16384 --max-tess 1024
 bezier|--lines 65536 --max-tess 256
 sssp|--scale 14 --ef 16
 sssp|--scale 16 --ef 8
+sssp|--scale 16 --ef 37
+sssp|--road 512
 spmv|--rows 65536 --max-row 4096
 spmv|--rows 262144 --max-row 1024
 tc|--scale 14 --ef 16
@@ -183,7 +189,7 @@ run() {
   echo "example,input,variant,config,impl,time_ms,verified,checksum,launch_failures,exit,gpu" > "$out/results.csv"
   while read -r example variant config src defs; do
     local bin="$BUILD/bin/${src}__${config}"
-    local inputs; inputs=$(grep "^$example|" "$BUILD/inputs.txt" | cut -d'|' -f2 || true)
+    local inputs; inputs=$(grep "^$example|" "$BUILD/inputs.txt" | grep -E -- "${INPUTS:-.}" | cut -d'|' -f2 || true)
     [ -n "$inputs" ] || inputs="-"
     while IFS= read -r args; do
       [ "$args" = "-" ] && args=""
@@ -244,7 +250,7 @@ count_launches() {
   while read -r example variant config src defs; do
     local bin="$BUILD/bin/${src}__${config}__stats"
     [ -x "$bin" ] || continue
-    local inputs; inputs=$(grep "^$example|" "$BUILD/inputs.txt" | cut -d'|' -f2 || true)
+    local inputs; inputs=$(grep "^$example|" "$BUILD/inputs.txt" | grep -E -- "${INPUTS:-.}" | cut -d'|' -f2 || true)
     while IFS= read -r args; do
       # shellcheck disable=SC2086
       timeout "${RUN_TIMEOUT:-60}" stdbuf -oL "$bin" $args --reps 1 > "$BUILD/stats.txt" 2>&1 || true

@@ -12,7 +12,8 @@
 // duplicate edges removed. Vertex labels are not permuted, so vertex 0 is the
 // largest hub. Alternatively a LonestarGPU binary .gr file (used as directed).
 //
-// Flags: --scale S (14)  --ef E (16)  --seed X (1)  --gr PATH  --src V (0)
+// Flags: --scale S (14)  --ef E (16)  --seed X (1)  --gr PATH  --road W (a W x W
+//        road-like grid instead of R-MAT)  --src V (0)
 //        --reps R (5)
 // Build: nvcc -O3 -rdc=true -arch=sm_90 -o bfs bfs.cu -lcudadevrt
 #include <cuda_runtime.h>
@@ -105,6 +106,8 @@ static uint64_t splitmix64(uint64_t& s) {
   return z ^ (z >> 31);
 }
 
+static Graph csr_from_lists(std::vector<std::vector<int>>& adj);
+
 static Graph make_rmat(int scale, int ef, uint64_t seed) {
   const double a = 0.57, b = 0.19, c = 0.19;
   const int64_t n = int64_t(1) << scale;
@@ -129,6 +132,31 @@ static Graph make_rmat(int scale, int ef, uint64_t seed) {
     adj[u].push_back(int(v));
     adj[v].push_back(int(u));  // symmetric
   }
+  return csr_from_lists(adj);
+}
+
+// Road-like graph (paper 000 Sec. VIII-D: USA-road-NY, 264k vertices, degree
+// about 2.8): a side x side grid whose horizontal and vertical links are each
+// kept with probability 0.7 (seeded); symmetric, degrees 0 to 4, a large
+// diameter (hundreds of BFS levels) and tiny children: the worst case for CDP.
+static Graph make_road(int side, uint64_t seed) {
+  const int64_t n = int64_t(side) * side;
+  std::vector<std::vector<int>> adj(n);
+  uint64_t s = seed;
+  for (int64_t u = 0; u < n; ++u) {
+    const int64_t x = u % side;
+    for (int64_t v : {x + 1 < side ? u + 1 : -1, u + side < n ? u + side : -1}) {
+      if (v < 0 || (splitmix64(s) >> 11) * 0x1.0p-53 >= 0.7) continue;
+      adj[u].push_back(int(v));
+      adj[v].push_back(int(u));
+    }
+  }
+  return csr_from_lists(adj);
+}
+
+// Sorted, duplicate-free neighbour lists as CSR.
+static Graph csr_from_lists(std::vector<std::vector<int>>& adj) {
+  const int64_t n = int64_t(adj.size());
   Graph g;
   g.n = int(n);
   g.row.assign(n + 1, 0);
@@ -259,13 +287,13 @@ static float run_bfs(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
 
 static void usage(const char* prog) {
   std::fprintf(stderr,
-               "usage: %s [--scale S] [--ef E] [--seed X] [--gr PATH] "
+               "usage: %s [--scale S] [--ef E] [--seed X] [--gr PATH] [--road W] "
                "[--src V] [--reps R]\n", prog);
   std::exit(1);
 }
 
 int main(int argc, char** argv) {
-  int scale = 14, ef = 16, reps = 5;
+  int scale = 14, ef = 16, reps = 5, road = 0;
   long long src_arg = -1;
   uint64_t seed = 1;
   std::string gr;
@@ -277,11 +305,12 @@ int main(int argc, char** argv) {
     else if (a == "--ef") ef = std::atoi(v);
     else if (a == "--seed") seed = std::strtoull(v, nullptr, 10);
     else if (a == "--gr") gr = v;
+    else if (a == "--road") road = std::atoi(v);
     else if (a == "--src") src_arg = std::atoll(v);
     else if (a == "--reps") reps = std::atoi(v);
     else usage(argv[0]);
   }
-  if (scale < 1 || scale > 30 || ef < 1 || reps < 1) usage(argv[0]);
+  if (scale < 1 || scale > 30 || ef < 1 || reps < 1 || road < 0 || road > 40000) usage(argv[0]);
 
   std::string input;
   Graph g;
@@ -289,6 +318,9 @@ int main(int argc, char** argv) {
     g = read_gr(gr.c_str());
     size_t slash = gr.find_last_of('/');
     input = slash == std::string::npos ? gr : gr.substr(slash + 1);
+  } else if (road > 0) {
+    g = make_road(road, seed);
+    input = "road-w" + std::to_string(road);
   } else {
     g = make_rmat(scale, ef, seed);
     input = "rmat-s" + std::to_string(scale) + "-e" + std::to_string(ef);
