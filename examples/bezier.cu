@@ -184,7 +184,16 @@ static bool close_enough(float g, float c) {
   return std::fabs(g - c) <= 1e-4f * std::max(1.0f, std::fabs(c));  // false for NaN
 }
 
+// With -DDPOPT_RUNTIME_KNOBS dpopt's tuning values are read at run time from
+// environment variables (DPOPT_THRESHOLD, ...): one build serves a sweep.
+#ifdef DPOPT_RUNTIME_KNOBS
+extern "C" int dpopt_knobs_from_env(void) __attribute__((weak));
+#endif
+
 int main(int argc, char **argv) {
+#ifdef DPOPT_RUNTIME_KNOBS
+  if (dpopt_knobs_from_env) std::printf("info runtime_knobs_set=%d\n", dpopt_knobs_from_env());
+#endif
   int nLines = 16384, max_tess = 1024, reps = 5;
   uint64_t seed = 12345;
   for (int i = 1; i < argc; ++i) {

@@ -269,7 +269,16 @@ static void usage(const char* prog) {
   std::exit(1);
 }
 
+// With -DDPOPT_RUNTIME_KNOBS dpopt's tuning values are read at run time from
+// environment variables (DPOPT_THRESHOLD, ...): one build serves a sweep.
+#ifdef DPOPT_RUNTIME_KNOBS
+extern "C" int dpopt_knobs_from_env(void) __attribute__((weak));
+#endif
+
 int main(int argc, char** argv) {
+#ifdef DPOPT_RUNTIME_KNOBS
+  if (dpopt_knobs_from_env) std::printf("info runtime_knobs_set=%d\n", dpopt_knobs_from_env());
+#endif
   int scale = 14, ef = 16, reps = 5;
   uint64_t seed = 1;
   for (int i = 1; i < argc; ++i) {

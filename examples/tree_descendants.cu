@@ -183,8 +183,17 @@ static void run_cdp(const DeviceTree& g)
     CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+// With -DDPOPT_RUNTIME_KNOBS dpopt's tuning values are read at run time from
+// environment variables (DPOPT_THRESHOLD, ...): one build serves a sweep.
+#ifdef DPOPT_RUNTIME_KNOBS
+extern "C" int dpopt_knobs_from_env(void) __attribute__((weak));
+#endif
+
 int main(int argc, char** argv)
 {
+#ifdef DPOPT_RUNTIME_KNOBS
+    if (dpopt_knobs_from_env) printf("info runtime_knobs_set=%d\n", dpopt_knobs_from_env());
+#endif
     int depth = 4, outdeg = 32, sparsity = 1, reps = 5;
     long long max_nodes = 4000000;
     uint64_t seed = 12345;

@@ -84,9 +84,39 @@ fn stats(r: &Renderer) -> Vec<u8> {
         .iter()
         .map(|s| SiteName { id: &s.id })
         .collect();
+    #[derive(serde::Serialize)]
+    struct Knob {
+        name: String,
+        global: &'static str,
+    }
+    let mut knobs = Vec::new();
+    for s in &r.plan.sites {
+        if s.threshold.is_some() {
+            knobs.push(Knob {
+                name: s.threshold_macro(),
+                global: "DPOPT_THRESHOLD",
+            });
+        }
+        if s.coarsen.is_some() {
+            knobs.push(Knob {
+                name: s.coarsen_macro(),
+                global: "DPOPT_COARSEN",
+            });
+        }
+        if s.aggregation
+            .as_ref()
+            .is_some_and(|a| a.agg_threshold.is_some())
+        {
+            knobs.push(Knob {
+                name: s.agg_threshold_macro(),
+                global: "DPOPT_AGG_THRESHOLD",
+            });
+        }
+    }
     let mut ctx = tera::Context::new();
     ctx.insert("file_name", &r.file.name);
     ctx.insert("sites", &sites);
+    ctx.insert("knobs", &knobs);
     let text = r.templates.render(crate::transform::templates::STATS, &ctx);
     r.codec
         .to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
