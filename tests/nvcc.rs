@@ -177,3 +177,53 @@ fn two_file_program_links() {
         );
     }
 }
+
+/// With -DDPOPT_RUNTIME_KNOBS the tuning values become __device__ variables
+/// and the host hook that sets them links into the example.
+#[test]
+fn runtime_knobs_build() {
+    let Some(nvcc) = common::nvcc() else {
+        if std::env::var("DPOPT_SKIP_NVCC").as_deref() == Ok("1") {
+            return;
+        }
+        panic!("nvcc not found: run scripts/setup-nvcc.sh, set DPOPT_NVCC, or DPOPT_SKIP_NVCC=1");
+    };
+    let text = std::fs::read_to_string(common::root().join("examples/bfs.cu")).unwrap();
+    let text = common::with_pragmas(
+        &text,
+        "#pragma dp threshold(64) coarsen(4) consldt(warp) agg_threshold(2)",
+    );
+    let file = dpopt::source::SourceFile::new("bfs.cu", text.into_bytes());
+    let output = dpopt::run(&file, "bfs.dp.cu", true)
+        .output
+        .expect("transforms");
+    let generated = String::from_utf8_lossy(&output);
+    for knob in [
+        "dpopt_knob_DPOPT_THRESHOLD_bfs_parent_1",
+        "dpopt_knob_DPOPT_COARSEN_bfs_parent_1",
+        "dpopt_knob_DPOPT_AGG_THRESHOLD_bfs_parent_1",
+    ] {
+        assert!(generated.contains(knob), "{knob} missing");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("bfs.dp.cu");
+    std::fs::write(&source, &output).unwrap();
+    let result = Command::new(&nvcc)
+        .args([
+            "-rdc=true",
+            "-arch=sm_90",
+            "-O3",
+            "-DDPOPT_RUNTIME_KNOBS",
+            "-o",
+        ])
+        .arg(dir.path().join("bfs"))
+        .arg(&source)
+        .arg("-lcudadevrt")
+        .output()
+        .expect("runs nvcc");
+    assert!(
+        result.status.success(),
+        "nvcc failed:\n{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+}
