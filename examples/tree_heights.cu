@@ -19,8 +19,9 @@
 // `outdeg` of them (sparsity 0 -> full regular tree). The root always has
 // children. Nodes are created in BFS order until adding another full set of
 // children would exceed --max-nodes; from then on every node is a leaf.
-// With the defaults (D=6, K=32, S=1) the cap is reached on level 6, giving a
-// tree of just under 4,000,000 nodes.
+// The defaults (D=4, K=32, S=1) give a tree of about 193,000 nodes; with
+// D=6 the cap is reached on level 6, giving just under 4,000,000 nodes (the
+// plain CDP version then takes minutes).
 //
 // Implementations:
 //   flat : one host launch per depth level, one thread per node of the level.
@@ -203,7 +204,7 @@ int main(int argc, char** argv)
 #ifdef DPOPT_RUNTIME_KNOBS
     if (dpopt_knobs_from_env) printf("info runtime_knobs_set=%d\n", dpopt_knobs_from_env());
 #endif
-    int depth = 6, outdeg = 32, sparsity = 1, reps = 5;
+    int depth = 4, outdeg = 32, sparsity = 1, reps = 5;
     long long max_nodes = 4000000;
     uint64_t seed = 12345;
     for (int a = 1; a < argc; ++a) {
