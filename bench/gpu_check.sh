@@ -26,6 +26,7 @@ prepare() {
   cargo build --release --quiet
   local dpopt=target/release/dpopt
   rm -rf "$BUILD" && mkdir -p "$BUILD/src"
+  cp -r examples/common "$BUILD/src/common"  # host code shared by examples ("common/...")
   : > "$BUILD/jobs.txt"
   # Variants of the examples: name|pragma|config=defines ... (defines joined by commas, - for none)
   cat > "$BUILD/variants.txt" <<'VARIANTS'

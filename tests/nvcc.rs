@@ -80,7 +80,10 @@ fn compile(nvcc: &Path, dir: &Path, name: &str, source: &[u8]) -> Result<(), Str
         .ok_or_else(|| format!("{name}: dpopt reported errors"))?;
     std::fs::write(&out, bytes).unwrap();
     let result = Command::new(nvcc)
-        .args(["-rdc=true", "-arch=sm_90", "-O3", "-c", "-o"])
+        .args(["-rdc=true", "-arch=sm_90", "-O3", "-c"])
+        // Examples share host code in examples/common/ (included as "common/...").
+        .arg(format!("-I{}", common::root().join("examples").display()))
+        .arg("-o")
         .arg(dir.join(format!("{name}.o")))
         .arg(&out)
         .output()
