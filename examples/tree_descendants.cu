@@ -35,6 +35,7 @@
 //
 // Flags: --depth D (4)  --outdeg K (32)  --sparsity S (1)
 //        --max-nodes N (4000000)  --seed X (12345)  --reps R (5)
+//        --pending P (pending-launch limit; default max(2048, nodes), at most 2^20)
 // Build: nvcc -O3 -rdc=true -arch=sm_90 -o tree_descendants tree_descendants.cu -lcudadevrt
 
 #include <cuda_runtime.h>
@@ -157,7 +158,7 @@ int main(int argc, char** argv)
     if (dpopt_knobs_from_env) printf("info runtime_knobs_set=%d\n", dpopt_knobs_from_env());
 #endif
     int depth = 4, outdeg = 32, sparsity = 1, reps = 5;
-    long long max_nodes = 4000000;
+    long long max_nodes = 4000000, pending_limit = 0;
     uint64_t seed = 12345;
     for (int a = 1; a < argc; ++a) {
         std::string arg = argv[a];
@@ -167,6 +168,7 @@ int main(int argc, char** argv)
         else if (arg == "--outdeg") outdeg = atoi(val);
         else if (arg == "--sparsity") sparsity = atoi(val);
         else if (arg == "--max-nodes") max_nodes = atoll(val);
+        else if (arg == "--pending") pending_limit = atoll(val);
         else if (arg == "--reps") reps = atoi(val);
         else if (arg == "--seed") seed = strtoull(val, nullptr, 10);
         else { fprintf(stderr, "unknown option %s\n", arg.c_str()); return 1; }
@@ -187,6 +189,7 @@ int main(int argc, char** argv)
     cudaDeviceProp prop;
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     size_t pending = std::min<size_t>(std::max<size_t>(2048, (size_t)n), (size_t)1 << 20);
+    if (pending_limit > 0) pending = (size_t)pending_limit;  // --pending: the device runtime's pending-launch limit
     CUDA_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pending));
     printf("info example=tree_descendants nodes=%d inner=%d leaves=%d depth=%d gpu=%s\n", n,
            inner, t.leaves, t.max_depth, prop.name);
