@@ -178,7 +178,8 @@ run() {
   grep -E "${filter:-.}" "$BUILD/jobs.txt" > "$BUILD/selected.txt" || true
   # Each example is also built with -DDPOPT_STATS (suffix __stats) to count launches.
   { awk '{print $4, $5, $3}' "$BUILD/selected.txt"
-    grep -E "^($(ls examples | sed -n 's/\.cu$//p' | paste -sd'|'))" "$BUILD/selected.txt" | awk '{print $4, $5 ",-DDPOPT_STATS", $3 "__stats"}'
+    { grep -E "^($(ls examples | sed -n 's/\.cu$//p' | paste -sd'|')) " "$BUILD/selected.txt" || true; } |
+      awk '{print $4, $5 ",-DDPOPT_STATS", $3 "__stats"}'
   } | sort -u | \
     xargs -P "$(nproc)" -n 3 sh -c '
       src=$0; defs=$1; cfg=$2; bin='"$BUILD"'/bin/${src}__${cfg}

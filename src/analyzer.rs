@@ -242,30 +242,6 @@ fn site_for(
                 "template kernel",
             ))
         }
-        Some(g @ (crate::pragma::Granularity::Block | crate::pragma::Granularity::MultiBlock))
-            if site_is_recursive(program, parent, child)
-                && std::env::var_os("DPOPT_ALLOW_RECURSIVE_BLOCK").is_none() =>
-        {
-            // Verified on the GPU for trees 3 and 4 levels deep, but block
-            // aggregation of the recursive tree hung (GPU idle) 5 levels deep.
-            // Refused until that is understood (docs/AGGREGATION.md); the
-            // environment variable DPOPT_ALLOW_RECURSIVE_BLOCK lifts the
-            // refusal for that investigation (bench/probes/recursive_block.sh).
-            return Err(Diagnostic::new(
-                DiagnosticKind::NotImplementedYet {
-                    clause: format!(
-                        "consldt({}) on the recursive kernel `{simple_name}`",
-                        if g == crate::pragma::Granularity::Block {
-                            "block"
-                        } else {
-                            "multiblock"
-                        }
-                    ),
-                },
-                launch.kernel_span.clone(),
-                "recursive launch",
-            ));
-        }
         Some(granularity) => Some(Aggregation {
             granularity,
             recursive: site_is_recursive(program, parent, child),

@@ -51,8 +51,8 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                     t = format!("#define TH_SWEEP 256\n{t}");
                 }
                 if pragma.contains("block") {
-                    // Recursive kernels are refused block-level aggregation
-                    // (a clear error, tested in snapshots.rs).
+                    // Block-level aggregation is refused next to barriers
+                    // and warp primitives (a clear error, tested in diagnostics.rs).
                     let file = dpopt::source::SourceFile::new("x.cu", t.clone().into_bytes());
                     if dpopt::run(&file, "x.cu", false).has_errors() {
                         continue;

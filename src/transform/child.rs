@@ -4,7 +4,7 @@
 
 use super::renderer::Renderer;
 use super::templates::{
-    AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID, DECLARATIONS, DEFINITIONS,
+    AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID, DECLARATIONS, DEFINITIONS, RECOVER,
 };
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::plan::ChildPlan;
@@ -257,6 +257,33 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
             "{}<<<dpopt_ogrid, dpopt_block, dpopt_smem, dpopt_stream>>>({names})",
             child.name
         )
+    };
+    // With a serial version (some site thresholds this child), a direct
+    // launch that finds no room (pending-launch limit) runs serially instead.
+    let direct = if plan.serial {
+        let depth = if plan.recursive {
+            format!(", DPOPT_SERIAL_DEPTH_{}", child.name)
+        } else {
+            String::new()
+        };
+        r.templates
+            .render(RECOVER, &{
+                let mut c = Context::new();
+                c.insert("launch", &direct);
+                c.insert(
+                    "serial",
+                    &format!(
+                        "dpopt_serial_{}(dpopt_ogrid, dpopt_block{depth}{})",
+                        child.name, p.names
+                    ),
+                );
+                c.insert("site", &site.id);
+                c
+            })
+            .trim_end()
+            .to_string()
+    } else {
+        direct
     };
     ctx.insert("site", &site.id);
     ctx.insert(

@@ -15,6 +15,7 @@ pub const AGGREGATION_GRID: &str = "aggregation_grid.cu.tera";
 pub const AGGREGATION_BLOCK: &str = "aggregation_block.cu.tera";
 pub const PRELUDE: &str = "prelude.cu.tera";
 pub const STATS: &str = "stats.cu.tera";
+pub const RECOVER: &str = "recover.cu.tera";
 
 impl Templates {
     pub fn new() -> Self {
@@ -52,6 +53,7 @@ impl Templates {
                 include_str!("../../templates/disaggregate.cu.tera"),
             ),
             (STATS, include_str!("../../templates/stats.cu.tera")),
+            (RECOVER, include_str!("../../templates/recover.cu.tera")),
         ])
         .expect("the built-in templates parse");
         Templates { tera }

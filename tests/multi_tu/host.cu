@@ -18,6 +18,8 @@ int main() {
   std::vector<int> row(rows + 1, 0);
   for (int r = 0; r < rows; ++r) row[r + 1] = row[r] + (r * 37) % 300;
   const int total = row[rows];
+  // every parent thread may launch: room for all of them (the default is 2,048)
+  CK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, rows));
   std::vector<int> in(total);
   for (int i = 0; i < total; ++i) in[i] = i % 1000 - 500;
   int *d_row, *d_in, *d_out;
