@@ -44,7 +44,7 @@ Ag|#pragma dp consldt(grid)|grid=- grid-pool64=-DDPOPT_POOL_RECORDS=64
 TAg|#pragma dp threshold(128) consldt(grid)|t128=- t512=-DDPOPT_THRESHOLD=512
 CAg|#pragma dp coarsen(8) consldt(grid)|c8=-
 TCAg|#pragma dp threshold(128) coarsen(8) consldt(grid)|t128c8=- t512c8=-DDPOPT_THRESHOLD=512 t128c8-pool64=-DDPOPT_POOL_RECORDS=64
-Ab|#pragma dp consldt(block)|block=-
+Ab|#pragma dp consldt(block)|block=- block-p7168=-DDPOPT_PARAM_BYTES=7168
 TAb|#pragma dp threshold(128) consldt(block)|t128=-
 TCAb|#pragma dp threshold(128) coarsen(8) consldt(block)|t128c8=-
 Am|#pragma dp consldt(multiblock, 8)|g1=-DDPOPT_GROUP=1 g8=- g64=-DDPOPT_GROUP=64 g8-pool64=-DDPOPT_POOL_RECORDS=64
@@ -141,9 +141,19 @@ spmv|--rows 262144 --max-row 1024
 tc|--scale 14 --ef 16
 tree_descendants|--depth 4 --outdeg 32 --sparsity 1
 sp|--vars 10000 --clauses 210000 --k 5
+sp|--cnf @DATA@/random-42000-10000-3.cnf
 mstf|--scale 14 --ef 16
+mstf|--gr @DATA@/rmat12.sym.gr
 mstv|--scale 14 --ef 16
+mstv|--gr @DATA@/rmat12.sym.gr
+sssp|--gr @DATA@/rmat12.sym.gr
+spmv|--mtx @DATA@/bcsstk13.mtx
 INPUTS
+  # Real inputs of the papers (../shared/data), carried with gpu-build/.
+  mkdir -p "$BUILD/data"
+  for f in rmat12.sym.gr random-42000-10000-3.cnf bcsstk13.mtx; do
+    cp "../shared/data/$f" "$BUILD/data/" 2>/dev/null || echo "missing ../shared/data/$f: its inputs will fail"
+  done
   echo "prepared $(wc -l < "$BUILD/jobs.txt") jobs in $BUILD/"
 }
 
@@ -191,7 +201,7 @@ run() {
   echo "example,input,variant,config,impl,time_ms,verified,checksum,launch_failures,exit,gpu" > "$out/results.csv"
   while read -r example variant config src defs; do
     local bin="$BUILD/bin/${src}__${config}"
-    local inputs; inputs=$(grep "^$example|" "$BUILD/inputs.txt" | grep -E -- "${INPUTS:-.}" | cut -d'|' -f2 || true)
+    local inputs; inputs=$(grep "^$example|" "$BUILD/inputs.txt" | grep -E -- "${INPUTS:-.}" | cut -d'|' -f2 | sed "s|@DATA@|$PWD/$BUILD/data|g" || true)
     [ -n "$inputs" ] || inputs="-"
     while IFS= read -r args; do
       [ "$args" = "-" ] && args=""
@@ -252,7 +262,7 @@ count_launches() {
   while read -r example variant config src defs; do
     local bin="$BUILD/bin/${src}__${config}__stats"
     [ -x "$bin" ] || continue
-    local inputs; inputs=$(grep "^$example|" "$BUILD/inputs.txt" | grep -E -- "${INPUTS:-.}" | cut -d'|' -f2 || true)
+    local inputs; inputs=$(grep "^$example|" "$BUILD/inputs.txt" | grep -E -- "${INPUTS:-.}" | cut -d'|' -f2 | sed "s|@DATA@|$PWD/$BUILD/data|g" || true)
     while IFS= read -r args; do
       # shellcheck disable=SC2086
       timeout "${RUN_TIMEOUT:-60}" stdbuf -oL "$bin" $args --reps 1 > "$BUILD/stats.txt" 2>&1 || true

@@ -1,24 +1,35 @@
 #!/usr/bin/env bash
-# Threshold x coarsening-factor sweep without a rebuild per point: every
-# variant is built once with -DDPOPT_RUNTIME_KNOBS, and the examples set the
-# tuning values from DPOPT_THRESHOLD / DPOPT_COARSEN at run time
-# (dpopt_knobs_from_env). Run on the GPU machine after
+# The benchmark suite's sweep: threshold x coarsening factor x granularity,
+# one build per variant. Every variant is built once with
+# -DDPOPT_RUNTIME_KNOBS, and the examples set the tuning values from
+# DPOPT_THRESHOLD / DPOPT_COARSEN at run time (dpopt_knobs_from_env), so a
+# whole sweep needs no rebuild. Run on the GPU machine after
 # `bench/gpu_check.sh prepare` here (carry gpu-build):
 #
 #   bash bench/sweep.sh [EXAMPLES] [THRESHOLDS] [FACTORS]
-#   e.g. bash bench/sweep.sh "bfs sssp" "16 32 64 128 256 512 1024" "1 2 4 8"
+#   e.g. bash bench/sweep.sh "bfs sssp" "1 32 128 512 1024" "1 2 8"
+#
+# Each point is named like the suite's fixed variants: threshold 1 means no
+# thresholding and factor 1 no coarsening, so the TC build gives T, C and TC,
+# the warp build (TCA) A, TA, CA and TCA, and likewise for block (Ab...),
+# multiblock with groups of 8 (Am..., config t..c..g8) and grid (Ag...).
+# Also runs the original program (CDP), its launches in fire-and-forget
+# streams (CDPff), and the flat version in every binary. Then, from
+# -DDPOPT_STATS builds, the device-side launches of every variant at the
+# points t1c1 and t128c8 (and of CDP, CDPff).
 #
 # Writes $OUT (or ./gpu-out)/sweep.csv in the suite's format (benchmark,
 # input, variant, config, impl, time_ms, device_launches, verified, gpu);
-# dpopt-report turns it into time-versus-threshold plots. A row is verified
-# when the program's CPU check passed, no launch failed, and its checksum
-# equals the original program's on the same input. INPUTS=regex selects
-# input lines as in gpu_check.sh.
+# dpopt-report turns it into tables and plots. A row is verified when the
+# program's CPU check passed, no launch failed, and its checksum equals the
+# original program's on the same input. INPUTS=regex selects input lines as
+# in gpu_check.sh; REPS (default 5) timed runs per binary, median reported.
 set -uo pipefail
 cd "$(dirname "$0")/../gpu-build" || { echo "run bench/gpu_check.sh prepare first" >&2; exit 1; }
-examples=${1:-"bfs sssp spmv bezier tc sp"}
-thresholds=${2:-"16 32 64 128 256 512 1024"}
+examples=${1:-"bfs sssp spmv bezier tc sp mstf mstv tree_heights tree_descendants"}
+thresholds=${2:-"1 32 128 512 1024"}
 factors=${3:-"1 2 8"}
+reps=${REPS:-5}
 out=${OUT:-../gpu-out}
 mkdir -p "$out" sweep
 nvcc=${NVCC:-nvcc}
@@ -26,44 +37,74 @@ command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1 | tr ',' ' ')
 variants="TC TCA TCAb TCAm TCAg"
 
-# Build: the original and every thresholded+coarsened variant, once each.
+# Builds: the original, CDPff and every variant, with run-time knobs, and each with -DDPOPT_STATS.
 for ex in $examples; do
-  for v in orig $variants; do
+  for v in orig CDPff $variants; do
     [ -f "src/${ex}__$v.cu" ] || continue
-    echo "src/${ex}__$v.cu sweep/${ex}__$v"
+    echo "src/${ex}__$v.cu sweep/${ex}__$v -DDPOPT_RUNTIME_KNOBS"
+    echo "src/${ex}__$v.cu sweep/${ex}__${v}__stats -DDPOPT_RUNTIME_KNOBS,-DDPOPT_STATS"
   done
-done | xargs -P "$(nproc)" -n 2 sh -c \
-  "$nvcc"' -O3 -rdc=true -arch=sm_90 -DDPOPT_RUNTIME_KNOBS -o "$1" "$0" -lcudadevrt > "$1.log" 2>&1 || echo "BUILD FAILED: $0"'
+done | xargs -P "$(nproc)" -n 3 sh -c \
+  "$nvcc"' -O3 -rdc=true -arch=sm_90 -I src $(echo "$2" | tr , " ") -o "$1" "$0" -lcudadevrt > "$1.log" 2>&1 || echo "BUILD FAILED: $1"'
+echo "$(date +%T) built $(ls sweep | grep -vc '\.log$') binaries"
 
 csv=$out/sweep.csv
-echo "benchmark,input,variant,config,impl,time_ms,device_launches,verified,gpu" > "$csv"
-row() {  # row VARIANT CONFIG OUTPUTFILE REFCHECKSUM
+[ -f "$csv" ] || echo "benchmark,input,variant,config,impl,time_ms,device_launches,verified,gpu" > "$csv"
+row() {  # row VARIANT CONFIG OUTPUTFILE REFCHECKSUM LAUNCHES
   grep '^result ' "$3" | while read -r _ rest; do
     declare -A f=()
     for kv in $rest; do f[${kv%%=*}]=${kv#*=}; done
     ok=no
     if [ "${f[verified]}" = yes ] && [ "${f[launch_failures]}" = 0 ] &&
        { [ "${f[impl]}" = flat ] || [ "${f[checksum]}" = "$4" ]; }; then ok=yes; fi
-    echo "${f[example]},${f[input]},$1,$2,${f[impl]},${f[time_ms]},,$ok,$gpu"
+    l=""; [ "${f[impl]}" = cdp ] && l=$5
+    echo "${f[example]},${f[input]},$1,$2,${f[impl]},${f[time_ms]},$l,$ok,$gpu"
   done >> "$csv"
+}
+name() {  # name BUILD T C -> the suite's variant name ("" for TC at t1c1)
+  local p=""
+  [ "$2" -gt 1 ] && p=T
+  [ "$3" -gt 1 ] && p=${p}C
+  case $1 in TC) echo "$p" ;; TCA) echo "${p}A" ;; TCAb) echo "${p}Ab" ;; TCAm) echo "${p}Am" ;; TCAg) echo "${p}Ag" ;; esac
+}
+launches() {  # launches BINARY ARGS...: device-side launches of the last run (stats build)
+  local bin=$1; shift
+  # shellcheck disable=SC2086
+  timeout 120 "$bin" "$@" --reps 1 > sweep/stats.txt 2>&1
+  awk '/^stats example=/ { split($3, kv, "="); req = kv[2]; d = a = n = 0 }
+       /^dpopt_stats / { for (k = 3; k <= NF; k++) { split($k, kv, "="); x[kv[1]] = kv[2] }; d += x["direct"]; a += x["aggregated"]; n++ }
+       END { if (req != "") print (n == 0 ? req : d + a) }' sweep/stats.txt
 }
 for ex in $examples; do
   [ -x "sweep/${ex}__orig" ] || continue
-  inputs=$(grep "^$ex|" inputs.txt | grep -E -- "${INPUTS:-.}" | cut -d'|' -f2)
+  inputs=$(grep "^$ex|" inputs.txt | grep -E -- "${INPUTS:-.}" | cut -d'|' -f2 | sed "s|@DATA@|$PWD/data|g")
   [ -n "$inputs" ] || inputs="-"
   while IFS= read -r args; do
     [ "$args" = "-" ] && args=""
     # shellcheck disable=SC2086
-    timeout 120 "sweep/${ex}__orig" $args > sweep/out.txt 2>&1
+    timeout 300 "sweep/${ex}__orig" $args --reps "$reps" > sweep/out.txt 2>&1
     ref=$(grep '^result .*impl=cdp' sweep/out.txt | grep -o 'checksum=[0-9a-f]*' | cut -d= -f2)
-    row orig - sweep/out.txt "$ref"
+    # shellcheck disable=SC2086
+    row orig - sweep/out.txt "$ref" "$(launches "sweep/${ex}__orig__stats" $args)"
+    # shellcheck disable=SC2086
+    timeout 300 "sweep/${ex}__CDPff" $args --reps "$reps" > sweep/out.txt 2>&1
+    # shellcheck disable=SC2086
+    row CDPff ff sweep/out.txt "$ref" "$(launches "sweep/${ex}__CDPff__stats" $args)"
     for v in $variants; do
       [ -x "sweep/${ex}__$v" ] || continue
       for t in $thresholds; do
         for c in $factors; do
+          n=$(name "$v" "$t" "$c"); [ -n "$n" ] || continue
+          cfg=t${t}c$c; [ "$v" = TCAm ] && cfg=${cfg}g8
+          l=""
+          if { [ "$t" = 1 ] && [ "$c" = 1 ]; } || { [ "$t" = 128 ] && [ "$c" = 8 ]; }; then
+            # shellcheck disable=SC2086
+            l=$(DPOPT_THRESHOLD=$t DPOPT_COARSEN=$c launches "sweep/${ex}__${v}__stats" $args)
+          fi
           # shellcheck disable=SC2086
-          DPOPT_THRESHOLD=$t DPOPT_COARSEN=$c timeout 120 "sweep/${ex}__$v" $args > sweep/out.txt 2>&1
-          row "$v" "t${t}c$c" sweep/out.txt "$ref"
+          DPOPT_THRESHOLD=$t DPOPT_COARSEN=$c timeout 120 "sweep/${ex}__$v" $args --reps "$reps" > sweep/out.txt 2>&1 ||
+            echo "$ex $v $cfg [$args]: exit $?"
+          row "$n" "$cfg" sweep/out.txt "$ref" "$l"
         done
       done
     done
