@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Investigation of the hang of block aggregation on a recursive kernel 5
-# levels deep (README, Known problems; docs/AGGREGATION.md). dpopt refuses
-# block/multiblock on recursive kernels; DPOPT_ALLOW_RECURSIVE_BLOCK=1 lifts
-# that for this probe only.
+# levels deep (README, Known problems; docs/AGGREGATION.md, "Launch
+# resources"): 7 KiB launch parameters with a large pending-launch limit.
 #   bash bench/probes/recursive_block.sh prepare   # here: needs cargo
 #   bash bench/probes/recursive_block.sh run        # on the GPU (carry gpu-probe)
 # `run` builds tree_descendants and tree_heights with consldt(block),
 # consldt(multiblock, 8), warp and grid, block also with launch-parameter
-# budgets of 2048 and 512 bytes (DPOPT_PARAM_BYTES) and with its aggregated
+# budgets of 2048 and 512 bytes (the default is 2048 since the fix: pass
+# -DDPOPT_PARAM_BYTES=7168 in the first build line to reproduce the hang) (DPOPT_PARAM_BYTES) and with its aggregated
 # launches in the NULL stream, all with -DDPOPT_STATS; then runs depth 4 and 5
 # (and depth 5 cut at fewer nodes, or with another pending-launch limit) with
 # a time limit (PROBE_TIMEOUT, 15 s), sampling GPU utilisation when a run
@@ -25,7 +25,7 @@ case ${1:-} in
         p="#pragma dp consldt($g)"; [ $g = multiblock ] && p="#pragma dp consldt(multiblock, 8)"
         awk -v p="$p" '/^[ \t]*#[ \t]*pragma[ \t]+dp/ { print p; next } { print }' \
           "examples/$ex.cu" > "$dir/tmp.cu"
-        DPOPT_ALLOW_RECURSIVE_BLOCK=1 target/release/dpopt transform "$dir/tmp.cu" -o "$dir/src/${ex}__$g.cu" || exit 1
+        target/release/dpopt transform "$dir/tmp.cu" -o "$dir/src/${ex}__$g.cu" || exit 1
       done
     done
     rm -f "$dir/tmp.cu"
