@@ -128,6 +128,7 @@ bfs|--scale 14 --ef 16
 bfs|--scale 16 --ef 8
 bfs|--scale 16 --ef 37
 bfs|--road 512
+bfs|--web 325557
 tree_heights|--depth 4 --outdeg 32 --sparsity 1
 tree_heights|--depth 3 --outdeg 64 --sparsity 0
 bezier|--lines 16384 --max-tess 1024
@@ -136,6 +137,7 @@ sssp|--scale 14 --ef 16
 sssp|--scale 16 --ef 8
 sssp|--scale 16 --ef 37
 sssp|--road 512
+sssp|--web 325557
 spmv|--rows 65536 --max-row 4096
 spmv|--rows 262144 --max-row 1024
 tc|--scale 14 --ef 16

@@ -13,7 +13,8 @@
 // largest hub. Alternatively a LonestarGPU binary .gr file (used as directed).
 //
 // Flags: --scale S (14)  --ef E (16)  --seed X (1)  --gr PATH  --road W (a W x W
-//        road-like grid instead of R-MAT)  --src V (0)
+//        road-like grid instead of R-MAT)  --web N (a power-law
+//        web-like graph of N pages, like cnr-2000)  --src V (0)
 //        --reps R (5)
 // Build: nvcc -O3 -rdc=true -arch=sm_90 -o bfs bfs.cu -lcudadevrt
 #include <cuda_runtime.h>
@@ -25,6 +26,8 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "common/web_graph.h"  // make_web
 
 #define CK(call)                                                              \
   do {                                                                        \
@@ -151,6 +154,16 @@ static Graph make_road(int side, uint64_t seed) {
       adj[v].push_back(int(u));
     }
   }
+  return csr_from_lists(adj);
+}
+
+// Power-law web-like graph (like cnr-2000; common/web_graph.h), symmetrised.
+static Graph make_web(int64_t n, uint64_t seed) {
+  std::vector<std::vector<int>> adj(n);
+  web_graph_edges(n, seed, [&adj](int64_t u, int64_t v) {
+    adj[u].push_back(int(v));
+    adj[v].push_back(int(u));
+  });
   return csr_from_lists(adj);
 }
 
@@ -287,7 +300,7 @@ static float run_bfs(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
 
 static void usage(const char* prog) {
   std::fprintf(stderr,
-               "usage: %s [--scale S] [--ef E] [--seed X] [--gr PATH] [--road W] "
+               "usage: %s [--scale S] [--ef E] [--seed X] [--gr PATH] [--road W] [--web N] "
                "[--src V] [--reps R]\n", prog);
   std::exit(1);
 }
@@ -303,6 +316,7 @@ int main(int argc, char** argv) {
   if (dpopt_knobs_from_env) std::printf("info runtime_knobs_set=%d\n", dpopt_knobs_from_env());
 #endif
   int scale = 14, ef = 16, reps = 5, road = 0;
+  long long web = 0;
   long long src_arg = -1;
   uint64_t seed = 1;
   std::string gr;
@@ -315,11 +329,13 @@ int main(int argc, char** argv) {
     else if (a == "--seed") seed = std::strtoull(v, nullptr, 10);
     else if (a == "--gr") gr = v;
     else if (a == "--road") road = std::atoi(v);
+    else if (a == "--web") web = std::atoll(v);
     else if (a == "--src") src_arg = std::atoll(v);
     else if (a == "--reps") reps = std::atoi(v);
     else usage(argv[0]);
   }
-  if (scale < 1 || scale > 30 || ef < 1 || reps < 1 || road < 0 || road > 40000) usage(argv[0]);
+  if (scale < 1 || scale > 30 || ef < 1 || reps < 1 || road < 0 || road > 40000 ||
+      web < 0 || web > (1ll << 26)) usage(argv[0]);
 
   std::string input;
   Graph g;
@@ -330,6 +346,9 @@ int main(int argc, char** argv) {
   } else if (road > 0) {
     g = make_road(road, seed);
     input = "road-w" + std::to_string(road);
+  } else if (web > 0) {
+    g = make_web(web, seed);
+    input = "web-n" + std::to_string(web);
   } else {
     g = make_rmat(scale, ef, seed);
     input = "rmat-s" + std::to_string(scale) + "-e" + std::to_string(ef);

@@ -25,7 +25,8 @@
 // .gr file with 4-byte edge weights (used as directed).
 //
 // Flags: --scale S (14)  --ef E (16)  --seed X (1)  --gr PATH  --road W (a W x W
-//        road-like grid instead of R-MAT)  --src V (0)
+//        road-like grid instead of R-MAT)  --web N (a power-law
+//        web-like graph of N pages, like cnr-2000)  --src V (0)
 //        --reps R (5)
 // Build: nvcc -O3 -rdc=true -arch=sm_90 -o sssp sssp.cu -lcudadevrt
 #include <cuda_runtime.h>
@@ -41,6 +42,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "common/web_graph.h"  // make_web
 
 #define CK(call)                                                              \
   do {                                                                        \
@@ -188,6 +191,16 @@ static Graph make_road(int side, uint64_t seed) {
       keys.push_back((uint64_t(u) << 32) | uint64_t(v));
     }
   }
+  return from_edge_keys(n, keys, seed);
+}
+
+// Power-law web-like graph (like cnr-2000; common/web_graph.h), symmetrised,
+// weights as above.
+static Graph make_web(int64_t n, uint64_t seed) {
+  std::vector<uint64_t> keys;
+  web_graph_edges(n, seed, [&keys](int64_t u, int64_t v) {
+    keys.push_back((uint64_t(std::min(u, v)) << 32) | uint64_t(std::max(u, v)));
+  });
   return from_edge_keys(n, keys, seed);
 }
 
@@ -379,7 +392,7 @@ static float run_sssp(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
 
 static void usage(const char* prog) {
   std::fprintf(stderr,
-               "usage: %s [--scale S] [--ef E] [--seed X] [--gr PATH] [--road W] "
+               "usage: %s [--scale S] [--ef E] [--seed X] [--gr PATH] [--road W] [--web N] "
                "[--src V] [--reps R]\n", prog);
   std::exit(1);
 }
@@ -395,6 +408,7 @@ int main(int argc, char** argv) {
   if (dpopt_knobs_from_env) std::printf("info runtime_knobs_set=%d\n", dpopt_knobs_from_env());
 #endif
   int scale = 14, ef = 16, reps = 5, road = 0;
+  long long web = 0;
   long long src_arg = -1;
   uint64_t seed = 1;
   std::string gr;
@@ -407,11 +421,13 @@ int main(int argc, char** argv) {
     else if (a == "--seed") seed = std::strtoull(v, nullptr, 10);
     else if (a == "--gr") gr = v;
     else if (a == "--road") road = std::atoi(v);
+    else if (a == "--web") web = std::atoll(v);
     else if (a == "--src") src_arg = std::atoll(v);
     else if (a == "--reps") reps = std::atoi(v);
     else usage(argv[0]);
   }
-  if (scale < 1 || scale > 30 || ef < 1 || reps < 1 || road < 0 || road > 40000) usage(argv[0]);
+  if (scale < 1 || scale > 30 || ef < 1 || reps < 1 || road < 0 || road > 40000 ||
+      web < 0 || web > (1ll << 26)) usage(argv[0]);
 
   std::string input;
   Graph g;
@@ -422,6 +438,9 @@ int main(int argc, char** argv) {
   } else if (road > 0) {
     g = make_road(road, seed);
     input = "road-w" + std::to_string(road);
+  } else if (web > 0) {
+    g = make_web(web, seed);
+    input = "web-n" + std::to_string(web);
   } else {
     g = make_rmat(scale, ef, seed);
     input = "rmat-s" + std::to_string(scale) + "-e" + std::to_string(ef);
