@@ -16,6 +16,7 @@ pub mod diagnostic;
 pub mod emit;
 pub mod expr;
 pub mod grammar;
+pub mod guard;
 pub mod lexer;
 pub mod parser;
 pub mod plan;

@@ -32,7 +32,7 @@ done | xargs -P 4 -n 3 sh -c "$nvcc"' -O3 -rdc=true -arch=sm_90 -I src -Xptxas -
     done
   done
 } | tee "$out/road_gap.txt"
-if [ -n "$ncu" ]; then
+if [ -n "$ncu" ] && [ "${NCU:-1}" != 0 ]; then
   : > "$out/road_gap_ncu.txt"
   for k in bfs_flat bfs_parent; do
     DPOPT_THRESHOLD=512 timeout 240 "$ncu" --kernel-name "$k" --launch-skip 200 --launch-count 3 \

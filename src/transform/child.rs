@@ -197,6 +197,11 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
     );
     ctx.insert("inline", "__forceinline__ ");
     ctx.insert("uses_shared", &plan.uses_shared);
+    let names: Vec<Option<String>> = child.params.iter().map(|p| p.name.clone()).collect();
+    ctx.insert(
+        "serial_bound",
+        &crate::guard::bounding_parameter(&r.file.view[child.body.clone()], &names),
+    );
     ctx.insert("body_line", &r.file.line_of(child.body.start));
     ctx.insert("body", "\u{E000}body\u{E001}");
     let aggregation: String = plan
