@@ -30,7 +30,13 @@ pub fn bounding_parameter(body: &str, params: &[Option<String>]) -> Option<Strin
         return None;
     }
     const SIGNED: [&str; 8] = [
-        "int", "constint", "long", "constlong", "longlong", "constlonglong", "int64_t",
+        "int",
+        "constint",
+        "long",
+        "constlong",
+        "longlong",
+        "constlonglong",
+        "int64_t",
         "constint64_t",
     ];
     let index = SIGNED
@@ -74,21 +80,72 @@ mod tests {
             Some("deg".to_string())
         );
         let body = "{ const int j = threadIdx.x + blockIdx.x * blockDim.x; if (j >= n) return; }";
-        assert_eq!(bounding_parameter(body, &params(&["n"])), Some("n".to_string()));
+        assert_eq!(
+            bounding_parameter(body, &params(&["n"])),
+            Some("n".to_string())
+        );
     }
 
     #[test]
     fn refuses_other_forms() {
         let p = params(&["n"]);
         // unsigned index: `i >= n` would compare as unsigned for a negative n
-        assert_eq!(bounding_parameter("{ unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; }", &p), None);
-        assert_eq!(bounding_parameter("{ auto i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; }", &p), None);
+        assert_eq!(
+            bounding_parameter(
+                "{ unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; }",
+                &p
+            ),
+            None
+        );
+        assert_eq!(
+            bounding_parameter(
+                "{ auto i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; }",
+                &p
+            ),
+            None
+        );
         // a bound that is not a parameter, another comparison, a 2-D index, a statement first
-        assert_eq!(bounding_parameter("{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= m) return; }", &p), None);
-        assert_eq!(bounding_parameter("{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i > n) return; }", &p), None);
-        assert_eq!(bounding_parameter("{ int i = blockIdx.y * blockDim.x + threadIdx.x; if (i >= n) return; }", &p), None);
-        assert_eq!(bounding_parameter("{ f(); int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; }", &p), None);
-        assert_eq!(bounding_parameter("{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n + 1) return; }", &p), None);
-        assert_eq!(bounding_parameter("{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) { return; } }", &p), None);
+        assert_eq!(
+            bounding_parameter(
+                "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= m) return; }",
+                &p
+            ),
+            None
+        );
+        assert_eq!(
+            bounding_parameter(
+                "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i > n) return; }",
+                &p
+            ),
+            None
+        );
+        assert_eq!(
+            bounding_parameter(
+                "{ int i = blockIdx.y * blockDim.x + threadIdx.x; if (i >= n) return; }",
+                &p
+            ),
+            None
+        );
+        assert_eq!(
+            bounding_parameter(
+                "{ f(); int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; }",
+                &p
+            ),
+            None
+        );
+        assert_eq!(
+            bounding_parameter(
+                "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n + 1) return; }",
+                &p
+            ),
+            None
+        );
+        assert_eq!(
+            bounding_parameter(
+                "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) { return; } }",
+                &p
+            ),
+            None
+        );
     }
 }
