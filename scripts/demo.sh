@@ -9,7 +9,7 @@ cargo build --release --quiet
 mkdir -p target/demo
 ./target/release/dpopt check examples/bfs.cu
 ./target/release/dpopt transform examples/bfs.cu -o target/demo/bfs.dp.cu
-"$nvcc" -O3 -rdc=true -arch=sm_90 -o target/demo/bfs target/demo/bfs.dp.cu -lcudadevrt
+"$nvcc" -O3 -rdc=true -arch=sm_90 -I examples -o target/demo/bfs target/demo/bfs.dp.cu -lcudadevrt  # -I: examples/common
 echo "built target/demo/bfs from target/demo/bfs.dp.cu"
 if command -v nvidia-smi >/dev/null && nvidia-smi >/dev/null 2>&1; then
   ./target/demo/bfs

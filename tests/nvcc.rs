@@ -212,13 +212,10 @@ fn runtime_knobs_build() {
     let source = dir.path().join("bfs.dp.cu");
     std::fs::write(&source, &output).unwrap();
     let result = Command::new(&nvcc)
-        .args([
-            "-rdc=true",
-            "-arch=sm_90",
-            "-O3",
-            "-DDPOPT_RUNTIME_KNOBS",
-            "-o",
-        ])
+        .args(["-rdc=true", "-arch=sm_90", "-O3", "-DDPOPT_RUNTIME_KNOBS"])
+        // Examples share host code in examples/common/ (included as "common/...").
+        .arg(format!("-I{}", common::root().join("examples").display()))
+        .arg("-o")
         .arg(dir.path().join("bfs"))
         .arg(&source)
         .arg("-lcudadevrt")
