@@ -133,6 +133,8 @@ tree_heights|--depth 4 --outdeg 32 --sparsity 1
 tree_heights|--depth 3 --outdeg 64 --sparsity 0
 bezier|--lines 16384 --max-tess 1024
 bezier|--lines 65536 --max-tess 256
+bezier|--lines 16384 --max-tess 32
+bezier|--lines 65536 --max-tess 2048
 sssp|--scale 14 --ef 16
 sssp|--scale 16 --ef 8
 sssp|--scale 16 --ef 37
