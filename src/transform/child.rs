@@ -4,7 +4,7 @@
 
 use super::renderer::Renderer;
 use super::templates::{
-    AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID, DECLARATIONS, DEFINITIONS, RECOVER,
+    AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID, DECLARATIONS, DEFINITIONS,
 };
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::plan::ChildPlan;
@@ -264,31 +264,20 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         )
     };
     // With a serial version (some site thresholds this child), a direct
-    // launch that finds no room (pending-launch limit) runs serially instead.
-    let direct = if plan.serial {
+    // launch that finds no room (pending-launch limit) runs serially instead
+    // (templates/recover.cu.tera).
+    let direct_serial = if plan.serial {
         let depth = if plan.recursive {
             format!(", DPOPT_SERIAL_DEPTH_{}", child.name)
         } else {
             String::new()
         };
-        r.templates
-            .render(RECOVER, &{
-                let mut c = Context::new();
-                c.insert("launch", &direct);
-                c.insert(
-                    "serial",
-                    &format!(
-                        "dpopt_serial_{}(dpopt_ogrid, dpopt_block{depth}{})",
-                        child.name, p.names
-                    ),
-                );
-                c.insert("site", &site.id);
-                c
-            })
-            .trim_end()
-            .to_string()
+        format!(
+            "dpopt_serial_{}(dpopt_ogrid, dpopt_block{depth}{})",
+            child.name, p.names
+        )
     } else {
-        direct
+        String::new()
     };
     ctx.insert("site", &site.id);
     ctx.insert(
@@ -306,6 +295,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     ctx.insert("agg_threshold_macro", &site.agg_threshold_macro());
     ctx.insert("asserted", &aggregation.asserted);
     ctx.insert("direct_launch", &direct);
+    ctx.insert("direct_serial", &direct_serial);
     let blocks = site.directive.agg_blocks().map(|v| v.to_source());
     let threads = site.directive.agg_threads().map(|v| v.to_source());
     ctx.insert("block_loop", &blocks.is_some());
