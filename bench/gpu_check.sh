@@ -105,6 +105,11 @@ VARIANTS
     rm -f "$BUILD/tmpg.cu"
     rm -f "$BUILD/tmp.cu"
   done
+  # Pools so small that nearly every launch falls back to a direct launch,
+  # while those also overflow the pending-launch limit (README, Known problems:
+  # the grid case hung on an H200).
+  echo "pending_overflow dpG pool1 pending_overflow__dpG -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
+  echo "pending_overflow dpM pool1 pending_overflow__dpM -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
   # A program in two files: the parent's host launch is in host.cu, which
   # knows nothing of dpopt (the .extra file names the second source).
   cp tests/multi_tu/host.cu "$BUILD/src/two_files_host.cu"
