@@ -1,0 +1,3 @@
+//! dpopt-fuzz: a contract fuzzer for dpopt (see README.md).
+pub mod rng;
+pub mod scanner;

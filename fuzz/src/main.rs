@@ -1,0 +1,3 @@
+fn main() {
+    println!("{}", std::env::var("CARGO").unwrap_or_default());
+}
