@@ -224,9 +224,9 @@ fn is_ident_char(c: u8) -> bool {
 /// Punctuators, longest first within each length.
 const PUNCTUATORS: &[&str] = &[
     "%:%:", "<<=", ">>=", "->*", "...", "<=>", "::", "->", "++", "--", "<<", ">>", "<=", ">=",
-    "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", ".*", "##", "<:",
-    ":>", "<%", "%>", "%:", "{", "}", "[", "]", "(", ")", ";", ",", ".", "?", ":", "~", "!", "+",
-    "-", "*", "/", "%", "&", "|", "^", "<", ">", "=", "#",
+    "==", "!=", "&&", "||", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", ".*", "##", "<:", ":>",
+    "<%", "%>", "%:", "{", "}", "[", "]", "(", ")", ";", ",", ".", "?", ":", "~", "!", "+", "-",
+    "*", "/", "%", "&", "|", "^", "<", ">", "=", "#",
 ];
 
 const RAW_PREFIXES: &[&[u8]] = &[b"R", b"u8R", b"uR", b"UR", b"LR"];
@@ -298,7 +298,14 @@ impl<'a> Lexed<'a> {
             let next = self.text.get(pos + 1).copied();
             let (kind, end) = match c {
                 b'\n' => (Kind::Newline, pos + 1),
-                b'\r' => (Kind::Newline, if next == Some(b'\n') { pos + 2 } else { pos + 1 }),
+                b'\r' => (
+                    Kind::Newline,
+                    if next == Some(b'\n') {
+                        pos + 2
+                    } else {
+                        pos + 1
+                    },
+                ),
                 b' ' | b'\t' | 0x0b | 0x0c | 0 => {
                     let mut e = pos + 1;
                     while e < n && matches!(self.text[e], b' ' | b'\t' | 0x0b | 0x0c | 0) {
@@ -350,8 +357,7 @@ impl<'a> Lexed<'a> {
                         directive = Some(1);
                     } else if let Some(k) = directive {
                         if k == 1 {
-                            include =
-                                matches!(text, b"include" | b"include_next" | b"import");
+                            include = matches!(text, b"include" | b"include_next" | b"import");
                         }
                         directive = Some(k + 1);
                     }
@@ -385,8 +391,7 @@ impl<'a> Lexed<'a> {
         let mut e = pos + 1;
         while e < t.len() {
             let c = t[e];
-            if matches!(c, b'e' | b'E' | b'p' | b'P') && matches!(t.get(e + 1), Some(b'+' | b'-'))
-            {
+            if matches!(c, b'e' | b'E' | b'p' | b'P') && matches!(t.get(e + 1), Some(b'+' | b'-')) {
                 e += 2;
             } else if is_ident_char(c) || c == b'.' {
                 e += 1;
@@ -410,8 +415,7 @@ impl<'a> Lexed<'a> {
             if let Some(end) = self.lex_raw_string(pos, e) {
                 return (Kind::RawStr, end);
             }
-        } else if matches!(next, Some(b'"') | Some(b'\'')) && ENCODING_PREFIXES.contains(&word)
-        {
+        } else if matches!(next, Some(b'"') | Some(b'\'')) && ENCODING_PREFIXES.contains(&word) {
             return self.lex_quoted(pos, e, next.unwrap_or(b'"'));
         }
         (Kind::Ident, e)
@@ -962,9 +966,11 @@ fn string_is_dp(literal: &[u8]) -> Option<bool> {
         i += 1;
     }
     let tokens = significant_tokens(&text);
-    Some(tokens.first().is_some_and(|(k, r)| {
-        *k == Kind::Ident && &text[r.clone()] == b"dp"
-    }))
+    Some(
+        tokens
+            .first()
+            .is_some_and(|(k, r)| *k == Kind::Ident && &text[r.clone()] == b"dp"),
+    )
 }
 
 #[cfg(test)]
@@ -991,7 +997,10 @@ mod tests {
         assert_eq!(count("x\r#pragma dp x\n"), (1, 0));
         assert_eq!(count("\0#pragma dp x\n"), (1, 0));
         assert_eq!(count("\u{feff}#pragma dp x\n"), (1, 0));
-        assert_eq!(count("#pragma dp(1)\n#pragma dpx\n#pragma omp dp\n"), (1, 0));
+        assert_eq!(
+            count("#pragma dp(1)\n#pragma dpx\n#pragma omp dp\n"),
+            (1, 0)
+        );
         assert_eq!(count("x #pragma dp x\n"), (0, 0));
         assert_eq!(count("##pragma dp x\n%:%:pragma dp x\n"), (0, 0));
     }
@@ -1008,7 +1017,10 @@ mod tests {
         // Splices inside a raw string are reverted: `\` + newline stays.
         assert_eq!(count("auto s = R\"(a\\\n#pragma dp x\n)\";\n"), (0, 0));
         // Digit separators do not start character literals.
-        assert_eq!(count("int a = 1'000;\n#pragma dp x\nint b = 2'0;\n"), (1, 0));
+        assert_eq!(
+            count("int a = 1'000;\n#pragma dp x\nint b = 2'0;\n"),
+            (1, 0)
+        );
         // An unterminated string or character literal ends at the newline.
         assert_eq!(count("\"abc\n#pragma dp x\n'a\n#pragma dp y\n"), (2, 0));
     }
@@ -1020,20 +1032,44 @@ mod tests {
         assert_eq!(count("_Pragma(\"omp parallel\")\n"), (0, 0));
         assert_eq!(count("_Pragma(\"/* c */ dp x \\\"q\\\"\")\n"), (1, 0));
         assert_eq!(count("#define P _Pragma(\"dp x\")\nP\nP\n"), (2, 0));
-        assert_eq!(count("#define P(x) _Pragma(#x)\nP(dp threshold(8))\nP(omp x)\n"), (1, 0));
+        assert_eq!(
+            count("#define P(x) _Pragma(#x)\nP(dp threshold(8))\nP(omp x)\n"),
+            (1, 0)
+        );
         assert_eq!(count("#define P _Pragma(\"dp x\")\n#undef P\nP\n"), (0, 0));
-        assert_eq!(count("#ifdef A\n#define P _Pragma(\"dp x\")\n#endif\nP\n"), (0, 1));
+        assert_eq!(
+            count("#ifdef A\n#define P _Pragma(\"dp x\")\n#endif\nP\n"),
+            (0, 1)
+        );
         assert_eq!(count("#define Q(x) _Pragma(x)\nQ(\"dp x\")\n"), (0, 1));
     }
 
     #[test]
     fn conditionals() {
-        assert_eq!(count("#if 0\n#pragma dp x\n#else\n#pragma dp y\n#endif\n"), (1, 1));
-        assert_eq!(count("#if 1\n#pragma dp x\n#else\n#pragma dp y\n#endif\n"), (1, 1));
-        assert_eq!(count("#ifdef X\n#pragma dp x\n#else\n#pragma dp y\n#endif\n"), (2, 0));
-        assert_eq!(count("#if 0\n#if 1\n#pragma dp x\n#endif\n#endif\n#pragma dp y\n"), (1, 1));
-        assert_eq!(count("#define X\n#ifndef X\n#pragma dp x\n#endif\n"), (0, 1));
-        assert_eq!(count("#if 0\n/*\n#endif */\n#pragma dp x\n#endif\n"), (0, 1));
+        assert_eq!(
+            count("#if 0\n#pragma dp x\n#else\n#pragma dp y\n#endif\n"),
+            (1, 1)
+        );
+        assert_eq!(
+            count("#if 1\n#pragma dp x\n#else\n#pragma dp y\n#endif\n"),
+            (1, 1)
+        );
+        assert_eq!(
+            count("#ifdef X\n#pragma dp x\n#else\n#pragma dp y\n#endif\n"),
+            (2, 0)
+        );
+        assert_eq!(
+            count("#if 0\n#if 1\n#pragma dp x\n#endif\n#endif\n#pragma dp y\n"),
+            (1, 1)
+        );
+        assert_eq!(
+            count("#define X\n#ifndef X\n#pragma dp x\n#endif\n"),
+            (0, 1)
+        );
+        assert_eq!(
+            count("#if 0\n/*\n#endif */\n#pragma dp x\n#endif\n"),
+            (0, 1)
+        );
     }
 
     #[test]
