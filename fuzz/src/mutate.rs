@@ -70,9 +70,13 @@ operators! {
 }
 
 impl Op {
-    /// A random operator, by weight.
-    pub fn random(rng: &mut Rng) -> Op {
-        Op::ALL[rng.weighted(Op::WEIGHTS)]
+    /// A random operator, by weight; among `only` when not empty.
+    pub fn random(rng: &mut Rng, only: &[Op]) -> Op {
+        if only.is_empty() {
+            Op::ALL[rng.weighted(Op::WEIGHTS)]
+        } else {
+            *rng.pick(only)
+        }
     }
 
     pub fn from_name(name: &str) -> Option<Op> {
@@ -217,6 +221,8 @@ struct Launch {
     statement: usize,
     config: Range<usize>,
     args: Vec<Range<usize>>,
+    /// A `#pragma dp` line directly precedes it.
+    pragma: bool,
 }
 
 fn launches(src: &[u8]) -> Vec<Launch> {
@@ -245,6 +251,7 @@ fn launches(src: &[u8]) -> Vec<Launch> {
         }
         args.push(start..config.end);
         let mut statement = line_start(src, config.start);
+        let line = statement;
         while statement > 0 {
             let prev = line_start(src, statement - 1);
             let text = String::from_utf8_lossy(&src[prev..statement]);
@@ -255,6 +262,7 @@ fn launches(src: &[u8]) -> Vec<Launch> {
             }
         }
         out.push(Launch {
+            pragma: statement < line,
             statement,
             config,
             args,
@@ -620,8 +628,12 @@ impl Mutator<'_, '_> {
         Some(insert(self.src, at, splice))
     }
 
+    /// A launch, most often one with a pragma.
     fn random_launch(&mut self) -> Option<Launch> {
         let mut ls = launches(self.src);
+        if ls.iter().any(|l| l.pragma) && self.rng.chance(3, 4) {
+            ls.retain(|l| l.pragma);
+        }
         if ls.is_empty() {
             return None;
         }
