@@ -68,7 +68,11 @@ impl Finding {
         if self.ops.is_empty() {
             "(seed)".to_string()
         } else {
-            self.ops.iter().map(|o| o.name()).collect::<Vec<_>>().join("+")
+            self.ops
+                .iter()
+                .map(|o| o.name())
+                .collect::<Vec<_>>()
+                .join("+")
         }
     }
 }
@@ -477,7 +481,9 @@ fn record(summary: &mut Summary, per_class: usize, case: &Case, v: Violation) {
         k == key
     });
     match same {
-        Some(i) if finding.bytes.len() < stats.examples[i].bytes.len() => stats.examples[i] = finding,
+        Some(i) if finding.bytes.len() < stats.examples[i].bytes.len() => {
+            stats.examples[i] = finding
+        }
         Some(_) => {}
         None if stats.examples.len() < per_class.max(1) => stats.examples.push(finding),
         None => {
@@ -555,6 +561,9 @@ fn start_nvcc(config: &Config) -> NvccChannel {
     (Some(tx), Some(results), Some(handle))
 }
 
+/// A minimized example: its bytes and the violation's detail on them.
+type Minimized = (Vec<u8>, String);
+
 /// Minimize the examples and write `CLASS-N.cu` + `CLASS-N.txt` to `dir`.
 fn write_fixtures(config: &Config, summary: &Summary, pool: &mut Pool, dir: &Path) -> Vec<Fixture> {
     if let Err(e) = std::fs::create_dir_all(dir) {
@@ -582,7 +591,7 @@ fn write_fixtures(config: &Config, summary: &Summary, pool: &mut Pool, dir: &Pat
         eprintln!("minimizing {} example(s)...", jobs.len());
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<(Vec<u8>, String)>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let results: Vec<Mutex<Option<Minimized>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
     std::thread::scope(|s| {
         for slot in pool.slots.iter_mut() {
             let (next, results, jobs) = (&next, &results, &jobs);
@@ -658,7 +667,9 @@ fn minimize_finding(config: &Config, slot: &mut Slot, finding: &Finding) -> (Vec
         max_tests,
     };
     let bytes = minimize::minimize(&finding.bytes, budget, |candidate| {
-        slot.evaluate(&request(candidate)).classes().contains(&class)
+        slot.evaluate(&request(candidate))
+            .classes()
+            .contains(&class)
     });
     let detail = slot
         .evaluate(&request(&bytes))
@@ -684,7 +695,15 @@ pub fn find_dpopt_binary(worker_exe: &Path, root: &Path, build: bool) -> Result<
                 None => "dev".to_string(),
             };
             let status = std::process::Command::new(cargo)
-                .args(["build", "--quiet", "-p", "dpopt", "--bin", "dpopt", "--profile"])
+                .args([
+                    "build",
+                    "--quiet",
+                    "-p",
+                    "dpopt",
+                    "--bin",
+                    "dpopt",
+                    "--profile",
+                ])
                 .arg(&profile)
                 .arg("--manifest-path")
                 .arg(root.join("Cargo.toml"))

@@ -154,7 +154,10 @@ fn self_exe() -> PathBuf {
 }
 
 /// The dpopt binary: as given, or built/found next to this executable.
-fn dpopt_binary(explicit: Option<PathBuf>, root: &std::path::Path) -> (Option<PathBuf>, Option<String>) {
+fn dpopt_binary(
+    explicit: Option<PathBuf>,
+    root: &std::path::Path,
+) -> (Option<PathBuf>, Option<String>) {
     if let Some(p) = explicit {
         // The CLI runs in a scratch directory: make the path absolute.
         return (Some(std::fs::canonicalize(&p).unwrap_or(p)), None);

@@ -12,7 +12,11 @@ pub struct Budget {
 
 /// Shrink `input` while `still_fails` holds. The predicate is assumed to
 /// hold for `input`.
-pub fn minimize(input: &[u8], budget: Budget, mut still_fails: impl FnMut(&[u8]) -> bool) -> Vec<u8> {
+pub fn minimize(
+    input: &[u8],
+    budget: Budget,
+    mut still_fails: impl FnMut(&[u8]) -> bool,
+) -> Vec<u8> {
     let mut tests = 0usize;
     let mut test = |candidate: &[u8]| -> bool {
         if tests >= budget.max_tests || Instant::now() >= budget.deadline {
@@ -34,7 +38,10 @@ fn split_lines(input: &[u8]) -> Vec<&[u8]> {
 
 /// Remove chunks of units, from half of them down to one at a time
 /// (a simplified ddmin: complements only, which is what shrinks fastest).
-fn reduce<'a>(mut units: Vec<&'a [u8]>, test: &mut dyn FnMut(&[&'a [u8]]) -> bool) -> Vec<&'a [u8]> {
+fn reduce<'a>(
+    mut units: Vec<&'a [u8]>,
+    test: &mut dyn FnMut(&[&'a [u8]]) -> bool,
+) -> Vec<&'a [u8]> {
     let mut chunk = (units.len() / 2).max(1);
     loop {
         let mut i = 0;

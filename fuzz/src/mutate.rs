@@ -741,7 +741,7 @@ impl Mutator<'_, '_> {
         let depth = DEPTHS[self.rng.weighted(WEIGHTS)];
         let mut text = "(".repeat(depth).into_bytes();
         text.extend_from_slice(&self.src[arg.clone()]);
-        text.extend(std::iter::repeat_n(b')', depth));
+        text.extend(vec![b')'; depth]);
         Some(replace(self.src, arg, &text))
     }
 

@@ -53,7 +53,9 @@ impl Nvcc {
     pub fn compile(&self, name: &str, bytes: &[u8]) -> Compiled {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let dir = self.scratch.join(format!("nvcc-{n}"));
-        if let Err(e) = std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join(name), bytes)) {
+        if let Err(e) =
+            std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(dir.join(name), bytes))
+        {
             return Compiled::Inconclusive(format!("cannot write: {e}"));
         }
         let result = run_with_timeout(

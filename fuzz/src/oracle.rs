@@ -159,7 +159,9 @@ fn last_lines(s: &str, max: usize) -> String {
     let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
     let last = lines[lines.len().saturating_sub(2)..].join(" | ");
     let start = last.len().saturating_sub(max);
-    let start = (start..=last.len()).find(|&i| last.is_char_boundary(i)).unwrap_or(0);
+    let start = (start..=last.len())
+        .find(|&i| last.is_char_boundary(i))
+        .unwrap_or(0);
     last[start..].to_string()
 }
 
@@ -275,7 +277,7 @@ pub fn check(bytes: &[u8], cli: Option<&CliCheck>, keep_output: bool) -> Report 
     sig = mix(sig, fnv1a(codes.join(",").as_bytes()));
     sig = mix(sig, bucket(outcome.sites.len() as u64));
     report.signature = sig;
-    if keep_output && outcome.sites.len() > 0 {
+    if keep_output && !outcome.sites.is_empty() {
         report.output = outcome.output;
     }
     report
@@ -331,7 +333,10 @@ fn check_diagnostics(file: &SourceFile, diags: &[Diagnostic], stage: &str, v: &m
             if s.start > s.end || s.end > len {
                 v.push(Violation::new(
                     Class::BadLocation,
-                    format!("{code}{stage}: span {}..{} outside a file of {len} bytes", s.start, s.end),
+                    format!(
+                        "{code}{stage}: span {}..{} outside a file of {len} bytes",
+                        s.start, s.end
+                    ),
                 ));
             }
         }
@@ -383,7 +388,10 @@ fn check_diagnostics(file: &SourceFile, diags: &[Diagnostic], stage: &str, v: &m
         if let Err(message) = catch(|| format!("{:?}", d.to_report(file))) {
             v.push(Violation::new(
                 Class::RenderPanic,
-                format!("{code}{stage} at {location} (Debug): {}", one_line(&message, 300)),
+                format!(
+                    "{code}{stage} at {location} (Debug): {}",
+                    one_line(&message, 300)
+                ),
             ));
         }
     }
@@ -419,7 +427,11 @@ fn check_output(scan: &Scan, out: &[u8], v: &mut Vec<Violation>) {
             .first_mismatch
             .or(out_scan.brackets.first_unclosed)
             .unwrap_or(0);
-        let line = out[..at.min(out.len())].iter().filter(|&&b| b == b'\n').count() + 1;
+        let line = out[..at.min(out.len())]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1;
         damage.push(format!("unbalanced brackets at output line {line}"));
     }
     if !damage.is_empty() {
@@ -529,7 +541,8 @@ const SENTINEL: &[u8] = b"/* dpopt-fuzz: an older output that an error must not 
 fn check_cli(bytes: &[u8], library_output: Option<&[u8]>, cli: &CliCheck, v: &mut Vec<Violation>) {
     let n = SCRATCH_COUNTER.fetch_add(1, Ordering::Relaxed);
     let dir = cli.scratch.join(format!("cli-{}-{n}", std::process::id()));
-    if std::fs::create_dir_all(&dir).is_err() || std::fs::write(dir.join(INPUT_NAME), bytes).is_err()
+    if std::fs::create_dir_all(&dir).is_err()
+        || std::fs::write(dir.join(INPUT_NAME), bytes).is_err()
     {
         return;
     }
@@ -543,7 +556,10 @@ fn check_cli(bytes: &[u8], library_output: Option<&[u8]>, cli: &CliCheck, v: &mu
         cli.timeout,
     );
     match transform {
-        Err(e) => v.push(Violation::new(Class::CliMismatch, format!("cannot run dpopt: {e}"))),
+        Err(e) => v.push(Violation::new(
+            Class::CliMismatch,
+            format!("cannot run dpopt: {e}"),
+        )),
         Ok(None) => v.push(Violation::new(
             Class::Hang,
             format!("`dpopt transform` ran longer than {:?}", cli.timeout),

@@ -30,7 +30,11 @@ impl WorkerSpec {
     /// The watchdog's limit for one request: the in-process check, plus the
     /// two CLI runs when asked for, plus slack.
     pub fn limit(&self, req: &Request) -> Duration {
-        let cli_runs = if req.cli && self.dpopt.is_some() { 2 } else { 0 };
+        let cli_runs = if req.cli && self.dpopt.is_some() {
+            2
+        } else {
+            0
+        };
         self.timeout * (1 + cli_runs) + Duration::from_secs(2)
     }
 }
@@ -146,8 +150,7 @@ impl Process {
             .unwrap_or_default();
         let tail: String = tail
             .lines()
-            .filter(|l| !l.trim().is_empty())
-            .last()
+            .rfind(|l| !l.trim().is_empty())
             .unwrap_or("")
             .chars()
             .take(300)
@@ -225,7 +228,10 @@ impl Slot {
             Ok(Ok(resp)) => {
                 let p = self.process.take().expect("started");
                 p.finish(true);
-                Eval::Crashed(format!("protocol error: response {} for {}", resp.id, req.id))
+                Eval::Crashed(format!(
+                    "protocol error: response {} for {}",
+                    resp.id, req.id
+                ))
             }
             Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => {
                 let p = self.process.take().expect("started");
@@ -266,7 +272,9 @@ impl Pool {
     pub fn new(spec: WorkerSpec, jobs: usize) -> Self {
         let spec = Arc::new(spec);
         Pool {
-            slots: (0..jobs.max(1)).map(|_| Slot::new(Arc::clone(&spec))).collect(),
+            slots: (0..jobs.max(1))
+                .map(|_| Slot::new(Arc::clone(&spec)))
+                .collect(),
         }
     }
 

@@ -43,7 +43,10 @@ fn get_u64(r: &mut impl Read) -> io::Result<u64> {
 fn get_bytes(r: &mut impl Read) -> io::Result<Vec<u8>> {
     let n = get_u64(r)? as usize;
     if n > 1 << 32 {
-        return Err(io::Error::new(io::ErrorKind::InvalidData, "frame too large"));
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "frame too large",
+        ));
     }
     let mut b = vec![0u8; n];
     r.read_exact(&mut b)?;
@@ -58,7 +61,9 @@ impl Request {
     pub fn write(&self, w: &mut impl Write) -> io::Result<()> {
         let mut buf = Vec::with_capacity(self.bytes.len() + 32);
         put_u64(&mut buf, self.id);
-        let flags = self.cli as u64 | (self.preexisting_output as u64) << 1 | (self.keep_output as u64) << 2;
+        let flags = self.cli as u64
+            | (self.preexisting_output as u64) << 1
+            | (self.keep_output as u64) << 2;
         put_u64(&mut buf, flags);
         put_bytes(&mut buf, &self.bytes);
         w.write_all(&buf)?;

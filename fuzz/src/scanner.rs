@@ -507,7 +507,7 @@ pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 
 /// Whether a group of lines is compiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Live {
+enum Liveness {
     Dead,
     Unknown,
     Live,
@@ -515,11 +515,11 @@ enum Live {
 
 #[derive(Debug, Clone, Copy)]
 struct Frame {
-    outer: Live,
-    branch: Live,
+    outer: Liveness,
+    branch: Liveness,
     /// The best liveness among the branches so far: `Live` when one of them
     /// is certainly taken.
-    taken: Live,
+    taken: Liveness,
 }
 
 #[derive(Debug, Clone)]
@@ -552,10 +552,10 @@ impl<'l, 's> Analyzer<'l, 's> {
         }
     }
 
-    fn live(&self) -> Live {
+    fn live(&self) -> Liveness {
         self.stack
             .last()
-            .map_or(Live::Live, |f| f.outer.min(f.branch))
+            .map_or(Liveness::Live, |f| f.outer.min(f.branch))
     }
 
     fn run(&mut self) {
@@ -638,7 +638,7 @@ impl<'l, 's> Analyzer<'l, 's> {
                 self.push_group(cond);
             }
             b"ifdef" | b"ifndef" => {
-                let defined = rest.first().map_or(Live::Unknown, |&j| self.defined(j));
+                let defined = rest.first().map_or(Liveness::Unknown, |&j| self.defined(j));
                 let cond = if name == b"ifdef" {
                     defined
                 } else {
@@ -648,15 +648,15 @@ impl<'l, 's> Analyzer<'l, 's> {
             }
             b"elif" | b"elifdef" | b"elifndef" | b"else" => {
                 let cond = match name {
-                    b"else" => Live::Live,
+                    b"else" => Liveness::Live,
                     b"elif" => self.condition(rest),
-                    _ => Live::Unknown,
+                    _ => Liveness::Unknown,
                 };
                 if let Some(f) = self.stack.last_mut() {
                     f.branch = match f.taken {
-                        Live::Live => Live::Dead,
-                        Live::Dead => cond,
-                        Live::Unknown => cond.min(Live::Unknown),
+                        Liveness::Live => Liveness::Dead,
+                        Liveness::Dead => cond,
+                        Liveness::Unknown => cond.min(Liveness::Unknown),
                     };
                     f.taken = f.taken.max(cond);
                 }
@@ -674,10 +674,10 @@ impl<'l, 's> Analyzer<'l, 's> {
                     };
                     let last = sig.last().copied().unwrap_or(from) + 1;
                     let span = self.original_span(from, last);
-                    self.push_pragma(span, form, live != Live::Dead);
-                } else if live != Live::Dead && name == b"define" {
-                    self.define(rest, live == Live::Live);
-                } else if live != Live::Dead && name == b"undef" {
+                    self.push_pragma(span, form, live != Liveness::Dead);
+                } else if live != Liveness::Dead && name == b"define" {
+                    self.define(rest, live == Liveness::Live);
+                } else if live != Liveness::Dead && name == b"undef" {
                     if let Some(&j) = rest.first() {
                         self.macros.remove(self.text_of(j));
                     }
@@ -686,7 +686,7 @@ impl<'l, 's> Analyzer<'l, 's> {
         }
     }
 
-    fn push_group(&mut self, cond: Live) {
+    fn push_group(&mut self, cond: Liveness) {
         let outer = self.live();
         self.stack.push(Frame {
             outer,
@@ -697,31 +697,31 @@ impl<'l, 's> Analyzer<'l, 's> {
 
     /// Is the macro named by token `j` defined? `Unknown` unless this file
     /// defines it unconditionally (it may come from `-D`).
-    fn defined(&self, j: usize) -> Live {
+    fn defined(&self, j: usize) -> Liveness {
         match self.macros.get(self.text_of(j)) {
-            Some(m) if m.certain => Live::Live,
-            _ => Live::Unknown,
+            Some(m) if m.certain => Liveness::Live,
+            _ => Liveness::Unknown,
         }
     }
 
     /// Evaluate the few `#if` conditions whose value is certain.
-    fn condition(&self, sig: &[usize]) -> Live {
+    fn condition(&self, sig: &[usize]) -> Liveness {
         let words: Vec<&[u8]> = sig.iter().map(|&j| self.text_of(j)).collect();
         let inner: &[&[u8]] = match words.as_slice() {
             [open, inner @ .., close] if *open == b"(" && *close == b")" => inner,
             all => all,
         };
         match inner {
-            [w] if *w == b"true" => Live::Live,
-            [w] if *w == b"false" => Live::Dead,
+            [w] if *w == b"true" => Liveness::Live,
+            [w] if *w == b"false" => Liveness::Dead,
             [w] if w.iter().all(u8::is_ascii_digit) => {
                 if w.iter().all(|&d| d == b'0') {
-                    Live::Dead
+                    Liveness::Dead
                 } else {
-                    Live::Live
+                    Liveness::Live
                 }
             }
-            _ => Live::Unknown,
+            _ => Liveness::Unknown,
         }
     }
 
@@ -821,7 +821,7 @@ impl<'l, 's> Analyzer<'l, 's> {
             if let Some(is_dp) = destringized_is_dp(self.lexed, lit) {
                 if is_dp {
                     let span = self.original_span(i, close + 1);
-                    self.push_pragma(span, Form::Operator, live != Live::Dead);
+                    self.push_pragma(span, Form::Operator, live != Liveness::Dead);
                 }
                 return close + 1;
             }
@@ -854,7 +854,11 @@ impl<'l, 's> Analyzer<'l, 's> {
                 if exact {
                     if let Some(is_dp) = string_is_dp(&m.body[2].1) {
                         if is_dp {
-                            self.push_pragma(span, Form::Macro, live != Live::Dead && m.certain);
+                            self.push_pragma(
+                                span,
+                                Form::Macro,
+                                live != Liveness::Dead && m.certain,
+                            );
                         }
                         return i + 1;
                     }
@@ -903,7 +907,7 @@ impl<'l, 's> Analyzer<'l, 's> {
                         && toks[first].kind == Kind::Ident
                         && self.text_of(first) == b"dp";
                     if is_dp {
-                        self.push_pragma(span, Form::Macro, live != Live::Dead && m.certain);
+                        self.push_pragma(span, Form::Macro, live != Liveness::Dead && m.certain);
                     }
                 } else {
                     for _ in 0..pragmas {
@@ -932,11 +936,11 @@ impl Analyzer<'_, '_> {
     }
 }
 
-fn negate(l: Live) -> Live {
+fn negate(l: Liveness) -> Liveness {
     match l {
-        Live::Live => Live::Dead,
-        Live::Dead => Live::Live,
-        Live::Unknown => Live::Unknown,
+        Liveness::Live => Liveness::Dead,
+        Liveness::Dead => Liveness::Live,
+        Liveness::Unknown => Liveness::Unknown,
     }
 }
 

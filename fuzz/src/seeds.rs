@@ -30,7 +30,10 @@ const BUILTIN: &[(&str, &[u8])] = &[
         include_bytes!("../seeds/raw_strings_macros.cu"),
     ),
     ("block_1024.cu", include_bytes!("../seeds/block_1024.cu")),
-    ("class_params.cu", include_bytes!("../seeds/class_params.cu")),
+    (
+        "class_params.cu",
+        include_bytes!("../seeds/class_params.cu"),
+    ),
     ("no_pragma.cu", include_bytes!("../seeds/no_pragma.cu")),
     (
         "multi_site_streams.cu",
