@@ -28,17 +28,34 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     if program.pragmas.is_empty() {
         return Analysis { plan, diagnostics };
     }
+    diagnostics.extend(crate::lexer::unreadable_tokens(&program.tokens, view));
+    if !diagnostics.is_empty() {
+        return Analysis { plan, diagnostics };
+    }
     if let Some(at) = program.unbalanced {
-        diagnostics.push(Diagnostic::new(
-            DiagnosticKind::UnbalancedBrackets,
-            at..at + 1,
-            "no partner for this bracket",
-        ));
+        // An unclosed string or character literal is the likelier cause:
+        // point at it rather than at a bracket it swallowed.
+        let literal = program
+            .sig
+            .iter()
+            .find_map(|t| crate::lexer::unterminated(t, view).map(|what| (what, t.start)));
+        diagnostics.push(match literal {
+            Some((what, start)) => Diagnostic::new(
+                DiagnosticKind::Unterminated { what },
+                start..start + 1,
+                "opened here, never closed on its line",
+            ),
+            None => Diagnostic::new(
+                DiagnosticKind::UnbalancedBrackets,
+                at..at + 1,
+                "no partner for this bracket",
+            ),
+        });
         return Analysis { plan, diagnostics };
     }
     let mut per_parent: BTreeMap<usize, usize> = BTreeMap::new();
     for (index, pragma) in program.pragmas.iter().enumerate() {
-        let directive = match parse_directive(&view[pragma.span.clone()], pragma.span.start) {
+        let directive = match parse_directive(&pragma.logical) {
             Ok(d) => d,
             Err(errors) => {
                 diagnostics.extend(errors);
@@ -87,6 +104,76 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     Analysis { plan, diagnostics }
 }
 
+/// Macros that expand to `_Pragma`: a `#pragma dp` written through one is
+/// invisible to dpopt (it does not expand macros), so each use that may
+/// carry one gets a warning. A macro whose `_Pragma` literal starts with
+/// `dp` is reported at every use (at its definition when it has none); one
+/// that stringizes its argument (`_Pragma(#x)`) at each use whose argument
+/// starts with `dp`.
+pub fn pragma_macros(file: &SourceFile, program: &Program) -> Vec<Diagnostic> {
+    let view = &file.view;
+    let mut out = Vec::new();
+    for t in program
+        .sig
+        .iter()
+        .filter(|t| t.kind == TokenKind::Directive)
+    {
+        let logical = crate::phases::directive_text(t.text(view), t.start);
+        let text = logical.text.trim_start();
+        let Some(rest) = text.strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("define") else {
+            continue;
+        };
+        let Some(op) = logical.text.find("_Pragma") else {
+            continue;
+        };
+        let name: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        let after = logical.text[op + "_Pragma".len()..].trim_start();
+        let after = after.strip_prefix('(').unwrap_or(after).trim_start();
+        let literal_dp = after
+            .trim_start_matches(['L', 'u', 'U', '8'])
+            .strip_prefix('"')
+            .is_some_and(crate::phases::is_dp_operator_text);
+        let stringizes = after.starts_with('#') && !after.starts_with("##");
+        if !literal_dp && !stringizes {
+            continue;
+        }
+        let warning = |span: Range<usize>, label: &str| {
+            Diagnostic::new(
+                DiagnosticKind::PragmaInMacro { name: name.clone() },
+                span,
+                label.to_string(),
+            )
+            .with_note(logical.source_range(op..op + 7), "`_Pragma` here")
+        };
+        let mut used = false;
+        for (i, u) in program.sig.iter().enumerate() {
+            if u.kind != TokenKind::Ident || u.text(view) != name {
+                continue;
+            }
+            let arg_is_dp = program.sig.get(i + 1).is_some_and(|n| n.text(view) == "(")
+                && program.sig.get(i + 2).is_some_and(|a| a.text(view) == "dp");
+            if literal_dp || arg_is_dp {
+                used = true;
+                out.push(warning(u.range(), "a `#pragma dp` through a macro"));
+            }
+        }
+        if literal_dp && !used {
+            out.push(warning(t.range(), "this macro"));
+        }
+    }
+    out
+}
+
 /// Resolve one pragma to its launch, parent and child.
 fn site_for(
     file: &SourceFile,
@@ -107,11 +194,10 @@ fn site_for(
         ));
     };
     let next_token = program.sig[next];
-    if next_token.kind == TokenKind::Directive
-        && program
-            .pragmas
-            .binary_search_by_key(&next, |p| p.token)
-            .is_ok()
+    if program
+        .pragmas
+        .binary_search_by_key(&next, |p| p.token)
+        .is_ok()
     {
         return Err(Diagnostic::new(
             DiagnosticKind::DuplicatePragma,

@@ -6,7 +6,7 @@
 //! launch statements by their `<<<`. Everything else is opaque text that is
 //! copied through unchanged.
 
-use crate::pragma::is_dp_pragma;
+use crate::phases::{directive_text, is_dp_pragma_text, pragma_operator_text};
 use crate::program::{ExecutionSpace, Function, Launch, Param, PragmaSite, Program, TemplateParam};
 use crate::source::SourceFile;
 use crate::token::{Token, TokenKind};
@@ -578,18 +578,63 @@ fn span_of(sig: &[Token], from: usize, to: usize) -> Option<std::ops::Range<usiz
     Some(sig[from].start..sig[to - 1].end)
 }
 
+/// Every `#pragma dp` directive and `_Pragma("dp ...")` operator, in order.
+/// What counts as one is decided on the text after translation phases 1-3
+/// (src/phases.rs), as the preprocessor decides it.
 fn find_pragmas(program: &Program, view: &str) -> Vec<PragmaSite> {
-    program
-        .sig
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.kind == TokenKind::Directive && is_dp_pragma(text(t, view)))
-        .map(|(i, t)| PragmaSite {
-            span: t.range(),
+    let sig = &program.sig;
+    let mut pragmas = Vec::new();
+    for (i, t) in sig.iter().enumerate() {
+        let (span, logical, last) = match t.kind {
+            TokenKind::Directive => {
+                let logical = directive_text(text(t, view), t.start);
+                if !is_dp_pragma_text(&logical.text) {
+                    continue;
+                }
+                (t.range(), logical, i)
+            }
+            TokenKind::Ident if text(t, view) == "_Pragma" => {
+                let Some((literal, close)) = pragma_operator(sig, view, i) else {
+                    continue;
+                };
+                let logical =
+                    pragma_operator_text(text(&sig[literal], view), sig[literal].start, t.start);
+                if !is_dp_pragma_text(&logical.text) {
+                    continue;
+                }
+                (t.start..sig[close].end, logical, close)
+            }
+            _ => continue,
+        };
+        pragmas.push(PragmaSite {
+            span,
+            logical,
             token: i,
-            next_token: (i + 1 < program.sig.len()).then_some(i + 1),
-        })
-        .collect()
+            next_token: (last + 1 < sig.len()).then_some(last + 1),
+        });
+    }
+    pragmas
+}
+
+/// `_Pragma ( [prefix] "literal" )` at significant token `at`: the index of
+/// the literal and of the `)`.
+fn pragma_operator(sig: &[Token], view: &str, at: usize) -> Option<(usize, usize)> {
+    if text(sig.get(at + 1)?, view) != "(" {
+        return None;
+    }
+    let mut literal = at + 2;
+    let first = sig.get(literal)?;
+    if first.kind == TokenKind::Ident
+        && matches!(text(first, view), "L" | "u8" | "u" | "U")
+        && sig.get(literal + 1).is_some_and(|s| s.start == first.end)
+    {
+        literal += 1;
+    }
+    let lit = sig.get(literal)?;
+    if lit.kind != TokenKind::Str || !text(lit, view).starts_with('"') {
+        return None;
+    }
+    (text(sig.get(literal + 1)?, view) == ")").then_some((literal, literal + 1))
 }
 
 #[cfg(test)]

@@ -84,12 +84,15 @@ pub struct Launch {
     pub last_token: usize,
 }
 
-/// A `#pragma dp` directive and what follows it.
+/// A `#pragma dp` directive (or `_Pragma("dp ...")` operator) and what
+/// follows it.
 #[derive(Debug, Clone)]
 pub struct PragmaSite {
-    /// Span of the directive text.
+    /// Span of the directive text (of the operator, `_Pragma` to `)`).
     pub span: Range<usize>,
-    /// Significant-token index of the directive.
+    /// The pragma as the preprocessor reads it, mapped to the file.
+    pub logical: crate::phases::LogicalText,
+    /// Significant-token index of the directive (of `_Pragma`).
     pub token: usize,
     /// Significant-token index of the next significant token, if any.
     pub next_token: Option<usize>,

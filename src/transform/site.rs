@@ -77,8 +77,14 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     // (thresholding runs some of them before earlier ones finish), and the
     // block's NULL stream both serializes them and hung intermittently on an
     // H200 (docs/AGGREGATION.md, "Streams").
-    let user_stream = match config.get(3).map(|s| s.trim()) {
-        None | Some("0" | "NULL" | "nullptr") => "DPOPT_DIRECT_STREAM".to_string(),
+    let written_stream = launch
+        .config
+        .get(3)
+        .map(|s| file.view[s.clone()].split_whitespace().collect::<String>());
+    let user_stream = match written_stream.as_deref() {
+        None | Some("0" | "NULL" | "nullptr" | "(cudaStream_t)0" | "cudaStream_t(0)") => {
+            "DPOPT_DIRECT_STREAM".to_string()
+        }
         Some(_) => config[3].clone(),
     };
     let stream = format!("DPOPT_SITE_STREAM_{}({user_stream})", site.id);
@@ -94,7 +100,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     let args_after: String = args.iter().map(|a| format!(", {a}")).collect();
 
     let mut ctx = Context::new();
-    ctx.insert("summary", &site.directive.summary(&file.view));
+    ctx.insert("summary", &site.directive.summary());
     ctx.insert("site", &site.id);
     ctx.insert(
         "location",
