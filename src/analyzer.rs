@@ -4,7 +4,7 @@
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::plan::{Aggregation, ChildPlan, Plan, Site};
 use crate::pragma::parse_directive;
-use crate::program::{Function, Program};
+use crate::program::{Function, Program, Resolution};
 use crate::source::SourceFile;
 use crate::thread_count::{thread_count, ThreadCount};
 use crate::token::TokenKind;
@@ -53,7 +53,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         });
         return Analysis { plan, diagnostics };
     }
-    let mut per_parent: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut per_parent: BTreeMap<String, usize> = BTreeMap::new();
     for (index, pragma) in program.pragmas.iter().enumerate() {
         let directive = match parse_directive(&pragma.logical) {
             Ok(d) => d,
@@ -74,7 +74,9 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     // Group sites by child and check the child can be transformed.
     let mut by_child: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, site) in plan.sites.iter().enumerate() {
-        by_child.entry(site.child).or_default().push(i);
+        for child in site.children() {
+            by_child.entry(child).or_default().push(i);
+        }
     }
     for (child, sites) in by_child {
         let serial = sites.iter().any(|&s| plan.sites[s].threshold.is_some());
@@ -180,7 +182,7 @@ fn site_for(
     program: &Program,
     index: usize,
     directive: crate::pragma::Directive,
-    per_parent: &mut BTreeMap<usize, usize>,
+    per_parent: &mut BTreeMap<String, usize>,
 ) -> Result<(Site, Vec<Diagnostic>), Diagnostic> {
     let view = &file.view;
     let pragma = &program.pragmas[index];
@@ -263,16 +265,68 @@ fn site_for(
         .next()
         .unwrap_or(&launch.kernel)
         .trim();
-    let Some(child) = program.function_named(simple_name) else {
-        return Err(Diagnostic::new(
-            DiagnosticKind::KernelNotDefined {
-                kernel: simple_name.to_string(),
-            },
-            launch.kernel_span.clone(),
-            "no definition of this kernel in the file",
-        ));
+    let (child, alternatives) = match program.resolve(
+        &launch.kernel,
+        Some(parent),
+        launch.span.start,
+        Some(launch.args.len()),
+    ) {
+        Resolution::Found(child) => (child, Vec::new()),
+        Resolution::NotFound => {
+            return Err(Diagnostic::new(
+                DiagnosticKind::KernelNotDefined {
+                    kernel: launch.kernel.split_whitespace().collect(),
+                },
+                launch.kernel_span.clone(),
+                "no definition of this kernel in the file",
+            ))
+        }
+        Resolution::Ambiguous(candidates) => {
+            // Definitions in different branches of `#if` groups: each one
+            // gets the generated code it needs, in its own branch.
+            let pairwise_exclusive = candidates.iter().enumerate().all(|(i, &a)| {
+                candidates[i + 1..]
+                    .iter()
+                    .all(|&b| program.exclusive(a, b))
+            });
+            if !pairwise_exclusive {
+                let mut d = Diagnostic::new(
+                    DiagnosticKind::AmbiguousKernel {
+                        kernel: launch.kernel.split_whitespace().collect(),
+                        count: candidates.len(),
+                        arity: launch.args.len(),
+                    },
+                    launch.kernel_span.clone(),
+                    "which one?",
+                );
+                for &c in &candidates {
+                    let f = &program.functions[c];
+                    d = d.with_note(f.name_span.clone(), format!("`{}`", f.qualified_name()));
+                }
+                return Err(d);
+            }
+            (candidates[0], candidates[1..].to_vec())
+        }
     };
     let child_fn = &program.functions[child];
+    if let Some(&other) = alternatives.iter().find(|&&a| {
+        let f = &program.functions[a];
+        f.space.global != child_fn.space.global
+            || f.template_params.iter().any(|t| t.is_pack)
+            || f.template_header.is_some() != child_fn.template_header.is_some()
+    }) {
+        return Err(Diagnostic::new(
+            DiagnosticKind::AmbiguousKernel {
+                kernel: launch.kernel.split_whitespace().collect(),
+                count: alternatives.len() + 1,
+                arity: launch.args.len(),
+            },
+            launch.kernel_span.clone(),
+            "its definitions differ in kind",
+        )
+        .with_note(child_fn.name_span.clone(), "one definition")
+        .with_note(program.functions[other].name_span.clone(), "another"));
+    }
     if !child_fn.space.global {
         return Err(Diagnostic::new(
             DiagnosticKind::NotAKernel {
@@ -292,9 +346,9 @@ fn site_for(
             "variadic kernel",
         ));
     }
-    let k = per_parent.entry(parent).or_insert(0);
+    let k = per_parent.entry(parent_fn.symbol.clone()).or_insert(0);
     *k += 1;
-    let id = format!("{}_{}", parent_fn.name, k);
+    let id = format!("{}_{}", parent_fn.symbol, k);
     let threshold = directive.threshold().cloned();
     let coarsen = directive.coarsen().cloned();
     let mut warnings = Vec::new();
@@ -355,6 +409,7 @@ fn site_for(
             launch: launch_index,
             parent,
             child,
+            alternatives,
             threshold,
             coarsen,
             count,
@@ -369,8 +424,7 @@ fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
     parent == child
         || program.launches.iter().any(|l| {
             l.function == Some(child)
-                && program.function_named(l.kernel.rsplit("::").next().unwrap_or("").trim())
-                    == Some(child)
+                && program.launched_kernels(l).contains(&child)
         })
 }
 
@@ -528,8 +582,7 @@ fn parent_params_uniform(
             || !program.launches.iter().any(|l| {
                 l.function
                     .is_some_and(|f| program.functions[f].space.runs_on_device())
-                    && program.function_named(l.kernel.rsplit("::").next().unwrap_or("").trim())
-                        == Some(parent)
+                    && program.launched_kernels(l).contains(&parent)
             }))
 }
 

@@ -103,6 +103,12 @@ pub enum DiagnosticKind {
         kernel: String,
         construct: String,
     },
+    /// Several definitions fit a launched kernel's name and argument count.
+    AmbiguousKernel {
+        kernel: String,
+        count: usize,
+        arity: usize,
+    },
     /// Input nested deeper than dpopt reads (brackets in a pragma or a
     /// launch configuration).
     TooDeep {
@@ -159,6 +165,7 @@ impl DiagnosticKind {
             BlockAggregationHazard { .. } => "dpopt::block_aggregation",
             FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
             TooDeep { .. } => "dpopt::too_deep",
+            AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
             Unterminated { .. } => "dpopt::unterminated",
             UnreadableToken { .. } => "dpopt::unreadable_token",
             PragmaInMacro { .. } => "dpopt::pragma_in_macro",
@@ -241,6 +248,9 @@ impl DiagnosticKind {
             BlockAggregationHazard { granularity, function, construct } => format!(
                 "`consldt({granularity})` cannot be applied: `{function}`, which runs in the same blocks as the launch, uses `{construct}`"
             ),
+            AmbiguousKernel { kernel, count, arity } => format!(
+                "`{kernel}` with {arity} argument(s) may be any of {count} definitions in this file"
+            ),
             TooDeep { limit } => format!("brackets nested more than {limit} deep: dpopt does not read this"),
             Unterminated { what } => format!("this {what} is never closed"),
             UnreadableToken { token, why, .. } => format!("`{token}`: {why}"),
@@ -310,6 +320,9 @@ impl DiagnosticKind {
             }
             FixedConfigurationHazard { .. } => {
                 "with `blocks(N)` an aggregated block runs several original blocks one after the other, and with `threads(N)` a thread runs several original threads; remove the clause to keep one aggregated block per original block".to_string()
+            }
+            AmbiguousKernel { .. } => {
+                "dpopt tells overloads apart by namespace and argument count only: qualify the launch (`ns::kernel<<<...>>>`) or give the overloads different names".to_string()
             }
             TooDeep { .. } => "simplify the expression (name parts of it in variables)".to_string(),
             Unterminated { what } => format!("close the {what}; everything after it is part of it"),

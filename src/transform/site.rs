@@ -153,8 +153,8 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         .plan
         .children
         .iter()
-        .any(|c| c.child == site.child && c.recursive);
-    let nested = recursive && copy_of == Some(site.child);
+        .any(|c| site.children().any(|s| s == c.child) && c.recursive);
+    let nested = recursive && copy_of.is_some_and(|c| site.children().any(|s| s == c));
     ctx.insert(
         "depth_arg",
         &if !recursive {
@@ -167,7 +167,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     );
     ctx.insert(
         "depth_limit",
-        &nested.then(|| format!("DPOPT_SERIAL_DEPTH_{}", child.name)),
+        &nested.then(|| format!("DPOPT_SERIAL_DEPTH_{}", child.symbol)),
     );
     ctx.insert("coarse", &format!("{qualifier}dpopt_coarse_{}", child.name));
     let code = r.templates.render(SITE, &ctx);
