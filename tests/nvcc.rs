@@ -71,7 +71,32 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
     jobs
 }
 
+/// The other configuration a program selects with the preprocessor, from
+/// its `// dpopt-defines: -DX ...` line: compiled too.
+fn extra_defines(source: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(source)
+        .lines()
+        .find_map(|l| l.strip_prefix("// dpopt-defines:"))
+        .map(|d| d.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
 fn compile(nvcc: &Path, dir: &Path, name: &str, source: &[u8]) -> Result<(), String> {
+    compile_with(nvcc, dir, name, source, &[])?;
+    let defines = extra_defines(source);
+    if defines.is_empty() {
+        return Ok(());
+    }
+    compile_with(nvcc, dir, &format!("{name}_D"), source, &defines)
+}
+
+fn compile_with(
+    nvcc: &Path,
+    dir: &Path,
+    name: &str,
+    source: &[u8],
+    defines: &[String],
+) -> Result<(), String> {
     let out = dir.join(format!("{name}.dp.cu"));
     let file = dpopt::source::SourceFile::new(format!("{name}.cu"), source.to_vec());
     let outcome = dpopt::run(&file, &out.display().to_string(), true);
@@ -81,6 +106,7 @@ fn compile(nvcc: &Path, dir: &Path, name: &str, source: &[u8]) -> Result<(), Str
     std::fs::write(&out, bytes).unwrap();
     let result = Command::new(nvcc)
         .args(["-rdc=true", "-arch=sm_90", "-O3", "-c"])
+        .args(defines)
         // Examples share host code in examples/common/ (included as "common/...").
         .arg(format!("-I{}", common::root().join("examples").display()))
         .arg("-o")
