@@ -1,12 +1,14 @@
 //! Stage 2: check every `#pragma dp` against the program and decide what to
 //! generate. All problems are collected, not just the first.
 
+use crate::constant::Constants;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::plan::{Aggregation, ChildPlan, Plan, Site};
 use crate::pragma::parse_directive;
+use crate::pragma::Value;
 use crate::program::{Function, Program, Resolution};
 use crate::source::SourceFile;
-use crate::thread_count::{thread_count, ThreadCount};
+use crate::thread_count::{thread_count, CountSource, ThreadCount};
 use crate::token::TokenKind;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -54,6 +56,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         return Analysis { plan, diagnostics };
     }
     let mut per_parent: BTreeMap<String, usize> = BTreeMap::new();
+    let constants = Constants::of(program, view);
     for (index, pragma) in program.pragmas.iter().enumerate() {
         let directive = match parse_directive(&pragma.logical) {
             Ok(d) => d,
@@ -62,7 +65,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
                 continue;
             }
         };
-        match site_for(file, program, index, directive, &mut per_parent) {
+        match site_for(file, program, index, directive, &mut per_parent, &constants) {
             Ok((site, warnings)) => {
                 diagnostics.extend(warnings);
                 plan.sites.push(site);
@@ -183,6 +186,7 @@ fn site_for(
     index: usize,
     directive: crate::pragma::Directive,
     per_parent: &mut BTreeMap<String, usize>,
+    constants: &Constants,
 ) -> Result<(Site, Vec<Diagnostic>), Diagnostic> {
     let view = &file.view;
     let pragma = &program.pragmas[index];
@@ -284,11 +288,10 @@ fn site_for(
         Resolution::Ambiguous(candidates) => {
             // Definitions in different branches of `#if` groups: each one
             // gets the generated code it needs, in its own branch.
-            let pairwise_exclusive = candidates.iter().enumerate().all(|(i, &a)| {
-                candidates[i + 1..]
-                    .iter()
-                    .all(|&b| program.exclusive(a, b))
-            });
+            let pairwise_exclusive = candidates
+                .iter()
+                .enumerate()
+                .all(|(i, &a)| candidates[i + 1..].iter().all(|&b| program.exclusive(a, b)));
             if !pairwise_exclusive {
                 let mut d = Diagnostic::new(
                     DiagnosticKind::AmbiguousKernel {
@@ -356,7 +359,13 @@ fn site_for(
         Some(e) => ThreadCount::Explicit(e.to_string()),
         None => {
             let tc = thread_count(program, view, launch, parent);
-            if tc == ThreadCount::Fallback {
+            // Without a division in the grid size, grid x block threads is
+            // the exact count (literals, macros, dim3 variables, builtins):
+            // only a rounding that was not recognised is worth a word.
+            let grid_text = &view[launch.config[0].clone()];
+            let rounds =
+                grid_text.contains('/') || grid_text.contains(">>") || grid_text.contains("ceil");
+            if tc == ThreadCount::Fallback && rounds {
                 warnings.push(
                     Diagnostic::new(
                         DiagnosticKind::ThreadCountFallback {
@@ -371,6 +380,45 @@ fn site_for(
             tc
         }
     });
+    if let (Some(t), Some(count)) = (&threshold, &count) {
+        let threshold_value = match t {
+            Value::Literal(n) => Some(*n as i128),
+            Value::Macro(m) => constants.value(m),
+        };
+        let parent_fn = &program.functions[parent];
+        let threads =
+            |r: &Range<usize>| constants.threads(&view[r.clone()], parent_fn, program, view);
+        let count_value = match count {
+            ThreadCount::Explicit(e) => constants.value(e),
+            ThreadCount::Factors(sources) => sources.iter().try_fold(1i128, |acc, s| {
+                let v = match s {
+                    CountSource::InGrid(r) | CountSource::Reevaluated(r) => {
+                        constants.value(&view[r.clone()])
+                    }
+                    CountSource::BlocksTimesBlockDim(_) => None,
+                }?;
+                acc.checked_mul(v)
+            }),
+            ThreadCount::Fallback => threads(&launch.config[0])
+                .zip(launch.config.get(1).and_then(threads))
+                .and_then(|(g, b)| g.checked_mul(b)),
+        };
+        if let (Some(th), Some(n)) = (threshold_value, count_value) {
+            warnings.push(
+                Diagnostic::new(
+                    DiagnosticKind::ThresholdDecided {
+                        kernel: simple_name.to_string(),
+                        threads: n,
+                        threshold: th,
+                        site: id.clone(),
+                    },
+                    launch.config_span.clone(),
+                    format!("always {n} child threads"),
+                )
+                .with_note(pragma.span.clone(), "threshold requested here"),
+            );
+        }
+    }
     let aggregation = match directive.consolidation() {
         None => None,
         Some(_) if child_fn.template_header.is_some() => {
@@ -422,10 +470,10 @@ fn site_for(
 /// parent is the child.
 fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
     parent == child
-        || program.launches.iter().any(|l| {
-            l.function == Some(child)
-                && program.launched_kernels(l).contains(&child)
-        })
+        || program
+            .launches
+            .iter()
+            .any(|l| l.function == Some(child) && program.launched_kernels(l).contains(&child))
 }
 
 /// Block and multiblock aggregation wait at a block barrier until every other

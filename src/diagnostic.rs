@@ -103,6 +103,14 @@ pub enum DiagnosticKind {
         kernel: String,
         construct: String,
     },
+    /// A thresholded launch whose thread count is a constant: the threshold
+    /// decides the same way every time.
+    ThresholdDecided {
+        kernel: String,
+        threads: i128,
+        threshold: i128,
+        site: String,
+    },
     /// Several definitions fit a launched kernel's name and argument count.
     AmbiguousKernel {
         kernel: String,
@@ -166,6 +174,7 @@ impl DiagnosticKind {
             FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
             TooDeep { .. } => "dpopt::too_deep",
             AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
+            ThresholdDecided { .. } => "dpopt::threshold_decided",
             Unterminated { .. } => "dpopt::unterminated",
             UnreadableToken { .. } => "dpopt::unreadable_token",
             PragmaInMacro { .. } => "dpopt::pragma_in_macro",
@@ -174,9 +183,9 @@ impl DiagnosticKind {
 
     pub fn severity(&self) -> Severity {
         match self {
-            DiagnosticKind::ThreadCountFallback { .. } | DiagnosticKind::PragmaInMacro { .. } => {
-                Severity::Warning
-            }
+            DiagnosticKind::ThreadCountFallback { .. }
+            | DiagnosticKind::PragmaInMacro { .. }
+            | DiagnosticKind::ThresholdDecided { .. } => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -248,6 +257,11 @@ impl DiagnosticKind {
             BlockAggregationHazard { granularity, function, construct } => format!(
                 "`consldt({granularity})` cannot be applied: `{function}`, which runs in the same blocks as the launch, uses `{construct}`"
             ),
+            ThresholdDecided { kernel, threads, threshold, .. } => if threads < threshold {
+                format!("every launch of `{kernel}` here has {threads} threads, fewer than threshold({threshold}): it always runs serially in the parent thread")
+            } else {
+                format!("every launch of `{kernel}` here has {threads} threads, at least threshold({threshold}): it is never run serially, the threshold has no effect")
+            },
             AmbiguousKernel { kernel, count, arity } => format!(
                 "`{kernel}` with {arity} argument(s) may be any of {count} definitions in this file"
             ),
@@ -321,6 +335,9 @@ impl DiagnosticKind {
             FixedConfigurationHazard { .. } => {
                 "with `blocks(N)` an aggregated block runs several original blocks one after the other, and with `threads(N)` a thread runs several original threads; remove the clause to keep one aggregated block per original block".to_string()
             }
+            ThresholdDecided { site, .. } => format!(
+                "if that is what you want, nothing to do; otherwise change the threshold (or build with -DDPOPT_THRESHOLD_{site}=N)"
+            ),
             AmbiguousKernel { .. } => {
                 "dpopt tells overloads apart by namespace and argument count only: qualify the launch (`ns::kernel<<<...>>>`) or give the overloads different names".to_string()
             }

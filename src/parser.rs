@@ -54,9 +54,7 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     for d in defaults {
         let condition = program.condition_at(d.start);
         for f in functions.iter_mut().filter(|f| {
-            f.name == d.name
-                && f.namespace == d.namespace
-                && f.condition.starts_with(&condition)
+            f.name == d.name && f.namespace == d.namespace && f.condition.starts_with(&condition)
         }) {
             f.first_declared = f.first_declared.min(d.start);
             for (param, default) in f.params.iter_mut().zip(d.defaults.iter().cloned()) {

@@ -73,7 +73,11 @@ pub struct Function {
 impl Function {
     /// Can it be called with `n` arguments (default arguments counted)?
     pub fn accepts(&self, n: usize) -> bool {
-        let required = self.params.iter().take_while(|p| p.default.is_none()).count();
+        let required = self
+            .params
+            .iter()
+            .take_while(|p| p.default.is_none())
+            .count();
         (required..=self.params.len()).contains(&n)
     }
 
@@ -82,7 +86,13 @@ impl Function {
         let mut parts: Vec<&str> = self
             .namespace
             .iter()
-            .map(|n| if n.is_empty() { "(anonymous namespace)" } else { n.as_str() })
+            .map(|n| {
+                if n.is_empty() {
+                    "(anonymous namespace)"
+                } else {
+                    n.as_str()
+                }
+            })
             .collect();
         parts.push(&self.name);
         parts.join("::")
@@ -220,14 +230,22 @@ impl Program {
     /// count as part of it); a qualified name `b::f` is `N::b::f` for the
     /// innermost enclosing `N` that has one; `::f` is global. Among the
     /// candidates, those that can take `arity` arguments are kept.
-    pub fn resolve(&self, name: &str, from: Option<usize>, at: usize, arity: Option<usize>) -> Resolution {
+    pub fn resolve(
+        &self,
+        name: &str,
+        from: Option<usize>,
+        at: usize,
+        arity: Option<usize>,
+    ) -> Resolution {
         let parts: Vec<&str> = name.split("::").map(str::trim).collect();
         let absolute = parts.first() == Some(&"");
         let parts: Vec<&str> = parts.into_iter().filter(|p| !p.is_empty()).collect();
         let Some((&simple, qualifier)) = parts.split_last() else {
             return Resolution::NotFound;
         };
-        let home: Vec<String> = from.map(|f| self.functions[f].namespace.clone()).unwrap_or_default();
+        let home: Vec<String> = from
+            .map(|f| self.functions[f].namespace.clone())
+            .unwrap_or_default();
         let scopes: Vec<&[String]> = if absolute {
             vec![&[]]
         } else {
@@ -247,7 +265,11 @@ impl Program {
             look_in(base);
             if qualifier.is_empty() && !absolute {
                 for u in self.usings.iter().filter(|u| u.scope == scope && u.at < at) {
-                    let mut target = if u.absolute { Vec::new() } else { scope.to_vec() };
+                    let mut target = if u.absolute {
+                        Vec::new()
+                    } else {
+                        scope.to_vec()
+                    };
                     target.extend(u.target.iter().cloned());
                     if u.directive {
                         look_in(target.clone());

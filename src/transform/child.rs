@@ -76,7 +76,10 @@ fn common_context(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Context
     );
     ctx.insert("serial_needed", &plan.serial);
     ctx.insert("recursive", &plan.recursive);
-    ctx.insert("depth_macro", &format!("DPOPT_SERIAL_DEPTH_{}", child.symbol));
+    ctx.insert(
+        "depth_macro",
+        &format!("DPOPT_SERIAL_DEPTH_{}", child.symbol),
+    );
     ctx.insert("line_out", OUTPUT_LINE_MARKER);
     ctx.insert("resume_line", &resume_line);
     ctx.insert("file", &r.file.quoted_name());
