@@ -7,7 +7,10 @@
 //! copied through unchanged.
 
 use crate::pragma::is_dp_pragma;
-use crate::program::{ExecutionSpace, Function, Launch, Param, PragmaSite, Program, TemplateParam};
+use crate::program::{
+    Declaration as DeclaredFunction, ExecutionSpace, Function, Launch, Param, PragmaSite, Program,
+    TemplateParam,
+};
 use crate::source::SourceFile;
 use crate::token::{Token, TokenKind};
 
@@ -26,16 +29,22 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
         ..Program::default()
     };
     let view = &file.view;
-    let mut functions = Vec::new();
-    let mut defaults = Vec::new();
-    scan_scope(
-        &program,
-        view,
-        0,
-        program.sig.len(),
-        &mut functions,
-        &mut defaults,
-    );
+    let mut found = Found::default();
+    scan_scope(&program, view, 0, program.sig.len(), false, &mut found);
+    let Found {
+        mut functions,
+        mut methods,
+        declarations: defaults,
+    } = found;
+    program.declarations = defaults
+        .iter()
+        .map(|d| DeclaredFunction {
+            name: d.name.clone(),
+            name_span: d.name_span.clone(),
+        })
+        .collect();
+    methods.sort_by_key(|f: &Function| f.body.start);
+    program.methods = methods;
     // A default argument given in a forward declaration belongs to the
     // definition's parameters too (the generated versions need it).
     // The first declaration is where generated declarations must go: it is
@@ -102,15 +111,24 @@ fn match_brackets(sig: &[Token], view: &str) -> (Vec<Option<usize>>, Option<usiz
     (partner, unbalanced)
 }
 
-/// Walk declarations at namespace level between significant tokens
-/// `from..to`, collecting function definitions.
+/// What `scan_scope` collects.
+#[derive(Default)]
+struct Found {
+    functions: Vec<Function>,
+    methods: Vec<Function>,
+    declarations: Vec<Declaration>,
+}
+
+/// Walk declarations at namespace level (or, with `member`, in a struct,
+/// class or union body) between significant tokens `from..to`, collecting
+/// function definitions.
 fn scan_scope(
     program: &Program,
     view: &str,
     from: usize,
     to: usize,
-    out: &mut Vec<Function>,
-    defaults: &mut Vec<Declaration>,
+    member: bool,
+    found: &mut Found,
 ) {
     let sig = &program.sig;
     let mut head_start = from;
@@ -124,8 +142,10 @@ fn scan_scope(
         }
         match text(t, view) {
             ";" => {
-                if i > head_start {
-                    defaults.extend(declared_defaults(program, view, head_start, i));
+                if i > head_start && !member {
+                    found
+                        .declarations
+                        .extend(declared_defaults(program, view, head_start, i));
                 }
                 head_start = i + 1
             }
@@ -148,10 +168,16 @@ fn scan_scope(
                     .iter()
                     .any(|w| matches!(*w, "struct" | "class" | "union" | "enum"));
                 if transparent {
-                    scan_scope(program, view, i + 1, close, out, defaults);
-                } else if !aggregate {
-                    if let Some(f) = function_from_head(program, view, head_start, i, close) {
-                        out.push(f);
+                    scan_scope(program, view, i + 1, close, member, found);
+                } else if aggregate {
+                    if !words.contains(&"enum") {
+                        scan_scope(program, view, i + 1, close, true, found);
+                    }
+                } else if let Some(f) = function_from_head(program, view, head_start, i, close) {
+                    if member {
+                        found.methods.push(f);
+                    } else {
+                        found.functions.push(f);
                     }
                 }
                 i = close + 1;
@@ -242,6 +268,7 @@ fn declared_defaults(
     let params = params_of(&program.sig[popen + 1..pclose], view);
     Some(Declaration {
         name: text(&program.sig[shape.name_at], view).to_string(),
+        name_span: program.sig[shape.name_at].range(),
         start: program.sig[start].start,
         defaults: params.into_iter().map(|p| p.default).collect(),
     })
@@ -250,6 +277,7 @@ fn declared_defaults(
 /// A function declaration without a body (`head ( params ) ;`).
 struct Declaration {
     name: String,
+    name_span: std::ops::Range<usize>,
     start: usize,
     defaults: Vec<Option<String>>,
 }
