@@ -1489,6 +1489,12 @@ impl<'p> Hazards<'p> {
                     None if warp_only => Hazard::Warp,
                     None => Hazard::Block,
                 })
+            } else if scope == Some(Hazard::Warp)
+                && matches!(op, "size" | "num_threads" | "meta_group_size")
+            {
+                // A tile's size is a constant (a coalesced group's was
+                // already found where the group was made).
+                None
             } else if GROUP_THREAD_QUERIES.contains(&op) {
                 Some(if scope == Some(Hazard::Grid) {
                     Hazard::Grid
