@@ -326,7 +326,8 @@ fn check_block_aggregation(
                     note.to_string(),
                 )
             };
-            with_calls(d, finding).with_note(pragma.clone(), "block-level aggregation requested here")
+            with_calls(d, finding)
+                .with_note(pragma.clone(), "block-level aggregation requested here")
         };
         let waits = [Hazard::Warp, Hazard::Block, Hazard::Grid, Hazard::Unseen];
         let mut found = roots.iter().find_map(|&f| {
@@ -648,8 +649,7 @@ fn check_child(
             Hazard::Exit,
             Hazard::Unseen,
         ];
-        if let Some(finding) =
-            summary.first_of(&serial, |f| !(position(f.hazard) && f.in_callee()))
+        if let Some(finding) = summary.first_of(&serial, |f| !(position(f.hazard) && f.in_callee()))
         {
             let d = if finding.hazard == Hazard::Unseen {
                 cannot_see(finding, "threshold")
@@ -663,7 +663,9 @@ fn check_child(
                     "cannot run serially in one parent thread",
                 )
             };
-            out.push(with_calls(d, finding).with_note(pragma_span.clone(), "threshold requested here"));
+            out.push(
+                with_calls(d, finding).with_note(pragma_span.clone(), "threshold requested here"),
+            );
         }
     }
     // A called function that reads a thread or block position itself: the
@@ -698,7 +700,11 @@ fn check_child(
             call.span.clone(),
             "this call",
         );
-        let d = finding.call_notes().into_iter().skip(1).fold(d, |d, (span, label)| d.with_note(span, label));
+        let d = finding
+            .call_notes()
+            .into_iter()
+            .skip(1)
+            .fold(d, |d, (span, label)| d.with_note(span, label));
         out.push(
             d.with_note(finding.span.clone(), "reads the builtin here")
                 .with_note(pragma_span.clone(), "requested here"),
@@ -718,7 +724,9 @@ fn check_child(
                 finding.span.clone(),
                 "depends on the original grid's blocks",
             );
-            out.push(with_calls(d, finding).with_note(pragma_span.clone(), "coarsen requested here"));
+            out.push(
+                with_calls(d, finding).with_note(pragma_span.clone(), "coarsen requested here"),
+            );
         }
         // A thread that returned would miss the barriers of its original
         // block; code dpopt cannot see might hold one.

@@ -752,8 +752,7 @@ impl<'p> Hazards<'p> {
         let n = sig.len();
         let mut pointer_types: HashSet<&str> = HashSet::new();
         // First pass: aliases and types.
-        for i in 0..n {
-            let t = sig[i];
+        for (i, &t) in sig.iter().enumerate() {
             match t.kind {
                 TokenKind::Directive => {
                     self.scan_macro(t.text(view));
@@ -826,7 +825,6 @@ impl<'p> Hazards<'p> {
     /// a function-pointer typedef) or function objects (`nvstd::function`)
     /// among significant tokens `from..to`, with the index of the name.
     fn pointer_declarations(&self, from: usize, to: usize) -> Vec<(&'p str, usize)> {
-        let sig = self.sig();
         let mut out = Vec::new();
         for i in from..to {
             let s = self.text(i);
@@ -841,7 +839,7 @@ impl<'p> Hazards<'p> {
             {
                 out.push((self.text(i + 2), i + 2));
             }
-            if sig[i].kind != TokenKind::Ident {
+            if !self.is_ident(i) {
                 continue;
             }
             let is_function_object = s == "function"
@@ -1077,7 +1075,10 @@ impl<'p> Hazards<'p> {
                 {
                     groups.insert(self.text(j), scope);
                 }
-            } else if s == "auto" {
+            }
+            // `auto g = ...` and `thread_group g = ...`: the initializer
+            // tells the scope (a tile of a `thread_group` is a warp).
+            if s == "auto" || s == "thread_group" {
                 let Some(j) = name_after(i + 1) else { continue };
                 if self.text(j + 1) != "=" {
                     continue;
@@ -1856,6 +1857,11 @@ mod tests {
             ("auto t = cg::tiled_partition<8>(cta);", Hazard::Warp),
             ("auto t = cg::tiled_partition(cta, 16);", Hazard::Warp),
             ("auto t = cg::tiled_partition(cta, TILE);", Hazard::Warp),
+            (
+                "cg::thread_group t = cg::tiled_partition(cta, 16);",
+                Hazard::Warp,
+            ),
+            ("cg::thread_group t = cta;", Hazard::Block),
             (
                 "cg::thread_block_tile<64> t = cg::tiled_partition<64>(cta);",
                 Hazard::Block,

@@ -32,7 +32,10 @@ fn run_text(name: &str, text: &str) -> (SourceFile, dpopt::Outcome) {
 /// `line:col` of a diagnostic's primary span, and its text.
 fn place(file: &SourceFile, d: &Diagnostic) -> (String, String) {
     let (line, col) = file.line_col(d.span.start);
-    (format!("{line}:{col}"), file.view[d.span.clone()].to_string())
+    (
+        format!("{line}:{col}"),
+        file.view[d.span.clone()].to_string(),
+    )
 }
 
 /// The texts of a diagnostic's notes.
@@ -68,7 +71,11 @@ fn refused(
         .map(|(c, a, t)| (c.to_string(), a.to_string(), t.to_string()))
         .collect();
     assert_eq!(found, expected, "{}", file.name);
-    assert!(outcome.output.is_none(), "{}: output despite errors", file.name);
+    assert!(
+        outcome.output.is_none(),
+        "{}: output despite errors",
+        file.name
+    );
     errors
 }
 
@@ -116,7 +123,10 @@ fn cooperative_groups_sync_after_an_early_return_is_not_coarsened() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("dpopt::return_with_barrier"), "{stderr}");
     // Serially in one thread: the barrier itself is the problem.
-    let (file, outcome) = run("cg_sync_return_coarsen.cu", Some("#pragma dp threshold(64)"));
+    let (file, outcome) = run(
+        "cg_sync_return_coarsen.cu",
+        Some("#pragma dp threshold(64)"),
+    );
     refused(
         &file,
         &outcome,
