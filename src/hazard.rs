@@ -1177,9 +1177,11 @@ impl<'p> Hazards<'p> {
                 if s == "]" && self.text(i + 1) == "(" {
                     if let Some(o) = self.program.partner[i] {
                         let before = o.checked_sub(1).map_or("", |b| self.text(b));
+                        // Not a lambda (`return [=](int x) {...}`).
                         let indexed = (o > 0
                             && self.is_ident(o - 1)
-                            && !matches!(before, "delete" | "new" | "operator"))
+                            && !matches!(before, "delete" | "new" | "operator")
+                            && !EXPRESSION_KEYWORDS.contains(&before))
                             || matches!(before, "]" | ")");
                         if indexed && o > open + 1 {
                             let span = sig[o - 1].start..t.end;
@@ -2100,6 +2102,13 @@ mod tests {
         // Declared and defined later: seen.
         let text = "__device__ void helper(int *a);\n__global__ void k(int *a) { helper(a); }\n__device__ void helper(int *a) { a[0] = 1; }\n";
         assert!(findings(text, "k").is_empty());
+        // Lambdas are part of the body, not pointers.
+        let text = "__device__ int apply(int *a) { auto f = [=](int v) { return v + a[0]; }; a[1] = f(2); return [=](int v) { return v; }(a[2]); }\n";
+        assert!(
+            findings(text, "apply").is_empty(),
+            "{:?}",
+            findings(text, "apply")
+        );
         // Function pointers.
         for (text, span) in [
             ("__device__ void apply(int (*op)(int), int *a) { a[0] = op(a[0]); }\n", "op"),
