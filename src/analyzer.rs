@@ -3,6 +3,7 @@
 
 use crate::constant::Constants;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::hazard::{Finding, Hazard, Hazards, Summary};
 use crate::plan::{Aggregation, ChildPlan, Plan, Site};
 use crate::pragma::parse_directive;
 use crate::pragma::Value;
@@ -12,11 +13,6 @@ use crate::thread_count::{thread_count, CountSource, ThreadCount};
 use crate::token::TokenKind;
 use std::collections::BTreeMap;
 use std::ops::Range;
-
-/// Builtins the serial version must replace.
-const ALL_BUILTINS: &[&str] = &["threadIdx", "blockIdx", "blockDim", "gridDim"];
-/// Builtins the coarsened kernel replaces.
-const BLOCK_BUILTINS: &[&str] = &["blockIdx", "gridDim"];
 
 pub struct Analysis {
     pub plan: Plan,
@@ -73,7 +69,8 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             Err(d) => diagnostics.push(d),
         }
     }
-    diagnostics.extend(check_block_aggregation(program, view, &plan));
+    let hazards = Hazards::new(program, view);
+    diagnostics.extend(check_block_aggregation(program, view, &plan, &hazards));
     // Group sites by child and check the child can be transformed.
     let mut by_child: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, site) in plan.sites.iter().enumerate() {
@@ -85,7 +82,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         let serial = sites.iter().any(|&s| plan.sites[s].threshold.is_some());
         let coarse = sites.iter().any(|&s| plan.sites[s].coarsen.is_some());
         let function = &program.functions[child];
-        let facts = ChildFacts::gather(program, view, function);
+        let facts = ChildFacts::gather(program, view, &hazards, child);
         for &s in &sites {
             diagnostics.extend(check_child(program, &plan.sites[s], function, &facts));
         }
@@ -100,7 +97,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             child,
             serial,
             coarse,
-            uses_shared: facts.shared.is_some(),
+            uses_shared: facts.summary.has(Hazard::Shared),
             recursive,
             sites,
             declare_at,
@@ -479,10 +476,16 @@ fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
 /// Block and multiblock aggregation wait at a block barrier until every other
 /// thread of the block has launched or exited. That deadlocks when code
 /// running in the same blocks waits for the waiting threads: a barrier, a
-/// warp-synchronous primitive, or the barrier of a second block-aggregated
-/// site. Check every function that can run in the parent's blocks (the
-/// parent, the functions that call it, and everything they call).
-fn check_block_aggregation(program: &Program, view: &str, plan: &Plan) -> Vec<Diagnostic> {
+/// warp-synchronous primitive, grid synchronization, or the barrier of a
+/// second block-aggregated site; and dpopt must see all that code. Check
+/// every function that can run in the parent's blocks (the parent, the
+/// functions that call it, and everything they call) with the hazard model.
+fn check_block_aggregation(
+    program: &Program,
+    view: &str,
+    plan: &Plan,
+    hazards: &Hazards,
+) -> Vec<Diagnostic> {
     use crate::pragma::Granularity;
     let mut diagnostics = Vec::new();
     let mut claimed: Vec<(Vec<usize>, usize)> = Vec::new();
@@ -496,52 +499,43 @@ fn check_block_aggregation(program: &Program, view: &str, plan: &Plan) -> Vec<Di
             _ => continue,
         };
         let pragma = program.pragmas[site.pragma].span.clone();
-        let functions = block_functions(program, view, site.parent);
-        let hazard = |function: &str, construct: &str, span: Range<usize>, note: &str| {
-            Diagnostic::new(
-                DiagnosticKind::BlockAggregationHazard {
-                    granularity: granularity.to_string(),
-                    function: function.to_string(),
-                    construct: construct.to_string(),
-                },
-                span,
-                note.to_string(),
-            )
-            .with_note(pragma.clone(), "block-level aggregation requested here")
+        let (roots, functions) = block_functions(program, view, site.parent);
+        let hazard = |finding: &Finding, construct: &str, note: &str| {
+            let d = if finding.hazard == Hazard::Unseen {
+                cannot_see(finding, &format!("consldt({granularity})"))
+            } else {
+                Diagnostic::new(
+                    DiagnosticKind::BlockAggregationHazard {
+                        granularity: granularity.to_string(),
+                        function: finding.function.clone(),
+                        construct: construct.to_string(),
+                    },
+                    finding.span.clone(),
+                    note.to_string(),
+                )
+            };
+            with_calls(d, finding)
+                .with_note(pragma.clone(), "block-level aggregation requested here")
         };
-        let mut found = None;
-        for &f in &functions {
-            let function = &program.functions[f];
-            let body = program.sig_in(function.body.clone());
-            if let Some(t) = body.iter().find(|t| {
-                t.kind == TokenKind::Ident && {
-                    let s = t.text(view);
-                    BARRIERS.contains(&s) || is_warp_primitive(s) || s == "asm"
-                }
-            }) {
+        let waits = [Hazard::Warp, Hazard::Block, Hazard::Grid, Hazard::Unseen];
+        let mut found = roots.iter().find_map(|&f| {
+            hazards
+                .of(f)
+                .first_of(&waits, |_| true)
+                .map(|finding| hazard(finding, &finding.construct, "waits for other threads"))
+        });
+        // A recursive child that uses shared memory gets a barrier between
+        // coarsened blocks in its aggregated kernel.
+        if found.is_none() && site.coarsen.is_some() && functions.contains(&site.child) {
+            if let Some(finding) = hazards.of(site.child).get(Hazard::Shared) {
                 found = Some(hazard(
-                    &function.name,
-                    t.text(view),
-                    t.range(),
-                    "waits for other threads",
+                    finding,
+                    &format!(
+                        "{} (coarsening then synchronizes the block between original blocks)",
+                        finding.construct
+                    ),
+                    "shared memory in a coarsened recursive child",
                 ));
-                break;
-            }
-            // A recursive child that uses shared memory gets a barrier
-            // between coarsened blocks in its aggregated kernel.
-            if f == site.child && site.coarsen.is_some() {
-                if let Some(t) = body
-                    .iter()
-                    .find(|t| t.kind == TokenKind::Ident && t.text(view) == "__shared__")
-                {
-                    found = Some(hazard(
-                        &function.name,
-                        "__shared__ (coarsening then synchronizes the block between original blocks)",
-                        t.range(),
-                        "shared memory in a coarsened recursive child",
-                    ));
-                    break;
-                }
             }
         }
         if found.is_none() {
@@ -550,9 +544,12 @@ fn check_block_aggregation(program: &Program, view: &str, plan: &Plan) -> Vec<Di
                 .find(|(fs, _)| fs.iter().any(|f| functions.contains(f)))
             {
                 found = Some(
-                    hazard(
-                        &program.functions[site.parent].name,
-                        "a second block-aggregated launch",
+                    Diagnostic::new(
+                        DiagnosticKind::BlockAggregationHazard {
+                            granularity: granularity.to_string(),
+                            function: program.functions[site.parent].name.clone(),
+                            construct: "a second block-aggregated launch".to_string(),
+                        },
                         pragma.clone(),
                         "second block-level aggregation in the same blocks",
                     )
@@ -571,9 +568,10 @@ fn check_block_aggregation(program: &Program, view: &str, plan: &Plan) -> Vec<Di
     diagnostics
 }
 
-/// The functions that can run in the blocks of `parent`: the functions that
-/// (transitively) call it, and everything that they and it call.
-fn block_functions(program: &Program, view: &str, parent: usize) -> Vec<usize> {
+/// The functions that can run in the blocks of `parent`: the roots (the
+/// parent and the device functions that, transitively, call it) and
+/// everything (roots included) that can run there (what they call).
+fn block_functions(program: &Program, view: &str, parent: usize) -> (Vec<usize>, Vec<usize>) {
     let callees = |f: usize| -> Vec<usize> {
         let body = program.sig_in(program.functions[f].body.clone());
         body.iter()
@@ -601,7 +599,7 @@ fn block_functions(program: &Program, view: &str, parent: usize) -> Vec<usize> {
         i += 1;
     }
     // Everything they call.
-    let mut set = roots;
+    let mut set = roots.clone();
     let mut i = 0;
     while i < set.len() {
         for &g in &all[set[i]] {
@@ -611,7 +609,40 @@ fn block_functions(program: &Program, view: &str, parent: usize) -> Vec<usize> {
         }
         i += 1;
     }
-    set
+    (roots, set)
+}
+
+/// `d` with one note per call leading to the construct of `finding`.
+fn with_calls(d: Diagnostic, finding: &Finding) -> Diagnostic {
+    finding
+        .call_notes()
+        .into_iter()
+        .fold(d, |d, (span, label)| d.with_note(span, label))
+}
+
+/// "`clause` cannot be applied: dpopt cannot see ...", at the unseen call or
+/// assembly (the calls leading there are left to the caller).
+fn cannot_see(finding: &Finding, clause: &str) -> Diagnostic {
+    let why = finding.unseen.unwrap_or(crate::hazard::Unseen::Asm);
+    let label = match why {
+        crate::hazard::Unseen::Declared => "dpopt cannot see this function's body",
+        crate::hazard::Unseen::Pointer => "dpopt cannot see which function this calls",
+        crate::hazard::Unseen::Asm => "dpopt cannot read this assembly",
+    };
+    let d = Diagnostic::new(
+        DiagnosticKind::CannotSee {
+            clause: clause.to_string(),
+            function: finding.function.clone(),
+            what: finding.construct.clone(),
+            why,
+        },
+        finding.span.clone(),
+        label,
+    );
+    match &finding.declared {
+        Some(declared) => d.with_note(declared.clone(), "declared here, defined in another file"),
+        None => d,
+    }
 }
 
 /// Are the parent's parameters the same for every parent of one aggregated
@@ -716,110 +747,31 @@ fn assigned_in(program: &Program, view: &str, function: &Function, name: &str) -
     })
 }
 
-/// What the child's body does that matters for the transformations.
-#[derive(Debug, Default)]
+/// What the child does that matters for the transformations.
+#[derive(Debug)]
 struct ChildFacts {
-    /// First `__syncthreads`-like barrier.
-    barrier: Option<(Range<usize>, String)>,
-    /// First warp-level primitive or cooperative-groups use.
-    warp: Option<(Range<usize>, String)>,
-    /// First `__shared__`.
-    shared: Option<Range<usize>>,
-    /// First `return`.
+    /// The hazard model of the child and everything it calls.
+    summary: Summary,
+    /// First `return` of the child's own body (or `asm("exit;")`, in it or in
+    /// a function it calls).
     returns: Option<Range<usize>>,
-    /// (callee name, builtin, span of the builtin in the callee) for
-    /// functions called from the child that read builtins themselves.
-    builtin_callees: Vec<(String, String, Range<usize>, Range<usize>)>,
-}
-
-const BARRIERS: &[&str] = &[
-    "__syncthreads",
-    "__syncthreads_count",
-    "__syncthreads_and",
-    "__syncthreads_or",
-    "__barrier_sync",
-];
-
-fn is_warp_primitive(name: &str) -> bool {
-    name.starts_with("__shfl")
-        || name.starts_with("__ballot")
-        || name.starts_with("__any")
-        || name.starts_with("__all")
-        || name.starts_with("__match")
-        || name.starts_with("__reduce_")
-        || name == "__syncwarp"
-        || name == "__activemask"
-        || name == "cooperative_groups"
-        || name == "this_thread_block"
-        || name == "tiled_partition"
-        || name == "this_grid"
-        || name == "coalesced_threads"
 }
 
 impl ChildFacts {
-    fn gather(program: &Program, view: &str, child: &Function) -> Self {
-        let mut facts = ChildFacts::default();
-        let body = program.sig_in(child.body.clone());
-        for (i, t) in body.iter().enumerate() {
-            if t.kind != TokenKind::Ident {
-                continue;
-            }
-            let s = t.text(view);
-            if BARRIERS.contains(&s) && facts.barrier.is_none() {
-                facts.barrier = Some((t.range(), s.to_string()));
-            } else if is_warp_primitive(s) && facts.warp.is_none() {
-                facts.warp = Some((t.range(), s.to_string()));
-            } else if s == "__shared__" && facts.shared.is_none() {
-                facts.shared = Some(t.range());
-            } else if s == "return" && facts.returns.is_none() {
-                facts.returns = Some(t.range());
-            } else if body.get(i + 1).is_some_and(|n| n.text(view) == "(") {
-                let mut seen = vec![child.name.clone()];
-                if let Some((builtin, span)) = builtin_in_callee(program, view, s, &mut seen) {
-                    if !facts.builtin_callees.iter().any(|c| c.0 == s) {
-                        facts
-                            .builtin_callees
-                            .push((s.to_string(), builtin, t.range(), span));
-                    }
-                }
-            }
-        }
-        facts
+    fn gather(program: &Program, view: &str, hazards: &Hazards, child: usize) -> Self {
+        let summary = hazards.of(child);
+        let body = program.sig_in(program.functions[child].body.clone());
+        let returns = body
+            .iter()
+            .find(|t| t.kind == TokenKind::Ident && t.text(view) == "return")
+            .map(|t| t.range());
+        // `asm("exit;")` ends the thread too; in a callee, at the call.
+        let exit = summary
+            .get(Hazard::Exit)
+            .map(|f| f.calls.first().map_or(f.span.clone(), |c| c.span.clone()));
+        let returns = returns.into_iter().chain(exit).min_by_key(|r| r.start);
+        ChildFacts { summary, returns }
     }
-}
-
-/// Does function `name` (defined in this file), or a function it calls, read
-/// a thread/block builtin? Returns the builtin and where.
-fn builtin_in_callee(
-    program: &Program,
-    view: &str,
-    name: &str,
-    seen: &mut Vec<String>,
-) -> Option<(String, Range<usize>)> {
-    if seen.iter().any(|s| s == name) {
-        return None;
-    }
-    seen.push(name.to_string());
-    let f = &program.functions[program.function_named(name)?];
-    if !f.space.runs_on_device() {
-        return None;
-    }
-    let body = program.sig_in(f.body.clone());
-    for (i, t) in body.iter().enumerate() {
-        if t.kind != TokenKind::Ident {
-            continue;
-        }
-        let s = t.text(view);
-        if ALL_BUILTINS.contains(&s) {
-            return Some((s.to_string(), t.range()));
-        }
-        if body.get(i + 1).is_some_and(|n| n.text(view) == "(") {
-            if let Some(found) = builtin_in_callee(program, view, s, seen) {
-                return Some(found);
-            }
-        }
-    }
-    None
 }
 
 fn check_child(
@@ -829,6 +781,8 @@ fn check_child(
     facts: &ChildFacts,
 ) -> Vec<Diagnostic> {
     let pragma_span = program.pragmas[site.pragma].span.clone();
+    let summary = &facts.summary;
+    let kernel = child.name.clone();
     let mut out = Vec::new();
     // threads(N)/blocks(N): one aggregated block runs several original blocks
     // or threads in turn, and threads skip the parts that are not theirs:
@@ -842,89 +796,145 @@ fn check_child(
         if !given {
             continue;
         }
-        let offending = [
-            facts.barrier.clone(),
-            if lanes_matter {
-                facts.warp.clone()
+        let mut waits = vec![Hazard::Block, Hazard::Grid, Hazard::Unseen];
+        if lanes_matter {
+            waits.push(Hazard::Warp);
+        }
+        if let Some(finding) = summary.first_of(&waits, |_| true) {
+            let d = if finding.hazard == Hazard::Unseen {
+                cannot_see(finding, clause)
             } else {
-                None
-            },
-        ];
-        if let Some((span, construct)) =
-            offending.into_iter().flatten().min_by_key(|(r, _)| r.start)
-        {
-            out.push(
                 Diagnostic::new(
                     DiagnosticKind::FixedConfigurationHazard {
                         clause: clause.to_string(),
-                        kernel: child.name.clone(),
-                        construct,
+                        kernel: kernel.clone(),
+                        construct: finding.construct.clone(),
                     },
-                    span,
+                    finding.span.clone(),
                     "needs the original block's threads together",
                 )
-                .with_note(pragma_span.clone(), format!("`{clause}` requested here")),
+            };
+            out.push(
+                with_calls(d, finding)
+                    .with_note(pragma_span.clone(), format!("`{clause}` requested here")),
             );
         }
     }
+    let position = |h: Hazard| matches!(h, Hazard::ThreadPosition | Hazard::BlockPosition);
     if site.threshold.is_some() {
-        let offending = [
-            facts.barrier.clone(),
-            facts.warp.clone(),
-            facts.shared.clone().map(|r| (r, "__shared__".to_string())),
+        // Serial in one parent thread: nothing may wait for, or exchange
+        // values with, other threads, share memory with them, or read a
+        // position the serial version does not replace (a callee's builtins
+        // are reported below, as builtins in callees).
+        let serial = [
+            Hazard::Warp,
+            Hazard::Block,
+            Hazard::Grid,
+            Hazard::Shared,
+            Hazard::ThreadPosition,
+            Hazard::BlockPosition,
+            Hazard::Exit,
+            Hazard::Unseen,
         ];
-        if let Some((span, construct)) =
-            offending.into_iter().flatten().min_by_key(|(r, _)| r.start)
+        if let Some(finding) = summary.first_of(&serial, |f| !(position(f.hazard) && f.in_callee()))
         {
-            out.push(
+            let d = if finding.hazard == Hazard::Unseen {
+                cannot_see(finding, "threshold")
+            } else {
                 Diagnostic::new(
                     DiagnosticKind::NotSerializable {
-                        kernel: child.name.clone(),
-                        construct,
+                        kernel: kernel.clone(),
+                        construct: finding.construct.clone(),
                     },
-                    span,
+                    finding.span.clone(),
                     "cannot run serially in one parent thread",
                 )
-                .with_note(pragma_span.clone(), "threshold requested here"),
+            };
+            out.push(
+                with_calls(d, finding).with_note(pragma_span.clone(), "threshold requested here"),
             );
         }
     }
-    for (callee, builtin, call_span, builtin_span) in &facts.builtin_callees {
+    // A called function that reads a thread or block position itself: the
+    // copies of the child's body replace the builtins there, not in callees.
+    let mut reported: Vec<Range<usize>> = Vec::new();
+    let mut in_callees: Vec<&Finding> = [Hazard::ThreadPosition, Hazard::BlockPosition]
+        .iter()
+        .filter_map(|&h| summary.get(h))
+        .filter(|f| f.in_callee())
+        .collect();
+    in_callees.sort_by_key(|f| f.anchor());
+    for finding in in_callees {
         let clause = if site.threshold.is_some() {
             "threshold"
-        } else if site.coarsen.is_some() && BLOCK_BUILTINS.contains(&builtin.as_str()) {
+        } else if site.coarsen.is_some() && finding.hazard == Hazard::BlockPosition {
             "coarsen"
         } else {
             continue;
         };
+        let call = &finding.calls[0];
+        if reported.contains(&call.span) {
+            continue;
+        }
+        reported.push(call.span.clone());
+        let d = Diagnostic::new(
+            DiagnosticKind::BuiltinInCallee {
+                kernel: kernel.clone(),
+                callee: call.callee.clone(),
+                builtin: finding.construct.clone(),
+                clause: clause.to_string(),
+            },
+            call.span.clone(),
+            "this call",
+        );
+        let d = finding
+            .call_notes()
+            .into_iter()
+            .skip(1)
+            .fold(d, |d, (span, label)| d.with_note(span, label));
         out.push(
-            Diagnostic::new(
-                DiagnosticKind::BuiltinInCallee {
-                    kernel: child.name.clone(),
-                    callee: callee.clone(),
-                    builtin: builtin.clone(),
-                    clause: clause.to_string(),
-                },
-                call_span.clone(),
-                "this call",
-            )
-            .with_note(builtin_span.clone(), "reads the builtin here")
-            .with_note(pragma_span.clone(), "requested here"),
+            d.with_note(finding.span.clone(), "reads the builtin here")
+                .with_note(pragma_span.clone(), "requested here"),
         );
     }
     if site.coarsen.is_some() {
-        if let (Some(ret), Some((barrier, _))) = (&facts.returns, &facts.barrier) {
-            out.push(
-                Diagnostic::new(
-                    DiagnosticKind::ReturnWithBarrier {
-                        kernel: child.name.clone(),
-                    },
-                    ret.clone(),
-                    "early return",
-                )
-                .with_note(barrier.clone(), "barrier")
-                .with_note(pragma_span, "coarsen requested here"),
+        // Grid synchronization, and a block index that the coarsened kernel
+        // does not replace (a callee's is a builtin in a callee, above).
+        if let Some(finding) = summary.first_of(&[Hazard::Grid, Hazard::BlockPosition], |f| {
+            !(f.hazard == Hazard::BlockPosition && f.in_callee())
+        }) {
+            let d = Diagnostic::new(
+                DiagnosticKind::NotCoarsenable {
+                    kernel: kernel.clone(),
+                    construct: finding.construct.clone(),
+                },
+                finding.span.clone(),
+                "depends on the original grid's blocks",
             );
+            out.push(
+                with_calls(d, finding).with_note(pragma_span.clone(), "coarsen requested here"),
+            );
+        }
+        // A thread that returned would miss the barriers of its original
+        // block; code dpopt cannot see might hold one.
+        if let Some(ret) = &facts.returns {
+            if let Some(finding) = summary.first_of(&[Hazard::Block, Hazard::Unseen], |_| true) {
+                let d = if finding.hazard == Hazard::Unseen {
+                    with_calls(cannot_see(finding, "coarsen"), finding)
+                        .with_note(ret.clone(), "and the child returns early here")
+                } else {
+                    let d = Diagnostic::new(
+                        DiagnosticKind::ReturnWithBarrier {
+                            kernel: kernel.clone(),
+                        },
+                        ret.clone(),
+                        "early return",
+                    )
+                    .with_note(finding.span.clone(), "barrier");
+                    with_calls(d, finding)
+                };
+                out.push(d.with_note(pragma_span, "coarsen requested here"));
+            }
         }
     }
     out

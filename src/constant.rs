@@ -242,8 +242,8 @@ fn declarator(
 ) -> (Option<Vec<String>>, usize) {
     let end_of = |from: usize| {
         let mut depth = 0i32;
-        for e in from..body.len().min(from + 512) {
-            match body[e].text(view) {
+        for (e, t) in body.iter().enumerate().skip(from).take(512) {
+            match t.text(view) {
                 "(" | "{" | "[" => depth += 1,
                 ")" | "}" | "]" => depth -= 1,
                 ";" | "," if depth == 0 => return e,

@@ -1,6 +1,7 @@
 //! Diagnostics: every problem dpopt reports is a `DiagnosticKind`, rendered by
 //! miette with the offending source span, `FILE:LINE:COL`, and a fix.
 
+use crate::hazard::Unseen;
 use crate::source::SourceFile;
 use miette::{LabeledSpan, NamedSource, Severity, SourceSpan};
 use std::ops::Range;
@@ -139,6 +140,24 @@ pub enum DiagnosticKind {
     PragmaInMacro {
         name: String,
     },
+    /// Coarsening would change what the child waits for or reads (grid
+    /// synchronization, the block index read outside `blockIdx`).
+    NotCoarsenable {
+        kernel: String,
+        construct: String,
+    },
+    /// A check needs to know what some code does, and dpopt cannot see it:
+    /// a function declared here but defined elsewhere, a call through a
+    /// pointer, assembly that is not a string literal.
+    CannotSee {
+        /// The clause that needs to know, e.g. `threshold`, `consldt(block)`.
+        clause: String,
+        /// The function holding the call or the assembly.
+        function: String,
+        /// The called name, the pointer expression or the assembly.
+        what: String,
+        why: Unseen,
+    },
 }
 
 impl DiagnosticKind {
@@ -178,6 +197,8 @@ impl DiagnosticKind {
             Unterminated { .. } => "dpopt::unterminated",
             UnreadableToken { .. } => "dpopt::unreadable_token",
             PragmaInMacro { .. } => "dpopt::pragma_in_macro",
+            NotCoarsenable { .. } => "dpopt::not_coarsenable",
+            CannotSee { .. } => "dpopt::cannot_see",
         }
     }
 
@@ -271,6 +292,18 @@ impl DiagnosticKind {
             PragmaInMacro { name } => format!(
                 "macro `{name}` expands to `_Pragma`: a `#pragma dp` written through it is not seen by dpopt and is not applied"
             ),
+            NotCoarsenable { kernel, construct } => format!(
+                "`coarsen` cannot be applied: child kernel `{kernel}` uses `{construct}`, which depends on the original grid's blocks running as they were launched"
+            ),
+            CannotSee { clause, function, what, why: Unseen::Declared } => format!(
+                "`{clause}` cannot be applied: `{function}` calls `{what}`, which is declared in this file but defined elsewhere, so dpopt cannot see whether it synchronizes threads"
+            ),
+            CannotSee { clause, function, what, why: Unseen::Pointer } => format!(
+                "`{clause}` cannot be applied: `{function}` calls a function through `{what}`, so dpopt cannot see whether it synchronizes threads"
+            ),
+            CannotSee { clause, function, what, why: Unseen::Asm } => format!(
+                "`{clause}` cannot be applied: `{function}` contains `{what}`, inline assembly whose text is not a string literal, so dpopt cannot see whether it synchronizes threads"
+            ),
         }
     }
 
@@ -350,6 +383,18 @@ impl DiagnosticKind {
             BlockAggregationHazard { .. } => {
                 "block and multiblock aggregation make the launching threads wait at a block barrier for the other threads of the block, which would deadlock with a barrier or warp-synchronous operation of the parent (or a second block-aggregated launch); use `consldt(warp)` or `consldt(grid)`, which need no block barrier".to_string()
             }
+            NotCoarsenable { .. } => {
+                "a coarsened block runs several original blocks one after the other: grid-wide (or cluster) synchronization would wait for blocks that no longer run side by side, and a block index read through cooperative groups or `asm` is not replaced; remove `coarsen` from this pragma".to_string()
+            }
+            CannotSee { clause, what, why: Unseen::Declared, .. } => format!(
+                "dpopt must see the body of every function the child (or, for block-level aggregation, the parent's block) calls, to know whether it waits at a barrier: define `{what}` in this file (or `#include` the file that defines it), or remove `{clause}` from the pragma"
+            ),
+            CannotSee { clause, why: Unseen::Pointer, .. } => format!(
+                "call the function directly, so that dpopt can follow the call and see whether it waits at a barrier, or remove `{clause}` from the pragma"
+            ),
+            CannotSee { clause, why: Unseen::Asm, .. } => format!(
+                "write the assembly as a string literal (dpopt reads PTX such as `bar.sync`, `shfl.sync`, `%tid`), or remove `{clause}` from the pragma"
+            ),
         })
     }
 }

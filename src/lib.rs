@@ -18,6 +18,7 @@ pub mod emit;
 pub mod expr;
 pub mod grammar;
 pub mod guard;
+pub mod hazard;
 pub mod lexer;
 pub mod parser;
 pub mod phases;

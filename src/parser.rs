@@ -8,7 +8,8 @@
 
 use crate::phases::{directive_text, is_dp_pragma_text, pragma_operator_text};
 use crate::program::{
-    ExecutionSpace, Function, Launch, Param, PragmaSite, Program, TemplateParam, Using,
+    Declaration as DeclaredFunction, ExecutionSpace, Function, Launch, Param, PragmaSite, Program,
+    TemplateParam, Using,
 };
 use crate::source::SourceFile;
 use crate::token::{Token, TokenKind};
@@ -29,21 +30,31 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     };
     let view = &file.view;
     program.conditions = conditional_groups(&program.sig, view);
-    let mut functions = Vec::new();
-    let mut defaults = Vec::new();
-    let mut usings = Vec::new();
+    let mut found = Collected::default();
     scan_scope(
         &program,
         view,
         0,
         program.sig.len(),
         &mut Vec::new(),
-        &mut Collected {
-            functions: &mut functions,
-            defaults: &mut defaults,
-            usings: &mut usings,
-        },
+        false,
+        &mut found,
     );
+    let Collected {
+        mut functions,
+        mut methods,
+        defaults,
+        usings,
+    } = found;
+    program.declarations = defaults
+        .iter()
+        .map(|d| DeclaredFunction {
+            name: d.name.clone(),
+            name_span: d.name_span.clone(),
+        })
+        .collect();
+    methods.sort_by_key(|f: &Function| f.body.start);
+    program.methods = methods;
     // A default argument given in a forward declaration belongs to the
     // definition's parameters too (the generated versions need it).
     // The first declaration is where generated declarations must go: it is
@@ -157,10 +168,13 @@ fn conditional_groups(sig: &[Token], view: &str) -> Vec<(usize, Vec<(usize, usiz
 }
 
 /// What the walk over namespace scopes collects.
-struct Collected<'a> {
-    functions: &'a mut Vec<Function>,
-    defaults: &'a mut Vec<Declaration>,
-    usings: &'a mut Vec<Using>,
+#[derive(Default)]
+struct Collected {
+    functions: Vec<Function>,
+    /// Member functions defined in struct, class or union bodies.
+    methods: Vec<Function>,
+    defaults: Vec<Declaration>,
+    usings: Vec<Using>,
 }
 
 /// Give every function a name for generated global symbols (macros) that
@@ -275,15 +289,16 @@ fn namespace_names(head: &[Token], view: &str) -> Option<Vec<String>> {
     })
 }
 
-/// Walk declarations at namespace level between significant tokens
-/// `from..to`, collecting function definitions. `namespace`: the names of
-/// the enclosing namespaces.
+/// Walk declarations at namespace level (or, with `member`, in a struct,
+/// class or union body) between significant tokens `from..to`, collecting
+/// function definitions. `namespace`: the names of the enclosing namespaces.
 fn scan_scope(
     program: &Program,
     view: &str,
     from: usize,
     to: usize,
     namespace: &mut Vec<String>,
+    member: bool,
     found: &mut Collected,
 ) {
     let sig = &program.sig;
@@ -298,7 +313,7 @@ fn scan_scope(
         }
         match text(t, view) {
             ";" => {
-                if i > head_start {
+                if i > head_start && !member {
                     if let Some(u) = using_from(sig, view, head_start, i, namespace) {
                         found.usings.push(u);
                     } else if let Some(mut d) = declared_defaults(program, view, head_start, i) {
@@ -324,18 +339,33 @@ fn scan_scope(
                         .windows(2)
                         .any(|w| text(&w[0], view) == "extern" && w[1].kind == TokenKind::Str)
                         && head.len() == 2;
-                let aggregate = words
+                // `struct`/`class` in a template header (`template <class T>`)
+                // does not make the head a class's.
+                let after_template = if words.first() == Some(&"template") {
+                    skip_angles(sig, view, head_start + 1, i).map_or(0, |e| e - head_start)
+                } else {
+                    0
+                };
+                let aggregate = words[after_template..]
                     .iter()
-                    .any(|w| matches!(*w, "struct" | "class" | "union" | "enum"));
+                    .any(|w| matches!(*w, "struct" | "class" | "union" | "enum"))
+                    && !words[after_template..].contains(&"(");
                 if transparent {
                     let depth = namespace.len();
                     namespace.extend(opened.unwrap_or_default());
-                    scan_scope(program, view, i + 1, close, namespace, found);
+                    scan_scope(program, view, i + 1, close, namespace, member, found);
                     namespace.truncate(depth);
-                } else if !aggregate {
-                    if let Some(mut f) = function_from_head(program, view, head_start, i, close) {
-                        let qualifier = std::mem::take(&mut f.namespace);
-                        f.namespace = namespace.iter().cloned().chain(qualifier).collect();
+                } else if aggregate {
+                    if !words.contains(&"enum") {
+                        scan_scope(program, view, i + 1, close, namespace, true, found);
+                    }
+                } else if let Some(mut f) = function_from_head(program, view, head_start, i, close)
+                {
+                    let qualifier = std::mem::take(&mut f.namespace);
+                    f.namespace = namespace.iter().cloned().chain(qualifier).collect();
+                    if member {
+                        found.methods.push(f);
+                    } else {
                         found.functions.push(f);
                     }
                 }
@@ -427,6 +457,7 @@ fn declared_defaults(
     let params = params_of(&program.sig[popen + 1..pclose], view);
     Some(Declaration {
         name: text(&program.sig[shape.name_at], view).to_string(),
+        name_span: program.sig[shape.name_at].range(),
         namespace: Vec::new(),
         start: program.sig[start].start,
         defaults: params.into_iter().map(|p| p.default).collect(),
@@ -436,6 +467,7 @@ fn declared_defaults(
 /// A function declaration without a body (`head ( params ) ;`).
 struct Declaration {
     name: String,
+    name_span: std::ops::Range<usize>,
     namespace: Vec<String>,
     start: usize,
     defaults: Vec<Option<String>>,

@@ -99,6 +99,14 @@ impl Function {
     }
 }
 
+/// A function declared without a body at namespace level
+/// (`__device__ void helper(int *);`).
+#[derive(Debug, Clone)]
+pub struct Declaration {
+    pub name: String,
+    pub name_span: Range<usize>,
+}
+
 /// A kernel launch statement `name<targs><<<config>>>(args);`.
 #[derive(Debug, Clone)]
 pub struct Launch {
@@ -145,6 +153,12 @@ pub struct Program {
     /// For each significant token that is a bracket, its partner's index.
     pub partner: Vec<Option<usize>>,
     pub functions: Vec<Function>,
+    /// Member functions defined inside a struct, class or union body (at
+    /// any nesting), sorted by body start. Not part of `by_name`.
+    pub methods: Vec<Function>,
+    /// Function declarations without a body at namespace level, in source
+    /// order (a function may also be defined elsewhere in the file).
+    pub declarations: Vec<Declaration>,
     pub launches: Vec<Launch>,
     pub pragmas: Vec<PragmaSite>,
     /// First function of each name.
