@@ -79,6 +79,7 @@ VARIANTS
   done
   for fx in tests/fixtures/*.cu; do
     local name; name=$(basename "$fx" .cu)
+    local jobs_before; jobs_before=$(wc -l < "$BUILD/jobs.txt")
     cp "$fx" "$BUILD/src/${name}__orig.cu"
     "$dpopt" transform "$fx" -o "$BUILD/src/${name}__dp.cu"
     echo "$name orig - ${name}__orig -" >> "$BUILD/jobs.txt"
@@ -104,6 +105,13 @@ VARIANTS
     done
     rm -f "$BUILD/tmpg.cu"
     rm -f "$BUILD/tmp.cu"
+    # A fixture that selects code with the preprocessor names its other
+    # configuration (`// dpopt-defines: -DX ...`): every job runs in both.
+    local defines; defines=$(sed -n 's|^// dpopt-defines: *||p' "$fx" | head -n1 | tr ' ' ',')
+    if [ -n "$defines" ]; then
+      tail -n +"$((jobs_before + 1))" "$BUILD/jobs.txt" |
+        awk -v d="$defines" '{ $3 = $3 "+defines"; $5 = ($5 == "-") ? d : $5 "," d; print }' >> "$BUILD/jobs.txt"
+    fi
   done
   # Pools so small that nearly every launch falls back to a direct launch,
   # while those also overflow the pending-launch limit (README, Known problems:

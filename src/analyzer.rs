@@ -1,20 +1,18 @@
 //! Stage 2: check every `#pragma dp` against the program and decide what to
 //! generate. All problems are collected, not just the first.
 
+use crate::constant::Constants;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::hazard::{Finding, Hazard, Hazards, Summary};
 use crate::plan::{Aggregation, ChildPlan, Plan, Site};
 use crate::pragma::parse_directive;
-use crate::program::{Function, Program};
+use crate::pragma::Value;
+use crate::program::{Function, Program, Resolution};
 use crate::source::SourceFile;
-use crate::thread_count::{thread_count, ThreadCount};
+use crate::thread_count::{thread_count, CountSource, ThreadCount};
 use crate::token::TokenKind;
 use std::collections::BTreeMap;
 use std::ops::Range;
-
-/// Builtins the serial version must replace.
-const ALL_BUILTINS: &[&str] = &["threadIdx", "blockIdx", "blockDim", "gridDim"];
-/// Builtins the coarsened kernel replaces.
-const BLOCK_BUILTINS: &[&str] = &["blockIdx", "gridDim"];
 
 pub struct Analysis {
     pub plan: Plan,
@@ -28,24 +26,42 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     if program.pragmas.is_empty() {
         return Analysis { plan, diagnostics };
     }
-    if let Some(at) = program.unbalanced {
-        diagnostics.push(Diagnostic::new(
-            DiagnosticKind::UnbalancedBrackets,
-            at..at + 1,
-            "no partner for this bracket",
-        ));
+    diagnostics.extend(crate::lexer::unreadable_tokens(&program.tokens, view));
+    if !diagnostics.is_empty() {
         return Analysis { plan, diagnostics };
     }
-    let mut per_parent: BTreeMap<usize, usize> = BTreeMap::new();
+    if let Some(at) = program.unbalanced {
+        // An unclosed string or character literal is the likelier cause:
+        // point at it rather than at a bracket it swallowed.
+        let literal = program
+            .sig
+            .iter()
+            .find_map(|t| crate::lexer::unterminated(t, view).map(|what| (what, t.start)));
+        diagnostics.push(match literal {
+            Some((what, start)) => Diagnostic::new(
+                DiagnosticKind::Unterminated { what },
+                start..start + 1,
+                "opened here, never closed on its line",
+            ),
+            None => Diagnostic::new(
+                DiagnosticKind::UnbalancedBrackets,
+                at..at + 1,
+                "no partner for this bracket",
+            ),
+        });
+        return Analysis { plan, diagnostics };
+    }
+    let mut per_parent: BTreeMap<String, usize> = BTreeMap::new();
+    let constants = Constants::of(program, view);
     for (index, pragma) in program.pragmas.iter().enumerate() {
-        let directive = match parse_directive(&view[pragma.span.clone()], pragma.span.start) {
+        let directive = match parse_directive(&pragma.logical) {
             Ok(d) => d,
             Err(errors) => {
                 diagnostics.extend(errors);
                 continue;
             }
         };
-        match site_for(file, program, index, directive, &mut per_parent) {
+        match site_for(file, program, index, directive, &mut per_parent, &constants) {
             Ok((site, warnings)) => {
                 diagnostics.extend(warnings);
                 plan.sites.push(site);
@@ -53,17 +69,20 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             Err(d) => diagnostics.push(d),
         }
     }
-    diagnostics.extend(check_block_aggregation(program, view, &plan));
+    let hazards = Hazards::new(program, view);
+    diagnostics.extend(check_block_aggregation(program, view, &plan, &hazards));
     // Group sites by child and check the child can be transformed.
     let mut by_child: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for (i, site) in plan.sites.iter().enumerate() {
-        by_child.entry(site.child).or_default().push(i);
+        for child in site.children() {
+            by_child.entry(child).or_default().push(i);
+        }
     }
     for (child, sites) in by_child {
         let serial = sites.iter().any(|&s| plan.sites[s].threshold.is_some());
         let coarse = sites.iter().any(|&s| plan.sites[s].coarsen.is_some());
         let function = &program.functions[child];
-        let facts = ChildFacts::gather(program, view, function);
+        let facts = ChildFacts::gather(program, view, &hazards, child);
         for &s in &sites {
             diagnostics.extend(check_child(program, &plan.sites[s], function, &facts));
         }
@@ -78,7 +97,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             child,
             serial,
             coarse,
-            uses_shared: facts.shared.is_some(),
+            uses_shared: facts.summary.has(Hazard::Shared),
             recursive,
             sites,
             declare_at,
@@ -87,13 +106,84 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     Analysis { plan, diagnostics }
 }
 
+/// Macros that expand to `_Pragma`: a `#pragma dp` written through one is
+/// invisible to dpopt (it does not expand macros), so each use that may
+/// carry one gets a warning. A macro whose `_Pragma` literal starts with
+/// `dp` is reported at every use (at its definition when it has none); one
+/// that stringizes its argument (`_Pragma(#x)`) at each use whose argument
+/// starts with `dp`.
+pub fn pragma_macros(file: &SourceFile, program: &Program) -> Vec<Diagnostic> {
+    let view = &file.view;
+    let mut out = Vec::new();
+    for t in program
+        .sig
+        .iter()
+        .filter(|t| t.kind == TokenKind::Directive)
+    {
+        let logical = crate::phases::directive_text(t.text(view), t.start);
+        let text = logical.text.trim_start();
+        let Some(rest) = text.strip_prefix('#') else {
+            continue;
+        };
+        let Some(rest) = rest.trim_start().strip_prefix("define") else {
+            continue;
+        };
+        let Some(op) = logical.text.find("_Pragma") else {
+            continue;
+        };
+        let name: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        let after = logical.text[op + "_Pragma".len()..].trim_start();
+        let after = after.strip_prefix('(').unwrap_or(after).trim_start();
+        let literal_dp = after
+            .trim_start_matches(['L', 'u', 'U', '8'])
+            .strip_prefix('"')
+            .is_some_and(crate::phases::is_dp_operator_text);
+        let stringizes = after.starts_with('#') && !after.starts_with("##");
+        if !literal_dp && !stringizes {
+            continue;
+        }
+        let warning = |span: Range<usize>, label: &str| {
+            Diagnostic::new(
+                DiagnosticKind::PragmaInMacro { name: name.clone() },
+                span,
+                label.to_string(),
+            )
+            .with_note(logical.source_range(op..op + 7), "`_Pragma` here")
+        };
+        let mut used = false;
+        for (i, u) in program.sig.iter().enumerate() {
+            if u.kind != TokenKind::Ident || u.text(view) != name {
+                continue;
+            }
+            let arg_is_dp = program.sig.get(i + 1).is_some_and(|n| n.text(view) == "(")
+                && program.sig.get(i + 2).is_some_and(|a| a.text(view) == "dp");
+            if literal_dp || arg_is_dp {
+                used = true;
+                out.push(warning(u.range(), "a `#pragma dp` through a macro"));
+            }
+        }
+        if literal_dp && !used {
+            out.push(warning(t.range(), "this macro"));
+        }
+    }
+    out
+}
+
 /// Resolve one pragma to its launch, parent and child.
 fn site_for(
     file: &SourceFile,
     program: &Program,
     index: usize,
     directive: crate::pragma::Directive,
-    per_parent: &mut BTreeMap<usize, usize>,
+    per_parent: &mut BTreeMap<String, usize>,
+    constants: &Constants,
 ) -> Result<(Site, Vec<Diagnostic>), Diagnostic> {
     let view = &file.view;
     let pragma = &program.pragmas[index];
@@ -107,11 +197,10 @@ fn site_for(
         ));
     };
     let next_token = program.sig[next];
-    if next_token.kind == TokenKind::Directive
-        && program
-            .pragmas
-            .binary_search_by_key(&next, |p| p.token)
-            .is_ok()
+    if program
+        .pragmas
+        .binary_search_by_key(&next, |p| p.token)
+        .is_ok()
     {
         return Err(Diagnostic::new(
             DiagnosticKind::DuplicatePragma,
@@ -177,16 +266,67 @@ fn site_for(
         .next()
         .unwrap_or(&launch.kernel)
         .trim();
-    let Some(child) = program.function_named(simple_name) else {
-        return Err(Diagnostic::new(
-            DiagnosticKind::KernelNotDefined {
-                kernel: simple_name.to_string(),
-            },
-            launch.kernel_span.clone(),
-            "no definition of this kernel in the file",
-        ));
+    let (child, alternatives) = match program.resolve(
+        &launch.kernel,
+        Some(parent),
+        launch.span.start,
+        Some(launch.args.len()),
+    ) {
+        Resolution::Found(child) => (child, Vec::new()),
+        Resolution::NotFound => {
+            return Err(Diagnostic::new(
+                DiagnosticKind::KernelNotDefined {
+                    kernel: launch.kernel.split_whitespace().collect(),
+                },
+                launch.kernel_span.clone(),
+                "no definition of this kernel in the file",
+            ))
+        }
+        Resolution::Ambiguous(candidates) => {
+            // Definitions in different branches of `#if` groups: each one
+            // gets the generated code it needs, in its own branch.
+            let pairwise_exclusive = candidates
+                .iter()
+                .enumerate()
+                .all(|(i, &a)| candidates[i + 1..].iter().all(|&b| program.exclusive(a, b)));
+            if !pairwise_exclusive {
+                let mut d = Diagnostic::new(
+                    DiagnosticKind::AmbiguousKernel {
+                        kernel: launch.kernel.split_whitespace().collect(),
+                        count: candidates.len(),
+                        arity: launch.args.len(),
+                    },
+                    launch.kernel_span.clone(),
+                    "which one?",
+                );
+                for &c in &candidates {
+                    let f = &program.functions[c];
+                    d = d.with_note(f.name_span.clone(), format!("`{}`", f.qualified_name()));
+                }
+                return Err(d);
+            }
+            (candidates[0], candidates[1..].to_vec())
+        }
     };
     let child_fn = &program.functions[child];
+    if let Some(&other) = alternatives.iter().find(|&&a| {
+        let f = &program.functions[a];
+        f.space.global != child_fn.space.global
+            || f.template_params.iter().any(|t| t.is_pack)
+            || f.template_header.is_some() != child_fn.template_header.is_some()
+    }) {
+        return Err(Diagnostic::new(
+            DiagnosticKind::AmbiguousKernel {
+                kernel: launch.kernel.split_whitespace().collect(),
+                count: alternatives.len() + 1,
+                arity: launch.args.len(),
+            },
+            launch.kernel_span.clone(),
+            "its definitions differ in kind",
+        )
+        .with_note(child_fn.name_span.clone(), "one definition")
+        .with_note(program.functions[other].name_span.clone(), "another"));
+    }
     if !child_fn.space.global {
         return Err(Diagnostic::new(
             DiagnosticKind::NotAKernel {
@@ -206,9 +346,9 @@ fn site_for(
             "variadic kernel",
         ));
     }
-    let k = per_parent.entry(parent).or_insert(0);
+    let k = per_parent.entry(parent_fn.symbol.clone()).or_insert(0);
     *k += 1;
-    let id = format!("{}_{}", parent_fn.name, k);
+    let id = format!("{}_{}", parent_fn.symbol, k);
     let threshold = directive.threshold().cloned();
     let coarsen = directive.coarsen().cloned();
     let mut warnings = Vec::new();
@@ -216,7 +356,13 @@ fn site_for(
         Some(e) => ThreadCount::Explicit(e.to_string()),
         None => {
             let tc = thread_count(program, view, launch, parent);
-            if tc == ThreadCount::Fallback {
+            // Without a division in the grid size, grid x block threads is
+            // the exact count (literals, macros, dim3 variables, builtins):
+            // only a rounding that was not recognised is worth a word.
+            let grid_text = &view[launch.config[0].clone()];
+            let rounds =
+                grid_text.contains('/') || grid_text.contains(">>") || grid_text.contains("ceil");
+            if tc == ThreadCount::Fallback && rounds {
                 warnings.push(
                     Diagnostic::new(
                         DiagnosticKind::ThreadCountFallback {
@@ -231,6 +377,45 @@ fn site_for(
             tc
         }
     });
+    if let (Some(t), Some(count)) = (&threshold, &count) {
+        let threshold_value = match t {
+            Value::Literal(n) => Some(*n as i128),
+            Value::Macro(m) => constants.value(m),
+        };
+        let parent_fn = &program.functions[parent];
+        let threads =
+            |r: &Range<usize>| constants.threads(&view[r.clone()], parent_fn, program, view);
+        let count_value = match count {
+            ThreadCount::Explicit(e) => constants.value(e),
+            ThreadCount::Factors(sources) => sources.iter().try_fold(1i128, |acc, s| {
+                let v = match s {
+                    CountSource::InGrid(r) | CountSource::Reevaluated(r) => {
+                        constants.value(&view[r.clone()])
+                    }
+                    CountSource::BlocksTimesBlockDim(_) => None,
+                }?;
+                acc.checked_mul(v)
+            }),
+            ThreadCount::Fallback => threads(&launch.config[0])
+                .zip(launch.config.get(1).and_then(threads))
+                .and_then(|(g, b)| g.checked_mul(b)),
+        };
+        if let (Some(th), Some(n)) = (threshold_value, count_value) {
+            warnings.push(
+                Diagnostic::new(
+                    DiagnosticKind::ThresholdDecided {
+                        kernel: simple_name.to_string(),
+                        threads: n,
+                        threshold: th,
+                        site: id.clone(),
+                    },
+                    launch.config_span.clone(),
+                    format!("always {n} child threads"),
+                )
+                .with_note(pragma.span.clone(), "threshold requested here"),
+            );
+        }
+    }
     let aggregation = match directive.consolidation() {
         None => None,
         Some(_) if child_fn.template_header.is_some() => {
@@ -269,6 +454,7 @@ fn site_for(
             launch: launch_index,
             parent,
             child,
+            alternatives,
             threshold,
             coarsen,
             count,
@@ -281,20 +467,25 @@ fn site_for(
 /// parent is the child.
 fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
     parent == child
-        || program.launches.iter().any(|l| {
-            l.function == Some(child)
-                && program.function_named(l.kernel.rsplit("::").next().unwrap_or("").trim())
-                    == Some(child)
-        })
+        || program
+            .launches
+            .iter()
+            .any(|l| l.function == Some(child) && program.launched_kernels(l).contains(&child))
 }
 
 /// Block and multiblock aggregation wait at a block barrier until every other
 /// thread of the block has launched or exited. That deadlocks when code
 /// running in the same blocks waits for the waiting threads: a barrier, a
-/// warp-synchronous primitive, or the barrier of a second block-aggregated
-/// site. Check every function that can run in the parent's blocks (the
-/// parent, the functions that call it, and everything they call).
-fn check_block_aggregation(program: &Program, view: &str, plan: &Plan) -> Vec<Diagnostic> {
+/// warp-synchronous primitive, grid synchronization, or the barrier of a
+/// second block-aggregated site; and dpopt must see all that code. Check
+/// every function that can run in the parent's blocks (the parent, the
+/// functions that call it, and everything they call) with the hazard model.
+fn check_block_aggregation(
+    program: &Program,
+    view: &str,
+    plan: &Plan,
+    hazards: &Hazards,
+) -> Vec<Diagnostic> {
     use crate::pragma::Granularity;
     let mut diagnostics = Vec::new();
     let mut claimed: Vec<(Vec<usize>, usize)> = Vec::new();
@@ -308,52 +499,43 @@ fn check_block_aggregation(program: &Program, view: &str, plan: &Plan) -> Vec<Di
             _ => continue,
         };
         let pragma = program.pragmas[site.pragma].span.clone();
-        let functions = block_functions(program, view, site.parent);
-        let hazard = |function: &str, construct: &str, span: Range<usize>, note: &str| {
-            Diagnostic::new(
-                DiagnosticKind::BlockAggregationHazard {
-                    granularity: granularity.to_string(),
-                    function: function.to_string(),
-                    construct: construct.to_string(),
-                },
-                span,
-                note.to_string(),
-            )
-            .with_note(pragma.clone(), "block-level aggregation requested here")
+        let (roots, functions) = block_functions(program, view, site.parent);
+        let hazard = |finding: &Finding, construct: &str, note: &str| {
+            let d = if finding.hazard == Hazard::Unseen {
+                cannot_see(finding, &format!("consldt({granularity})"))
+            } else {
+                Diagnostic::new(
+                    DiagnosticKind::BlockAggregationHazard {
+                        granularity: granularity.to_string(),
+                        function: finding.function.clone(),
+                        construct: construct.to_string(),
+                    },
+                    finding.span.clone(),
+                    note.to_string(),
+                )
+            };
+            with_calls(d, finding)
+                .with_note(pragma.clone(), "block-level aggregation requested here")
         };
-        let mut found = None;
-        for &f in &functions {
-            let function = &program.functions[f];
-            let body = program.sig_in(function.body.clone());
-            if let Some(t) = body.iter().find(|t| {
-                t.kind == TokenKind::Ident && {
-                    let s = t.text(view);
-                    BARRIERS.contains(&s) || is_warp_primitive(s) || s == "asm"
-                }
-            }) {
+        let waits = [Hazard::Warp, Hazard::Block, Hazard::Grid, Hazard::Unseen];
+        let mut found = roots.iter().find_map(|&f| {
+            hazards
+                .of(f)
+                .first_of(&waits, |_| true)
+                .map(|finding| hazard(finding, &finding.construct, "waits for other threads"))
+        });
+        // A recursive child that uses shared memory gets a barrier between
+        // coarsened blocks in its aggregated kernel.
+        if found.is_none() && site.coarsen.is_some() && functions.contains(&site.child) {
+            if let Some(finding) = hazards.of(site.child).get(Hazard::Shared) {
                 found = Some(hazard(
-                    &function.name,
-                    t.text(view),
-                    t.range(),
-                    "waits for other threads",
+                    finding,
+                    &format!(
+                        "{} (coarsening then synchronizes the block between original blocks)",
+                        finding.construct
+                    ),
+                    "shared memory in a coarsened recursive child",
                 ));
-                break;
-            }
-            // A recursive child that uses shared memory gets a barrier
-            // between coarsened blocks in its aggregated kernel.
-            if f == site.child && site.coarsen.is_some() {
-                if let Some(t) = body
-                    .iter()
-                    .find(|t| t.kind == TokenKind::Ident && t.text(view) == "__shared__")
-                {
-                    found = Some(hazard(
-                        &function.name,
-                        "__shared__ (coarsening then synchronizes the block between original blocks)",
-                        t.range(),
-                        "shared memory in a coarsened recursive child",
-                    ));
-                    break;
-                }
             }
         }
         if found.is_none() {
@@ -362,9 +544,12 @@ fn check_block_aggregation(program: &Program, view: &str, plan: &Plan) -> Vec<Di
                 .find(|(fs, _)| fs.iter().any(|f| functions.contains(f)))
             {
                 found = Some(
-                    hazard(
-                        &program.functions[site.parent].name,
-                        "a second block-aggregated launch",
+                    Diagnostic::new(
+                        DiagnosticKind::BlockAggregationHazard {
+                            granularity: granularity.to_string(),
+                            function: program.functions[site.parent].name.clone(),
+                            construct: "a second block-aggregated launch".to_string(),
+                        },
                         pragma.clone(),
                         "second block-level aggregation in the same blocks",
                     )
@@ -383,9 +568,10 @@ fn check_block_aggregation(program: &Program, view: &str, plan: &Plan) -> Vec<Di
     diagnostics
 }
 
-/// The functions that can run in the blocks of `parent`: the functions that
-/// (transitively) call it, and everything that they and it call.
-fn block_functions(program: &Program, view: &str, parent: usize) -> Vec<usize> {
+/// The functions that can run in the blocks of `parent`: the roots (the
+/// parent and the device functions that, transitively, call it) and
+/// everything (roots included) that can run there (what they call).
+fn block_functions(program: &Program, view: &str, parent: usize) -> (Vec<usize>, Vec<usize>) {
     let callees = |f: usize| -> Vec<usize> {
         let body = program.sig_in(program.functions[f].body.clone());
         body.iter()
@@ -413,7 +599,7 @@ fn block_functions(program: &Program, view: &str, parent: usize) -> Vec<usize> {
         i += 1;
     }
     // Everything they call.
-    let mut set = roots;
+    let mut set = roots.clone();
     let mut i = 0;
     while i < set.len() {
         for &g in &all[set[i]] {
@@ -423,7 +609,40 @@ fn block_functions(program: &Program, view: &str, parent: usize) -> Vec<usize> {
         }
         i += 1;
     }
-    set
+    (roots, set)
+}
+
+/// `d` with one note per call leading to the construct of `finding`.
+fn with_calls(d: Diagnostic, finding: &Finding) -> Diagnostic {
+    finding
+        .call_notes()
+        .into_iter()
+        .fold(d, |d, (span, label)| d.with_note(span, label))
+}
+
+/// "`clause` cannot be applied: dpopt cannot see ...", at the unseen call or
+/// assembly (the calls leading there are left to the caller).
+fn cannot_see(finding: &Finding, clause: &str) -> Diagnostic {
+    let why = finding.unseen.unwrap_or(crate::hazard::Unseen::Asm);
+    let label = match why {
+        crate::hazard::Unseen::Declared => "dpopt cannot see this function's body",
+        crate::hazard::Unseen::Pointer => "dpopt cannot see which function this calls",
+        crate::hazard::Unseen::Asm => "dpopt cannot read this assembly",
+    };
+    let d = Diagnostic::new(
+        DiagnosticKind::CannotSee {
+            clause: clause.to_string(),
+            function: finding.function.clone(),
+            what: finding.construct.clone(),
+            why,
+        },
+        finding.span.clone(),
+        label,
+    );
+    match &finding.declared {
+        Some(declared) => d.with_note(declared.clone(), "declared here, defined in another file"),
+        None => d,
+    }
 }
 
 /// Are the parent's parameters the same for every parent of one aggregated
@@ -442,8 +661,7 @@ fn parent_params_uniform(
             || !program.launches.iter().any(|l| {
                 l.function
                     .is_some_and(|f| program.functions[f].space.runs_on_device())
-                    && program.function_named(l.kernel.rsplit("::").next().unwrap_or("").trim())
-                        == Some(parent)
+                    && program.launched_kernels(l).contains(&parent)
             }))
 }
 
@@ -529,110 +747,31 @@ fn assigned_in(program: &Program, view: &str, function: &Function, name: &str) -
     })
 }
 
-/// What the child's body does that matters for the transformations.
-#[derive(Debug, Default)]
+/// What the child does that matters for the transformations.
+#[derive(Debug)]
 struct ChildFacts {
-    /// First `__syncthreads`-like barrier.
-    barrier: Option<(Range<usize>, String)>,
-    /// First warp-level primitive or cooperative-groups use.
-    warp: Option<(Range<usize>, String)>,
-    /// First `__shared__`.
-    shared: Option<Range<usize>>,
-    /// First `return`.
+    /// The hazard model of the child and everything it calls.
+    summary: Summary,
+    /// First `return` of the child's own body (or `asm("exit;")`, in it or in
+    /// a function it calls).
     returns: Option<Range<usize>>,
-    /// (callee name, builtin, span of the builtin in the callee) for
-    /// functions called from the child that read builtins themselves.
-    builtin_callees: Vec<(String, String, Range<usize>, Range<usize>)>,
-}
-
-const BARRIERS: &[&str] = &[
-    "__syncthreads",
-    "__syncthreads_count",
-    "__syncthreads_and",
-    "__syncthreads_or",
-    "__barrier_sync",
-];
-
-fn is_warp_primitive(name: &str) -> bool {
-    name.starts_with("__shfl")
-        || name.starts_with("__ballot")
-        || name.starts_with("__any")
-        || name.starts_with("__all")
-        || name.starts_with("__match")
-        || name.starts_with("__reduce_")
-        || name == "__syncwarp"
-        || name == "__activemask"
-        || name == "cooperative_groups"
-        || name == "this_thread_block"
-        || name == "tiled_partition"
-        || name == "this_grid"
-        || name == "coalesced_threads"
 }
 
 impl ChildFacts {
-    fn gather(program: &Program, view: &str, child: &Function) -> Self {
-        let mut facts = ChildFacts::default();
-        let body = program.sig_in(child.body.clone());
-        for (i, t) in body.iter().enumerate() {
-            if t.kind != TokenKind::Ident {
-                continue;
-            }
-            let s = t.text(view);
-            if BARRIERS.contains(&s) && facts.barrier.is_none() {
-                facts.barrier = Some((t.range(), s.to_string()));
-            } else if is_warp_primitive(s) && facts.warp.is_none() {
-                facts.warp = Some((t.range(), s.to_string()));
-            } else if s == "__shared__" && facts.shared.is_none() {
-                facts.shared = Some(t.range());
-            } else if s == "return" && facts.returns.is_none() {
-                facts.returns = Some(t.range());
-            } else if body.get(i + 1).is_some_and(|n| n.text(view) == "(") {
-                let mut seen = vec![child.name.clone()];
-                if let Some((builtin, span)) = builtin_in_callee(program, view, s, &mut seen) {
-                    if !facts.builtin_callees.iter().any(|c| c.0 == s) {
-                        facts
-                            .builtin_callees
-                            .push((s.to_string(), builtin, t.range(), span));
-                    }
-                }
-            }
-        }
-        facts
+    fn gather(program: &Program, view: &str, hazards: &Hazards, child: usize) -> Self {
+        let summary = hazards.of(child);
+        let body = program.sig_in(program.functions[child].body.clone());
+        let returns = body
+            .iter()
+            .find(|t| t.kind == TokenKind::Ident && t.text(view) == "return")
+            .map(|t| t.range());
+        // `asm("exit;")` ends the thread too; in a callee, at the call.
+        let exit = summary
+            .get(Hazard::Exit)
+            .map(|f| f.calls.first().map_or(f.span.clone(), |c| c.span.clone()));
+        let returns = returns.into_iter().chain(exit).min_by_key(|r| r.start);
+        ChildFacts { summary, returns }
     }
-}
-
-/// Does function `name` (defined in this file), or a function it calls, read
-/// a thread/block builtin? Returns the builtin and where.
-fn builtin_in_callee(
-    program: &Program,
-    view: &str,
-    name: &str,
-    seen: &mut Vec<String>,
-) -> Option<(String, Range<usize>)> {
-    if seen.iter().any(|s| s == name) {
-        return None;
-    }
-    seen.push(name.to_string());
-    let f = &program.functions[program.function_named(name)?];
-    if !f.space.runs_on_device() {
-        return None;
-    }
-    let body = program.sig_in(f.body.clone());
-    for (i, t) in body.iter().enumerate() {
-        if t.kind != TokenKind::Ident {
-            continue;
-        }
-        let s = t.text(view);
-        if ALL_BUILTINS.contains(&s) {
-            return Some((s.to_string(), t.range()));
-        }
-        if body.get(i + 1).is_some_and(|n| n.text(view) == "(") {
-            if let Some(found) = builtin_in_callee(program, view, s, seen) {
-                return Some(found);
-            }
-        }
-    }
-    None
 }
 
 fn check_child(
@@ -642,6 +781,8 @@ fn check_child(
     facts: &ChildFacts,
 ) -> Vec<Diagnostic> {
     let pragma_span = program.pragmas[site.pragma].span.clone();
+    let summary = &facts.summary;
+    let kernel = child.name.clone();
     let mut out = Vec::new();
     // threads(N)/blocks(N): one aggregated block runs several original blocks
     // or threads in turn, and threads skip the parts that are not theirs:
@@ -655,89 +796,145 @@ fn check_child(
         if !given {
             continue;
         }
-        let offending = [
-            facts.barrier.clone(),
-            if lanes_matter {
-                facts.warp.clone()
+        let mut waits = vec![Hazard::Block, Hazard::Grid, Hazard::Unseen];
+        if lanes_matter {
+            waits.push(Hazard::Warp);
+        }
+        if let Some(finding) = summary.first_of(&waits, |_| true) {
+            let d = if finding.hazard == Hazard::Unseen {
+                cannot_see(finding, clause)
             } else {
-                None
-            },
-        ];
-        if let Some((span, construct)) =
-            offending.into_iter().flatten().min_by_key(|(r, _)| r.start)
-        {
-            out.push(
                 Diagnostic::new(
                     DiagnosticKind::FixedConfigurationHazard {
                         clause: clause.to_string(),
-                        kernel: child.name.clone(),
-                        construct,
+                        kernel: kernel.clone(),
+                        construct: finding.construct.clone(),
                     },
-                    span,
+                    finding.span.clone(),
                     "needs the original block's threads together",
                 )
-                .with_note(pragma_span.clone(), format!("`{clause}` requested here")),
+            };
+            out.push(
+                with_calls(d, finding)
+                    .with_note(pragma_span.clone(), format!("`{clause}` requested here")),
             );
         }
     }
+    let position = |h: Hazard| matches!(h, Hazard::ThreadPosition | Hazard::BlockPosition);
     if site.threshold.is_some() {
-        let offending = [
-            facts.barrier.clone(),
-            facts.warp.clone(),
-            facts.shared.clone().map(|r| (r, "__shared__".to_string())),
+        // Serial in one parent thread: nothing may wait for, or exchange
+        // values with, other threads, share memory with them, or read a
+        // position the serial version does not replace (a callee's builtins
+        // are reported below, as builtins in callees).
+        let serial = [
+            Hazard::Warp,
+            Hazard::Block,
+            Hazard::Grid,
+            Hazard::Shared,
+            Hazard::ThreadPosition,
+            Hazard::BlockPosition,
+            Hazard::Exit,
+            Hazard::Unseen,
         ];
-        if let Some((span, construct)) =
-            offending.into_iter().flatten().min_by_key(|(r, _)| r.start)
+        if let Some(finding) = summary.first_of(&serial, |f| !(position(f.hazard) && f.in_callee()))
         {
-            out.push(
+            let d = if finding.hazard == Hazard::Unseen {
+                cannot_see(finding, "threshold")
+            } else {
                 Diagnostic::new(
                     DiagnosticKind::NotSerializable {
-                        kernel: child.name.clone(),
-                        construct,
+                        kernel: kernel.clone(),
+                        construct: finding.construct.clone(),
                     },
-                    span,
+                    finding.span.clone(),
                     "cannot run serially in one parent thread",
                 )
-                .with_note(pragma_span.clone(), "threshold requested here"),
+            };
+            out.push(
+                with_calls(d, finding).with_note(pragma_span.clone(), "threshold requested here"),
             );
         }
     }
-    for (callee, builtin, call_span, builtin_span) in &facts.builtin_callees {
+    // A called function that reads a thread or block position itself: the
+    // copies of the child's body replace the builtins there, not in callees.
+    let mut reported: Vec<Range<usize>> = Vec::new();
+    let mut in_callees: Vec<&Finding> = [Hazard::ThreadPosition, Hazard::BlockPosition]
+        .iter()
+        .filter_map(|&h| summary.get(h))
+        .filter(|f| f.in_callee())
+        .collect();
+    in_callees.sort_by_key(|f| f.anchor());
+    for finding in in_callees {
         let clause = if site.threshold.is_some() {
             "threshold"
-        } else if site.coarsen.is_some() && BLOCK_BUILTINS.contains(&builtin.as_str()) {
+        } else if site.coarsen.is_some() && finding.hazard == Hazard::BlockPosition {
             "coarsen"
         } else {
             continue;
         };
+        let call = &finding.calls[0];
+        if reported.contains(&call.span) {
+            continue;
+        }
+        reported.push(call.span.clone());
+        let d = Diagnostic::new(
+            DiagnosticKind::BuiltinInCallee {
+                kernel: kernel.clone(),
+                callee: call.callee.clone(),
+                builtin: finding.construct.clone(),
+                clause: clause.to_string(),
+            },
+            call.span.clone(),
+            "this call",
+        );
+        let d = finding
+            .call_notes()
+            .into_iter()
+            .skip(1)
+            .fold(d, |d, (span, label)| d.with_note(span, label));
         out.push(
-            Diagnostic::new(
-                DiagnosticKind::BuiltinInCallee {
-                    kernel: child.name.clone(),
-                    callee: callee.clone(),
-                    builtin: builtin.clone(),
-                    clause: clause.to_string(),
-                },
-                call_span.clone(),
-                "this call",
-            )
-            .with_note(builtin_span.clone(), "reads the builtin here")
-            .with_note(pragma_span.clone(), "requested here"),
+            d.with_note(finding.span.clone(), "reads the builtin here")
+                .with_note(pragma_span.clone(), "requested here"),
         );
     }
     if site.coarsen.is_some() {
-        if let (Some(ret), Some((barrier, _))) = (&facts.returns, &facts.barrier) {
-            out.push(
-                Diagnostic::new(
-                    DiagnosticKind::ReturnWithBarrier {
-                        kernel: child.name.clone(),
-                    },
-                    ret.clone(),
-                    "early return",
-                )
-                .with_note(barrier.clone(), "barrier")
-                .with_note(pragma_span, "coarsen requested here"),
+        // Grid synchronization, and a block index that the coarsened kernel
+        // does not replace (a callee's is a builtin in a callee, above).
+        if let Some(finding) = summary.first_of(&[Hazard::Grid, Hazard::BlockPosition], |f| {
+            !(f.hazard == Hazard::BlockPosition && f.in_callee())
+        }) {
+            let d = Diagnostic::new(
+                DiagnosticKind::NotCoarsenable {
+                    kernel: kernel.clone(),
+                    construct: finding.construct.clone(),
+                },
+                finding.span.clone(),
+                "depends on the original grid's blocks",
             );
+            out.push(
+                with_calls(d, finding).with_note(pragma_span.clone(), "coarsen requested here"),
+            );
+        }
+        // A thread that returned would miss the barriers of its original
+        // block; code dpopt cannot see might hold one.
+        if let Some(ret) = &facts.returns {
+            if let Some(finding) = summary.first_of(&[Hazard::Block, Hazard::Unseen], |_| true) {
+                let d = if finding.hazard == Hazard::Unseen {
+                    with_calls(cannot_see(finding, "coarsen"), finding)
+                        .with_note(ret.clone(), "and the child returns early here")
+                } else {
+                    let d = Diagnostic::new(
+                        DiagnosticKind::ReturnWithBarrier {
+                            kernel: kernel.clone(),
+                        },
+                        ret.clone(),
+                        "early return",
+                    )
+                    .with_note(finding.span.clone(), "barrier");
+                    with_calls(d, finding)
+                };
+                out.push(d.with_note(pragma_span, "coarsen requested here"));
+            }
         }
     }
     out

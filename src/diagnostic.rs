@@ -1,6 +1,7 @@
 //! Diagnostics: every problem dpopt reports is a `DiagnosticKind`, rendered by
 //! miette with the offending source span, `FILE:LINE:COL`, and a fix.
 
+use crate::hazard::Unseen;
 use crate::source::SourceFile;
 use miette::{LabeledSpan, NamedSource, Severity, SourceSpan};
 use std::ops::Range;
@@ -103,6 +104,60 @@ pub enum DiagnosticKind {
         kernel: String,
         construct: String,
     },
+    /// A thresholded launch whose thread count is a constant: the threshold
+    /// decides the same way every time.
+    ThresholdDecided {
+        kernel: String,
+        threads: i128,
+        threshold: i128,
+        site: String,
+    },
+    /// Several definitions fit a launched kernel's name and argument count.
+    AmbiguousKernel {
+        kernel: String,
+        count: usize,
+        arity: usize,
+    },
+    /// Input nested deeper than dpopt reads (brackets in a pragma or a
+    /// launch configuration).
+    TooDeep {
+        limit: usize,
+    },
+    /// A comment, string, character or raw-string literal that is never
+    /// closed.
+    Unterminated {
+        what: &'static str,
+    },
+    /// A token spelled in a way that dpopt does not read: split by a line
+    /// splice, or an alternative token (digraph) such as `<%`.
+    UnreadableToken {
+        token: String,
+        why: &'static str,
+        fix: String,
+    },
+    /// A macro expanding to `_Pragma` may hide a `#pragma dp` that dpopt
+    /// cannot see.
+    PragmaInMacro {
+        name: String,
+    },
+    /// Coarsening would change what the child waits for or reads (grid
+    /// synchronization, the block index read outside `blockIdx`).
+    NotCoarsenable {
+        kernel: String,
+        construct: String,
+    },
+    /// A check needs to know what some code does, and dpopt cannot see it:
+    /// a function declared here but defined elsewhere, a call through a
+    /// pointer, assembly that is not a string literal.
+    CannotSee {
+        /// The clause that needs to know, e.g. `threshold`, `consldt(block)`.
+        clause: String,
+        /// The function holding the call or the assembly.
+        function: String,
+        /// The called name, the pointer expression or the assembly.
+        what: String,
+        why: Unseen,
+    },
 }
 
 impl DiagnosticKind {
@@ -136,12 +191,22 @@ impl DiagnosticKind {
             ThreadCountFallback { .. } => "dpopt::thread_count",
             BlockAggregationHazard { .. } => "dpopt::block_aggregation",
             FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
+            TooDeep { .. } => "dpopt::too_deep",
+            AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
+            ThresholdDecided { .. } => "dpopt::threshold_decided",
+            Unterminated { .. } => "dpopt::unterminated",
+            UnreadableToken { .. } => "dpopt::unreadable_token",
+            PragmaInMacro { .. } => "dpopt::pragma_in_macro",
+            NotCoarsenable { .. } => "dpopt::not_coarsenable",
+            CannotSee { .. } => "dpopt::cannot_see",
         }
     }
 
     pub fn severity(&self) -> Severity {
         match self {
-            DiagnosticKind::ThreadCountFallback { .. } => Severity::Warning,
+            DiagnosticKind::ThreadCountFallback { .. }
+            | DiagnosticKind::PragmaInMacro { .. }
+            | DiagnosticKind::ThresholdDecided { .. } => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -213,6 +278,32 @@ impl DiagnosticKind {
             BlockAggregationHazard { granularity, function, construct } => format!(
                 "`consldt({granularity})` cannot be applied: `{function}`, which runs in the same blocks as the launch, uses `{construct}`"
             ),
+            ThresholdDecided { kernel, threads, threshold, .. } => if threads < threshold {
+                format!("every launch of `{kernel}` here has {threads} threads, fewer than threshold({threshold}): it always runs serially in the parent thread")
+            } else {
+                format!("every launch of `{kernel}` here has {threads} threads, at least threshold({threshold}): it is never run serially, the threshold has no effect")
+            },
+            AmbiguousKernel { kernel, count, arity } => format!(
+                "`{kernel}` with {arity} argument(s) may be any of {count} definitions in this file"
+            ),
+            TooDeep { limit } => format!("brackets nested more than {limit} deep: dpopt does not read this"),
+            Unterminated { what } => format!("this {what} is never closed"),
+            UnreadableToken { token, why, .. } => format!("`{token}`: {why}"),
+            PragmaInMacro { name } => format!(
+                "macro `{name}` expands to `_Pragma`: a `#pragma dp` written through it is not seen by dpopt and is not applied"
+            ),
+            NotCoarsenable { kernel, construct } => format!(
+                "`coarsen` cannot be applied: child kernel `{kernel}` uses `{construct}`, which depends on the original grid's blocks running as they were launched"
+            ),
+            CannotSee { clause, function, what, why: Unseen::Declared } => format!(
+                "`{clause}` cannot be applied: `{function}` calls `{what}`, which is declared in this file but defined elsewhere, so dpopt cannot see whether it synchronizes threads"
+            ),
+            CannotSee { clause, function, what, why: Unseen::Pointer } => format!(
+                "`{clause}` cannot be applied: `{function}` calls a function through `{what}`, so dpopt cannot see whether it synchronizes threads"
+            ),
+            CannotSee { clause, function, what, why: Unseen::Asm } => format!(
+                "`{clause}` cannot be applied: `{function}` contains `{what}`, inline assembly whose text is not a string literal, so dpopt cannot see whether it synchronizes threads"
+            ),
         }
     }
 
@@ -277,9 +368,33 @@ impl DiagnosticKind {
             FixedConfigurationHazard { .. } => {
                 "with `blocks(N)` an aggregated block runs several original blocks one after the other, and with `threads(N)` a thread runs several original threads; remove the clause to keep one aggregated block per original block".to_string()
             }
+            ThresholdDecided { site, .. } => format!(
+                "if that is what you want, nothing to do; otherwise change the threshold (or build with -DDPOPT_THRESHOLD_{site}=N)"
+            ),
+            AmbiguousKernel { .. } => {
+                "dpopt tells overloads apart by namespace and argument count only: qualify the launch (`ns::kernel<<<...>>>`) or give the overloads different names".to_string()
+            }
+            TooDeep { .. } => "simplify the expression (name parts of it in variables)".to_string(),
+            Unterminated { what } => format!("close the {what}; everything after it is part of it"),
+            UnreadableToken { fix, .. } => fix.clone(),
+            PragmaInMacro { .. } => {
+                "write `#pragma dp ...` (or `_Pragma(\"dp ...\")`) directly on the line before the launch".to_string()
+            }
             BlockAggregationHazard { .. } => {
                 "block and multiblock aggregation make the launching threads wait at a block barrier for the other threads of the block, which would deadlock with a barrier or warp-synchronous operation of the parent (or a second block-aggregated launch); use `consldt(warp)` or `consldt(grid)`, which need no block barrier".to_string()
             }
+            NotCoarsenable { .. } => {
+                "a coarsened block runs several original blocks one after the other: grid-wide (or cluster) synchronization would wait for blocks that no longer run side by side, and a block index read through cooperative groups or `asm` is not replaced; remove `coarsen` from this pragma".to_string()
+            }
+            CannotSee { clause, what, why: Unseen::Declared, .. } => format!(
+                "dpopt must see the body of every function the child (or, for block-level aggregation, the parent's block) calls, to know whether it waits at a barrier: define `{what}` in this file (or `#include` the file that defines it), or remove `{clause}` from the pragma"
+            ),
+            CannotSee { clause, why: Unseen::Pointer, .. } => format!(
+                "call the function directly, so that dpopt can follow the call and see whether it waits at a barrier, or remove `{clause}` from the pragma"
+            ),
+            CannotSee { clause, why: Unseen::Asm, .. } => format!(
+                "write the assembly as a string literal (dpopt reads PTX such as `bar.sync`, `shfl.sync`, `%tid`), or remove `{clause}` from the pragma"
+            ),
         })
     }
 }
@@ -336,10 +451,15 @@ struct Rendered {
 
 impl Rendered {
     fn new(diagnostic: &Diagnostic, file: &SourceFile) -> Self {
-        let len = file.display.len();
+        let points: Vec<usize> = std::iter::once(&diagnostic.span)
+            .chain(diagnostic.notes.iter().map(|(s, _)| s))
+            .map(|s| s.start)
+            .collect();
+        let shown = ShownSource::new(file, &points);
+        let len = shown.text.len();
         let clamp = |r: &Range<usize>| -> SourceSpan {
-            let start = r.start.min(len);
-            let end = r.end.clamp(start, len);
+            let start = shown.offset(r.start).min(len);
+            let end = shown.offset(r.end.max(r.start)).clamp(start, len);
             (start, end - start).into()
         };
         let mut labels = vec![LabeledSpan::new_primary_with_span(
@@ -361,8 +481,101 @@ impl Rendered {
             help: diagnostic.kind.help(),
             severity: diagnostic.kind.severity(),
             labels,
-            code_source: NamedSource::new(file.name.clone(), file.display.clone()),
+            code_source: NamedSource::new(file.name.clone(), shown.text),
         }
+    }
+}
+
+/// Longest line shown whole in a report; longer lines (generated tables,
+/// minified code) are shown as a window around the place reported.
+const MAX_SHOWN_LINE: usize = 240;
+
+/// The file's text as shown in a report: every line longer than
+/// `MAX_SHOWN_LINE` is cut to a window around the reported places in it, so
+/// that any input renders (line numbers are kept; `FILE:LINE:COL` in the
+/// message is computed on the file itself).
+struct ShownSource {
+    text: String,
+    /// Per clipped line: (line start, window start, window end, start of
+    /// the window in `text`), sorted by line start.
+    windows: Vec<(usize, usize, usize, usize)>,
+    /// Per clipped line: (line start, line end, shift of the text after it).
+    shifts: Vec<(usize, isize)>,
+}
+
+impl ShownSource {
+    fn new(file: &SourceFile, points: &[usize]) -> Self {
+        let text = &file.display;
+        let starts = file.line_starts();
+        let long = starts.iter().enumerate().any(|(i, &start)| {
+            let end = starts.get(i + 1).copied().unwrap_or(text.len());
+            end - start > MAX_SHOWN_LINE
+        });
+        if !long {
+            return ShownSource {
+                text: text.clone(),
+                windows: Vec::new(),
+                shifts: Vec::new(),
+            };
+        }
+        let mut out = String::with_capacity(text.len().min(1 << 20));
+        let mut windows = Vec::new();
+        let mut shifts = Vec::new();
+        for (i, &start) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).copied().unwrap_or(text.len());
+            let content_end = start + text[start..end].trim_end_matches(['\n', '\r']).len();
+            if content_end - start <= MAX_SHOWN_LINE {
+                out.push_str(&text[start..end]);
+                continue;
+            }
+            let focus = points
+                .iter()
+                .copied()
+                .find(|&p| (start..=content_end).contains(&p))
+                .unwrap_or(start);
+            let mut from = focus.saturating_sub(MAX_SHOWN_LINE / 3).max(start);
+            let mut to = (from + MAX_SHOWN_LINE).min(content_end);
+            while !text.is_char_boundary(from) {
+                from -= 1;
+            }
+            while !text.is_char_boundary(to) {
+                to += 1;
+            }
+            if from > start {
+                out.push_str("...");
+            }
+            windows.push((start, from, to, out.len()));
+            out.push_str(&text[from..to]);
+            if to < content_end {
+                out.push_str("...");
+            }
+            out.push_str(&text[content_end..end]);
+            shifts.push((end, out.len() as isize - end as isize));
+        }
+        ShownSource {
+            text: out,
+            windows,
+            shifts,
+        }
+    }
+
+    /// Where a file offset is in the shown text.
+    fn offset(&self, at: usize) -> usize {
+        if self.windows.is_empty() {
+            return at;
+        }
+        // In a clipped line: clamp into its window.
+        let w = self.windows.partition_point(|w| w.0 <= at);
+        if let Some(&(_, from, to, shown)) = w.checked_sub(1).map(|i| &self.windows[i]) {
+            let line_end = self.shifts.get(w - 1).map_or(usize::MAX, |s| s.0);
+            if at < line_end {
+                return shown + at.clamp(from, to) - from;
+            }
+        }
+        // After the last clipped line before it: shift.
+        let k = self.shifts.partition_point(|s| s.0 <= at);
+        let shift = k.checked_sub(1).map_or(0, |i| self.shifts[i].1);
+        (at as isize + shift).max(0) as usize
     }
 }
 

@@ -44,19 +44,32 @@ impl Expr {
 /// Parse the significant tokens `tokens` as one expression. `None` when the
 /// tokens are not a whole expression this parser understands.
 pub fn parse_expr(tokens: &[Token], view: &str) -> Option<Expr> {
+    // Bounded input, bounded recursion: no stack overflow on generated or
+    // hostile input (such expressions are left to the fallback count).
+    if tokens.len() > MAX_TOKENS {
+        return None;
+    }
     let mut p = ExprParser {
         tokens,
         view,
         at: 0,
+        depth: 0,
     };
     let e = p.expr(0)?;
     (p.at == tokens.len()).then_some(e)
 }
 
+/// Longest expression read, in tokens.
+const MAX_TOKENS: usize = 4096;
+/// Deepest nesting of sub-expressions read.
+const MAX_DEPTH: usize = 128;
+
 struct ExprParser<'a> {
     tokens: &'a [Token],
     view: &'a str,
     at: usize,
+    /// Nesting of `expr`/`unary` calls in progress.
+    depth: usize,
 }
 
 const CAST_WORDS: &[&str] = &[
@@ -110,7 +123,22 @@ impl<'a> ExprParser<'a> {
         (self.peek()? == s).then(|| self.at += 1)
     }
 
+    /// Run `parse` one nesting level deeper, failing past `MAX_DEPTH`.
+    fn nested(&mut self, parse: impl FnOnce(&mut Self) -> Option<Expr>) -> Option<Expr> {
+        if self.depth >= MAX_DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        let e = parse(self);
+        self.depth -= 1;
+        e
+    }
+
     fn expr(&mut self, min_prec: u8) -> Option<Expr> {
+        self.nested(|p| p.binary(min_prec))
+    }
+
+    fn binary(&mut self, min_prec: u8) -> Option<Expr> {
         let start = self.at;
         let mut lhs = self.unary()?;
         while let Some(op) = self.peek() {
@@ -145,6 +173,10 @@ impl<'a> ExprParser<'a> {
     }
 
     fn unary(&mut self) -> Option<Expr> {
+        self.nested(Self::prefixed)
+    }
+
+    fn prefixed(&mut self) -> Option<Expr> {
         let start = self.at;
         match self.peek()? {
             op @ ("-" | "+" | "!" | "~" | "*" | "&" | "++" | "--") => {

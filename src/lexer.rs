@@ -1,5 +1,6 @@
 //! Stage 1a: split the file into tokens with the pest grammar.
 
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::grammar::{DpGrammar, Rule};
 use crate::source::SourceFile;
 use crate::token::{Token, TokenKind};
@@ -38,6 +39,123 @@ pub fn lex(file: &SourceFile) -> Vec<Token> {
         });
     }
     tokens
+}
+
+/// What a token that never closes is, if it is one: an unterminated block
+/// comment, raw string, string or character literal.
+pub fn unterminated(token: &Token, view: &str) -> Option<&'static str> {
+    let text = token.text(view);
+    match token.kind {
+        TokenKind::BlockComment if text.len() < 4 || !text.ends_with("*/") => Some("comment"),
+        TokenKind::Str if is_raw_string(text) => {
+            let open = text.find('"')?;
+            let paren = text[open..].find('(').map(|p| open + p)?;
+            let closing = format!("){}\"", &text[open + 1..paren]);
+            (text.len() < paren + 1 + closing.len() || !text.ends_with(&closing))
+                .then_some("raw string literal")
+        }
+        TokenKind::Str
+            if text.len() < 2
+                || !text.ends_with('"')
+                || text.ends_with("\\\"") && {
+                    // `"...\"` is closed, `"...\"` with an odd number of
+                    // backslashes before the quote is not.
+                    let backslashes = text[..text.len() - 1]
+                        .bytes()
+                        .rev()
+                        .take_while(|&b| b == b'\\')
+                        .count();
+                    backslashes % 2 == 1
+                } =>
+        {
+            Some("string literal")
+        }
+        TokenKind::Char if text.len() < 2 || !text.ends_with('\'') => Some("character literal"),
+        _ => None,
+    }
+}
+
+fn is_raw_string(text: &str) -> bool {
+    ["R\"", "LR\"", "uR\"", "UR\"", "u8R\""]
+        .iter()
+        .any(|p| text.starts_with(p))
+}
+
+/// Tokens that dpopt cannot read as the compiler does, in a file it must
+/// analyse: a line splice that splits an identifier, number or operator
+/// (`ker\` newline `nel`), and the alternative tokens (digraphs) `<%`, `%>`,
+/// `<:`, `:>`, `%:` outside directives. Also unterminated comments and raw
+/// strings, which swallow the rest of the file.
+pub fn unreadable_tokens(tokens: &[Token], view: &str) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        match t.kind {
+            TokenKind::BlockComment | TokenKind::Str => {
+                if let Some(what @ ("comment" | "raw string literal")) = unterminated(t, view) {
+                    out.push(Diagnostic::new(
+                        DiagnosticKind::Unterminated { what },
+                        t.start..(t.start + 2).min(t.end),
+                        "opened here, never closed",
+                    ));
+                }
+            }
+            TokenKind::Punct => {
+                let s = t.text(view);
+                let plain = match s {
+                    "<%" => "{",
+                    "%>" => "}",
+                    "<:" => "[",
+                    ":>" => "]",
+                    "%:" => "#",
+                    "%:%:" => "##",
+                    _ => continue,
+                };
+                out.push(Diagnostic::new(
+                    DiagnosticKind::UnreadableToken {
+                        token: s.to_string(),
+                        why: "dpopt does not read alternative tokens (digraphs) outside directives",
+                        fix: format!("write `{plain}` instead of `{s}`"),
+                    },
+                    t.range(),
+                    "alternative token",
+                ));
+            }
+            TokenKind::Space => {
+                let text = t.text(view);
+                if !text.contains('\\') || i == 0 {
+                    continue;
+                }
+                let (Some(before), Some(after)) = (tokens.get(i - 1), tokens.get(i + 1)) else {
+                    continue;
+                };
+                let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+                let last = view.as_bytes()[before.end - 1];
+                let first = view.as_bytes()[after.start];
+                let glued = before.end == t.start
+                    && after.start == t.end
+                    && text.starts_with('\\')
+                    && text
+                        .trim_end_matches(['\r', '\n'])
+                        .trim_end_matches([' ', '\t'])
+                        == "\\";
+                let splits = (word(last) && word(first))
+                    || (before.kind == TokenKind::Punct && after.kind == TokenKind::Punct);
+                if glued && splits && before.kind.is_significant() && after.kind.is_significant() {
+                    out.push(Diagnostic::new(
+                        DiagnosticKind::UnreadableToken {
+                            token: format!("{}\\", before.text(view)),
+                            why: "a line splice joins this token with the next line's, which dpopt does not read",
+                            fix: "join the two lines (remove the `\\` at the end of the line)".to_string(),
+                        },
+                        before.start..t.start + 1,
+                        "token split by a line splice",
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -90,6 +208,53 @@ mod tests {
             texts,
             ["k", "<<<", "g", ",", "b", ">>>", "(", "\"<<<\"", ",", "'\\''", ")", ";"]
         );
+    }
+
+    #[test]
+    fn translation_phases_decide_directives() {
+        // A comment before `#`, the `%:` digraph, a splice after `#`.
+        for text in [
+            "x;\n/* a */ #pragma dp threshold(4)\n",
+            "x;\n%:pragma dp threshold(4)\n",
+            "x;\n#\\\npragma dp threshold(4)\n",
+        ] {
+            let toks = kinds(text);
+            assert_eq!(toks[2].0, TokenKind::Directive, "{text:?}: {toks:?}");
+        }
+        // A splice at the end of the previous line: `#` is not first.
+        let toks = kinds("x; \\\n#pragma dp threshold(4)\n");
+        assert!(toks.iter().all(|t| t.0 != TokenKind::Directive));
+    }
+
+    #[test]
+    fn raw_strings_with_prefixes() {
+        for prefix in ["", "L", "u8", "u", "U"] {
+            let text = format!("s = {prefix}R\"x(\n#pragma dp threshold(4)\n)x\";");
+            let toks = kinds(&text);
+            assert_eq!(toks.len(), 4, "{text}: {toks:?}");
+            assert_eq!(toks[2].0, TokenKind::Str);
+        }
+    }
+
+    #[test]
+    fn unterminated_tokens() {
+        let file = SourceFile::new("t.cu", b"a /* x\n b".to_vec());
+        let toks = lex(&file);
+        let d = unreadable_tokens(&toks, &file.view);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].span, 2..4);
+        let file = SourceFile::new("t.cu", b"a = R\"(x\n".to_vec());
+        let d = unreadable_tokens(&lex(&file), &file.view);
+        assert!(matches!(
+            d[0].kind,
+            DiagnosticKind::Unterminated {
+                what: "raw string literal"
+            }
+        ));
+        let file = SourceFile::new("t.cu", b"ker\\\nnel<<<1, 1>>>(); x <% y".to_vec());
+        let d = unreadable_tokens(&lex(&file), &file.view);
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!(d[0].span, 0..4);
     }
 
     #[test]

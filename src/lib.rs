@@ -12,13 +12,16 @@
 #![allow(clippy::result_large_err)]
 
 pub mod analyzer;
+pub mod constant;
 pub mod diagnostic;
 pub mod emit;
 pub mod expr;
 pub mod grammar;
 pub mod guard;
+pub mod hazard;
 pub mod lexer;
 pub mod parser;
+pub mod phases;
 pub mod plan;
 pub mod pragma;
 pub mod program;
@@ -59,12 +62,27 @@ impl Outcome {
     }
 }
 
+/// Does the text hold a backslash that ends a line (blanks may follow it)?
+fn has_line_splice(bytes: &[u8]) -> bool {
+    bytes.iter().enumerate().any(|(i, &b)| {
+        b == b'\\'
+            && bytes[i + 1..]
+                .iter()
+                .find(|&&c| c != b' ' && c != b'\t')
+                .map_or(true, |&c| c == b'\n' || c == b'\r')
+    })
+}
+
 /// Run lex -> parse -> analyze, and transform + emit when there is no error.
 /// `output_name` is used in `#line` directives for generated code.
 pub fn run(file: &SourceFile, output_name: &str, generate: bool) -> Outcome {
-    // Fast path: no `#pragma dp` anywhere in the text means no work; the
-    // output is the input, byte for byte.
-    if !file.view.contains("dp") || !file.view.contains("pragma") {
+    // Fast path: a file that cannot hold a `#pragma dp` (or `_Pragma`) is
+    // passed through byte for byte. A line splice can split any word, so a
+    // file with one takes the full path.
+    let may_hold_pragma = (file.view.contains("dp")
+        && (file.view.contains("pragma") || file.view.contains("Pragma")))
+        || has_line_splice(&file.bytes);
+    if !may_hold_pragma {
         return Outcome {
             output: Some(file.bytes.clone()),
             diagnostics: Vec::new(),
@@ -73,15 +91,21 @@ pub fn run(file: &SourceFile, output_name: &str, generate: bool) -> Outcome {
     }
     let tokens = lexer::lex(file);
     let program = parser::parse(file, tokens);
+    let hidden = if file.view.contains("_Pragma") {
+        analyzer::pragma_macros(file, &program)
+    } else {
+        Vec::new()
+    };
     if program.pragmas.is_empty() {
         return Outcome {
             output: Some(file.bytes.clone()),
-            diagnostics: Vec::new(),
+            diagnostics: hidden,
             sites: Vec::new(),
         };
     }
     let analysis = analyzer::analyze(file, &program);
     let mut diagnostics = analysis.diagnostics;
+    diagnostics.extend(hidden);
     diagnostics.sort_by_key(|d| d.span.start);
     let sites = analysis
         .plan

@@ -32,11 +32,23 @@ enum Command {
     },
 }
 
+/// Stack for the pipeline: every recursion in dpopt is bounded, and this
+/// leaves a wide margin for the deepest input it still reads.
+const STACK_BYTES: usize = 256 << 20;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let work = move || match cli.command {
         Command::Transform { input, output } => transform(&input, output.as_deref()),
         Command::Check { input } => check(&input),
+    };
+    match std::thread::Builder::new()
+        .name("dpopt".into())
+        .stack_size(STACK_BYTES)
+        .spawn(work)
+    {
+        Ok(thread) => thread.join().unwrap_or(ExitCode::from(101)),
+        Err(e) => fail(&format!("cannot start: {e}"), 1),
     }
 }
 

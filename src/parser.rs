@@ -6,8 +6,11 @@
 //! launch statements by their `<<<`. Everything else is opaque text that is
 //! copied through unchanged.
 
-use crate::pragma::is_dp_pragma;
-use crate::program::{ExecutionSpace, Function, Launch, Param, PragmaSite, Program, TemplateParam};
+use crate::phases::{directive_text, is_dp_pragma_text, pragma_operator_text};
+use crate::program::{
+    Declaration as DeclaredFunction, ExecutionSpace, Function, Launch, Param, PragmaSite, Program,
+    TemplateParam, Using,
+};
 use crate::source::SourceFile;
 use crate::token::{Token, TokenKind};
 
@@ -26,22 +29,44 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
         ..Program::default()
     };
     let view = &file.view;
-    let mut functions = Vec::new();
-    let mut defaults = Vec::new();
+    program.conditions = conditional_groups(&program.sig, view);
+    let mut found = Collected::default();
     scan_scope(
         &program,
         view,
         0,
         program.sig.len(),
-        &mut functions,
-        &mut defaults,
+        &mut Vec::new(),
+        false,
+        &mut found,
     );
+    let Collected {
+        mut functions,
+        mut methods,
+        defaults,
+        usings,
+    } = found;
+    program.declarations = defaults
+        .iter()
+        .map(|d| DeclaredFunction {
+            name: d.name.clone(),
+            name_span: d.name_span.clone(),
+        })
+        .collect();
+    methods.sort_by_key(|f: &Function| f.body.start);
+    program.methods = methods;
     // A default argument given in a forward declaration belongs to the
     // definition's parameters too (the generated versions need it).
     // The first declaration is where generated declarations must go: it is
     // in the function's namespace and before every use.
+    for f in functions.iter_mut() {
+        f.condition = program.condition_at(f.start);
+    }
     for d in defaults {
-        for f in functions.iter_mut().filter(|f| f.name == d.name) {
+        let condition = program.condition_at(d.start);
+        for f in functions.iter_mut().filter(|f| {
+            f.name == d.name && f.namespace == d.namespace && f.condition.starts_with(&condition)
+        }) {
             f.first_declared = f.first_declared.min(d.start);
             for (param, default) in f.params.iter_mut().zip(d.defaults.iter().cloned()) {
                 if param.default.is_none() {
@@ -54,7 +79,9 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     for (i, f) in functions.iter().enumerate() {
         program.by_name.entry(f.name.clone()).or_insert(i);
     }
+    assign_symbols(&mut functions);
     program.functions = functions;
+    program.usings = usings;
     program.launches = find_launches(&program, view);
     program.pragmas = find_pragmas(&program, view);
     program
@@ -102,15 +129,177 @@ fn match_brackets(sig: &[Token], view: &str) -> (Vec<Option<usize>>, Option<usiz
     (partner, unbalanced)
 }
 
-/// Walk declarations at namespace level between significant tokens
-/// `from..to`, collecting function definitions.
+/// The `#if` groups of the file: for each conditional directive, its offset
+/// and the stack of (group, branch) in force after it. A group is one
+/// `#if ... #endif`; its branches are numbered from 0 at each `#elif` or
+/// `#else`.
+fn conditional_groups(sig: &[Token], view: &str) -> Vec<(usize, Vec<(usize, usize)>)> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    let mut groups = 0;
+    for t in sig.iter().filter(|t| t.kind == TokenKind::Directive) {
+        let logical = directive_text(text(t, view), t.start);
+        let word: String = logical
+            .text
+            .trim_start()
+            .trim_start_matches('#')
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_alphabetic())
+            .collect();
+        match word.as_str() {
+            "if" | "ifdef" | "ifndef" => {
+                stack.push((groups, 0));
+                groups += 1;
+            }
+            "elif" | "elifdef" | "elifndef" | "else" => {
+                if let Some(top) = stack.last_mut() {
+                    top.1 += 1;
+                }
+            }
+            "endif" => {
+                stack.pop();
+            }
+            _ => continue,
+        }
+        out.push((t.start, stack.clone()));
+    }
+    out
+}
+
+/// What the walk over namespace scopes collects.
+#[derive(Default)]
+struct Collected {
+    functions: Vec<Function>,
+    /// Member functions defined in struct, class or union bodies.
+    methods: Vec<Function>,
+    defaults: Vec<Declaration>,
+    usings: Vec<Using>,
+}
+
+/// Give every function a name for generated global symbols (macros) that
+/// no other function of the file has: its own name when it is unique,
+/// else its namespaces and name joined by `_`, numbered if still shared.
+/// Definitions of one name in one namespace (overloads, or one definition
+/// per `#if` branch) share their symbol.
+fn assign_symbols(functions: &mut [Function]) {
+    let mut spaces: std::collections::HashMap<String, Vec<Vec<String>>> = Default::default();
+    for f in functions.iter() {
+        let seen = spaces.entry(f.name.clone()).or_default();
+        if !seen.contains(&f.namespace) {
+            seen.push(f.namespace.clone());
+        }
+    }
+    let unique = |f: &Function| spaces[&f.name].len() == 1;
+    let mut taken: std::collections::HashSet<String> = functions
+        .iter()
+        .filter(|f| unique(f))
+        .map(|f| f.name.clone())
+        .collect();
+    let mut given: std::collections::HashMap<(Vec<String>, String), String> = Default::default();
+    for f in functions.iter_mut() {
+        if unique(f) {
+            f.symbol = f.name.clone();
+            continue;
+        }
+        if let Some(symbol) = given.get(&(f.namespace.clone(), f.name.clone())) {
+            f.symbol = symbol.clone();
+            continue;
+        }
+        let mut base: Vec<&str> = f
+            .namespace
+            .iter()
+            .map(|n| if n.is_empty() { "anon" } else { n.as_str() })
+            .collect();
+        base.push(&f.name);
+        let base = base.join("_");
+        let mut symbol = base.clone();
+        let mut k = 2;
+        while !taken.insert(symbol.clone()) {
+            symbol = format!("{base}_{k}");
+            k += 1;
+        }
+        given.insert((f.namespace.clone(), f.name.clone()), symbol.clone());
+        f.symbol = symbol;
+    }
+}
+
+/// `using namespace a::b;` (a directive) or `using a::f;` (a declaration)
+/// in `scope`, from the significant tokens `start..end` (the `;` excluded).
+fn using_from(
+    sig: &[Token],
+    view: &str,
+    start: usize,
+    end: usize,
+    scope: &[String],
+) -> Option<Using> {
+    let words: Vec<&str> = sig[start..end].iter().map(|t| text(t, view)).collect();
+    if words.first() != Some(&"using") {
+        return None;
+    }
+    let (directive, path) = if words.get(1) == Some(&"namespace") {
+        (true, &words[2..])
+    } else {
+        (false, &words[1..])
+    };
+    if path.is_empty() || path.iter().any(|w| !(*w == "::" || is_identifier(w))) {
+        return None;
+    }
+    let absolute = path.first() == Some(&"::");
+    let target: Vec<String> = path
+        .iter()
+        .filter(|w| **w != "::")
+        .map(|w| w.to_string())
+        .collect();
+    Some(Using {
+        scope: scope.to_vec(),
+        target,
+        absolute,
+        directive,
+        at: sig[start].start,
+    })
+}
+
+fn is_identifier(w: &str) -> bool {
+    w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// The namespace a `namespace ... {` head opens: its names (`a::b` gives
+/// two; an anonymous namespace is one empty name; an inline namespace adds
+/// nothing, its members being found in the enclosing one).
+fn namespace_names(head: &[Token], view: &str) -> Option<Vec<String>> {
+    let words: Vec<&str> = head.iter().map(|t| text(t, view)).collect();
+    let at = words.iter().position(|w| *w == "namespace")?;
+    if words[..at].iter().any(|w| *w != "inline") {
+        return None;
+    }
+    if words[..at].contains(&"inline") {
+        return Some(Vec::new());
+    }
+    let names: Vec<String> = words[at + 1..]
+        .iter()
+        .filter(|w| **w != "::" && **w != "inline" && is_identifier(w))
+        .map(|w| w.to_string())
+        .collect();
+    Some(if names.is_empty() {
+        vec![String::new()]
+    } else {
+        names
+    })
+}
+
+/// Walk declarations at namespace level (or, with `member`, in a struct,
+/// class or union body) between significant tokens `from..to`, collecting
+/// function definitions. `namespace`: the names of the enclosing namespaces.
 fn scan_scope(
     program: &Program,
     view: &str,
     from: usize,
     to: usize,
-    out: &mut Vec<Function>,
-    defaults: &mut Vec<Declaration>,
+    namespace: &mut Vec<String>,
+    member: bool,
+    found: &mut Collected,
 ) {
     let sig = &program.sig;
     let mut head_start = from;
@@ -124,8 +313,13 @@ fn scan_scope(
         }
         match text(t, view) {
             ";" => {
-                if i > head_start {
-                    defaults.extend(declared_defaults(program, view, head_start, i));
+                if i > head_start && !member {
+                    if let Some(u) = using_from(sig, view, head_start, i, namespace) {
+                        found.usings.push(u);
+                    } else if let Some(mut d) = declared_defaults(program, view, head_start, i) {
+                        d.namespace = namespace.clone();
+                        found.defaults.push(d);
+                    }
                 }
                 head_start = i + 1
             }
@@ -139,19 +333,40 @@ fn scan_scope(
                 };
                 let head = &sig[head_start..i];
                 let words: Vec<&str> = head.iter().map(|t| text(t, view)).collect();
-                let transparent = words.contains(&"namespace")
+                let opened = namespace_names(head, view);
+                let transparent = opened.is_some()
                     || head
                         .windows(2)
                         .any(|w| text(&w[0], view) == "extern" && w[1].kind == TokenKind::Str)
                         && head.len() == 2;
-                let aggregate = words
+                // `struct`/`class` in a template header (`template <class T>`)
+                // does not make the head a class's.
+                let after_template = if words.first() == Some(&"template") {
+                    skip_angles(sig, view, head_start + 1, i).map_or(0, |e| e - head_start)
+                } else {
+                    0
+                };
+                let aggregate = words[after_template..]
                     .iter()
-                    .any(|w| matches!(*w, "struct" | "class" | "union" | "enum"));
+                    .any(|w| matches!(*w, "struct" | "class" | "union" | "enum"))
+                    && !words[after_template..].contains(&"(");
                 if transparent {
-                    scan_scope(program, view, i + 1, close, out, defaults);
-                } else if !aggregate {
-                    if let Some(f) = function_from_head(program, view, head_start, i, close) {
-                        out.push(f);
+                    let depth = namespace.len();
+                    namespace.extend(opened.unwrap_or_default());
+                    scan_scope(program, view, i + 1, close, namespace, member, found);
+                    namespace.truncate(depth);
+                } else if aggregate {
+                    if !words.contains(&"enum") {
+                        scan_scope(program, view, i + 1, close, namespace, true, found);
+                    }
+                } else if let Some(mut f) = function_from_head(program, view, head_start, i, close)
+                {
+                    let qualifier = std::mem::take(&mut f.namespace);
+                    f.namespace = namespace.iter().cloned().chain(qualifier).collect();
+                    if member {
+                        found.methods.push(f);
+                    } else {
+                        found.functions.push(f);
                     }
                 }
                 i = close + 1;
@@ -242,6 +457,8 @@ fn declared_defaults(
     let params = params_of(&program.sig[popen + 1..pclose], view);
     Some(Declaration {
         name: text(&program.sig[shape.name_at], view).to_string(),
+        name_span: program.sig[shape.name_at].range(),
+        namespace: Vec::new(),
         start: program.sig[start].start,
         defaults: params.into_iter().map(|p| p.default).collect(),
     })
@@ -250,6 +467,8 @@ fn declared_defaults(
 /// A function declaration without a body (`head ( params ) ;`).
 struct Declaration {
     name: String,
+    name_span: std::ops::Range<usize>,
+    namespace: Vec<String>,
     start: usize,
     defaults: Vec<Option<String>>,
 }
@@ -287,8 +506,22 @@ fn function_from_head(
     } else {
         (None, Vec::new())
     };
+    // `a::f` defined outside its namespace: the qualifier is part of where
+    // the function lives.
+    let mut qualifier = Vec::new();
+    let mut q = name_at;
+    while q >= template_end + 2
+        && text(&sig[q - 1], view) == "::"
+        && sig[q - 2].kind == TokenKind::Ident
+    {
+        qualifier.insert(0, text(&sig[q - 2], view).to_string());
+        q -= 2;
+    }
     Some(Function {
         name: text(&sig[name_at], view).to_string(),
+        namespace: qualifier,
+        symbol: String::new(),
+        condition: Vec::new(),
         name_span: sig[name_at].range(),
         space,
         start: sig[start].start,
@@ -578,18 +811,63 @@ fn span_of(sig: &[Token], from: usize, to: usize) -> Option<std::ops::Range<usiz
     Some(sig[from].start..sig[to - 1].end)
 }
 
+/// Every `#pragma dp` directive and `_Pragma("dp ...")` operator, in order.
+/// What counts as one is decided on the text after translation phases 1-3
+/// (src/phases.rs), as the preprocessor decides it.
 fn find_pragmas(program: &Program, view: &str) -> Vec<PragmaSite> {
-    program
-        .sig
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| t.kind == TokenKind::Directive && is_dp_pragma(text(t, view)))
-        .map(|(i, t)| PragmaSite {
-            span: t.range(),
+    let sig = &program.sig;
+    let mut pragmas = Vec::new();
+    for (i, t) in sig.iter().enumerate() {
+        let (span, logical, last) = match t.kind {
+            TokenKind::Directive => {
+                let logical = directive_text(text(t, view), t.start);
+                if !is_dp_pragma_text(&logical.text) {
+                    continue;
+                }
+                (t.range(), logical, i)
+            }
+            TokenKind::Ident if text(t, view) == "_Pragma" => {
+                let Some((literal, close)) = pragma_operator(sig, view, i) else {
+                    continue;
+                };
+                let logical =
+                    pragma_operator_text(text(&sig[literal], view), sig[literal].start, t.start);
+                if !is_dp_pragma_text(&logical.text) {
+                    continue;
+                }
+                (t.start..sig[close].end, logical, close)
+            }
+            _ => continue,
+        };
+        pragmas.push(PragmaSite {
+            span,
+            logical,
             token: i,
-            next_token: (i + 1 < program.sig.len()).then_some(i + 1),
-        })
-        .collect()
+            next_token: (last + 1 < sig.len()).then_some(last + 1),
+        });
+    }
+    pragmas
+}
+
+/// `_Pragma ( [prefix] "literal" )` at significant token `at`: the index of
+/// the literal and of the `)`.
+fn pragma_operator(sig: &[Token], view: &str, at: usize) -> Option<(usize, usize)> {
+    if text(sig.get(at + 1)?, view) != "(" {
+        return None;
+    }
+    let mut literal = at + 2;
+    let first = sig.get(literal)?;
+    if first.kind == TokenKind::Ident
+        && matches!(text(first, view), "L" | "u8" | "u" | "U")
+        && sig.get(literal + 1).is_some_and(|s| s.start == first.end)
+    {
+        literal += 1;
+    }
+    let lit = sig.get(literal)?;
+    if lit.kind != TokenKind::Str || !text(lit, view).starts_with('"') {
+        return None;
+    }
+    (text(sig.get(literal + 1)?, view) == ")").then_some((literal, literal + 1))
 }
 
 #[cfg(test)]

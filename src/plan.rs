@@ -7,7 +7,8 @@ use crate::thread_count::ThreadCount;
 #[derive(Debug, Clone)]
 pub struct Site {
     /// Names the site in macros: `<parent>_<k>` for the k-th pragma in
-    /// function `<parent>`.
+    /// function `<parent>` (`<parent>` is the parent's symbol, qualified
+    /// with its namespaces when its bare name is not unique in the file).
     pub id: String,
     pub directive: Directive,
     /// Index into `Program::pragmas`.
@@ -17,6 +18,9 @@ pub struct Site {
     /// Indices into `Program::functions`.
     pub parent: usize,
     pub child: usize,
+    /// Other definitions of the child in other branches of an `#if` group
+    /// (at most one of them is compiled); each gets its own generated code.
+    pub alternatives: Vec<usize>,
     pub threshold: Option<Value>,
     pub coarsen: Option<Value>,
     /// The child's thread count (only with `threshold`).
@@ -48,6 +52,11 @@ pub struct Aggregation {
 }
 
 impl Site {
+    /// The child and its alternatives.
+    pub fn children(&self) -> impl Iterator<Item = usize> + '_ {
+        std::iter::once(self.child).chain(self.alternatives.iter().copied())
+    }
+
     pub fn threshold_macro(&self) -> String {
         format!("DPOPT_THRESHOLD_{}", self.id)
     }

@@ -2,6 +2,7 @@
 
 use crate::diagnostic::{suggest, Diagnostic, DiagnosticKind};
 use crate::grammar::{DpGrammar, Rule};
+use crate::phases::{directive_text, is_dp_pragma_text, LogicalText};
 use pest::Parser;
 use std::ops::Range;
 
@@ -87,6 +88,9 @@ pub struct Clause {
     pub kind: ClauseKind,
     /// Span of the whole clause in the source file.
     pub span: Range<usize>,
+    /// The clause as the preprocessor reads it (no comments or splices),
+    /// blanks collapsed.
+    pub text: String,
 }
 
 /// A validated `#pragma dp` directive.
@@ -174,80 +178,38 @@ impl Directive {
         })
     }
 
-    /// The clauses as written, normalized (for comments in generated code).
-    pub fn summary(&self, view: &str) -> String {
-        let parts: Vec<String> = self
-            .clauses
-            .iter()
-            .map(|c| {
-                view[c.span.clone()]
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .collect();
-        format!("#pragma dp {}", parts.join(" "))
+    /// The clauses as the preprocessor reads them, normalized, safe to put
+    /// in a `/* ... */` comment of generated code.
+    pub fn summary(&self) -> String {
+        let parts: Vec<&str> = self.clauses.iter().map(|c| c.text.as_str()).collect();
+        format!("#pragma dp {}", parts.join(" ")).replace("*/", "* /")
     }
 }
 
-/// Is this directive text a `#pragma dp`?
+/// Is this directive text a `#pragma dp`? (Translation phases 1-3 first:
+/// splices, comments, the `%:` digraph.)
 pub fn is_dp_pragma(text: &str) -> bool {
-    let blanked = blank_splices_and_comments(text);
-    let mut words = blanked
-        .trim_start()
-        .strip_prefix('#')
-        .unwrap_or("")
-        .trim_start();
-    match words.strip_prefix("pragma") {
-        Some(rest) if rest.starts_with(|c: char| c.is_ascii_whitespace()) => {
-            words = rest.trim_start()
-        }
-        _ => return false,
-    }
-    match words.strip_prefix("dp") {
-        Some(rest) => !rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'),
-        None => false,
-    }
+    is_dp_pragma_text(&directive_text(text, 0).text)
 }
 
-/// Replace line splices and comments by blanks of the same length.
-fn blank_splices_and_comments(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = bytes.to_vec();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\\' && matches!(bytes.get(i + 1), Some(b'\n') | Some(b'\r')) {
-            out[i] = b' ';
-            out[i + 1] = b' ';
-            if bytes[i + 1] == b'\r' && bytes.get(i + 2) == Some(&b'\n') {
-                out[i + 2] = b' ';
-                i += 1;
-            }
-            i += 2;
-        } else if bytes[i..].starts_with(b"/*") {
-            let end = text[i + 2..]
-                .find("*/")
-                .map(|e| i + 2 + e + 2)
-                .unwrap_or(bytes.len());
-            out[i..end].iter_mut().for_each(|b| *b = b' ');
-            i = end;
-        } else if bytes[i..].starts_with(b"//") {
-            let end = text[i..].find('\n').map(|e| i + e).unwrap_or(bytes.len());
-            out[i..end].iter_mut().for_each(|b| *b = b' ');
-            i = end;
-        } else {
-            i += 1;
-        }
-    }
-    String::from_utf8(out).expect("ASCII in, ASCII out")
-}
+/// Deepest bracket nesting that a clause argument may have; deeper input is
+/// refused rather than parsed recursively.
+pub const MAX_NESTING: usize = 256;
 
-/// Parse and validate the directive whose text starts at `offset` in the file.
-pub fn parse_directive(text: &str, offset: usize) -> Result<Directive, Vec<Diagnostic>> {
-    let blanked = blank_splices_and_comments(text);
-    let trimmed_len = blanked.trim_end().len();
-    let blanked = &blanked[..trimmed_len];
-    let whole = offset..offset + trimmed_len;
+/// Parse and validate a pragma given as its logical text (phases 1-3 done,
+/// offsets mapped back to the file: src/phases.rs).
+pub fn parse_directive(logical: &LogicalText) -> Result<Directive, Vec<Diagnostic>> {
+    let trimmed_len = logical.text.trim_end().len();
+    let blanked = &logical.text[..trimmed_len];
+    let whole = logical.source_range(0..trimmed_len);
+    let map = |r: Range<usize>| logical.source_range(r);
+    if let Some(at) = too_deep(blanked, MAX_NESTING) {
+        return Err(vec![Diagnostic::new(
+            DiagnosticKind::TooDeep { limit: MAX_NESTING },
+            map(at..at + 1),
+            "nested too deeply from here",
+        )]);
+    }
     let pairs = match DpGrammar::parse(Rule::pragma, blanked) {
         Ok(mut pairs) => pairs.next().expect("pragma rule").into_inner(),
         Err(err) => {
@@ -255,10 +217,10 @@ pub fn parse_directive(text: &str, offset: usize) -> Result<Directive, Vec<Diagn
                 pest::error::InputLocation::Pos(p) => p,
                 pest::error::InputLocation::Span((s, _)) => s,
             };
-            let at = offset + pos.min(trimmed_len);
+            let at = pos.min(trimmed_len);
             return Err(vec![Diagnostic::new(
                 DiagnosticKind::MalformedPragma,
-                at..(at + 1).min(whole.end).max(at),
+                map(at..(at + 1).min(trimmed_len).max(at)),
                 "unexpected text here",
             )]);
         }
@@ -268,11 +230,12 @@ pub fn parse_directive(text: &str, offset: usize) -> Result<Directive, Vec<Diagn
     let mut clauses: Vec<Clause> = Vec::new();
     for clause in pairs.filter(|p| p.as_rule() == Rule::clause) {
         let span = clause.as_span();
-        let span = offset + span.start()..offset + span.end();
+        let text = normalized(span.as_str());
+        let span = map(span.start()..span.end());
         let mut inner = clause.into_inner();
         let name_pair = inner.next().expect("clause name");
         let name = name_pair.as_str().to_string();
-        let name_span = offset + name_pair.as_span().start()..offset + name_pair.as_span().end();
+        let name_span = map(name_pair.as_span().start()..name_pair.as_span().end());
         let mut args: Vec<(String, Range<usize>)> = Vec::new();
         let mut has_args = false;
         let mut unclosed = false;
@@ -282,10 +245,7 @@ pub fn parse_directive(text: &str, offset: usize) -> Result<Directive, Vec<Diagn
                 match arg.as_rule() {
                     Rule::clause_arg => {
                         let s = arg.as_span();
-                        args.push((
-                            arg.as_str().trim().to_string(),
-                            offset + s.start()..offset + s.end(),
-                        ));
+                        args.push((arg.as_str().trim().to_string(), map(s.start()..s.end())));
                     }
                     Rule::unclosed => unclosed = true,
                     _ => {}
@@ -320,7 +280,7 @@ pub fn parse_directive(text: &str, offset: usize) -> Result<Directive, Vec<Diagn
                         "second occurrence",
                     ));
                 } else {
-                    clauses.push(Clause { kind, span });
+                    clauses.push(Clause { kind, span, text });
                 }
             }
             Err(diagnostic) => errors.push(diagnostic),
@@ -515,6 +475,29 @@ fn positive_value(clause: &str, text: &str, range: Range<usize>) -> Result<Value
     }
 }
 
+/// Blanks collapsed to one space.
+fn normalized(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The offset where bracket nesting first exceeds `limit`, if it does.
+fn too_deep(text: &str, limit: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, b) in text.bytes().enumerate() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(i);
+                }
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Checks across clauses: tuning clauses need their main clause; clauses
 /// recognised but not applied by this version are errors.
 fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
@@ -579,7 +562,8 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Directive, Vec<DiagnosticKind>> {
-        parse_directive(text, 0).map_err(|e| e.into_iter().map(|d| d.kind).collect())
+        parse_directive(&directive_text(text, 0))
+            .map_err(|e| e.into_iter().map(|d| d.kind).collect())
     }
 
     #[test]

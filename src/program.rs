@@ -43,6 +43,14 @@ pub struct Param {
 #[derive(Debug, Clone)]
 pub struct Function {
     pub name: String,
+    /// The enclosing namespaces, outermost first (an anonymous namespace is
+    /// an empty name).
+    pub namespace: Vec<String>,
+    /// A name no other function of the file has, for generated macros.
+    pub symbol: String,
+    /// The `#if` branches it is defined in: (group, branch), outermost
+    /// first (see `Program::conditions`).
+    pub condition: Vec<(usize, usize)>,
     pub name_span: Range<usize>,
     pub space: ExecutionSpace,
     /// Byte offset where the declaration starts (`template` included).
@@ -60,6 +68,43 @@ pub struct Function {
     /// Byte offset of the first declaration of this function (a forward
     /// declaration, or the definition itself).
     pub first_declared: usize,
+}
+
+impl Function {
+    /// Can it be called with `n` arguments (default arguments counted)?
+    pub fn accepts(&self, n: usize) -> bool {
+        let required = self
+            .params
+            .iter()
+            .take_while(|p| p.default.is_none())
+            .count();
+        (required..=self.params.len()).contains(&n)
+    }
+
+    /// The name qualified with its namespaces (`a::b::f`).
+    pub fn qualified_name(&self) -> String {
+        let mut parts: Vec<&str> = self
+            .namespace
+            .iter()
+            .map(|n| {
+                if n.is_empty() {
+                    "(anonymous namespace)"
+                } else {
+                    n.as_str()
+                }
+            })
+            .collect();
+        parts.push(&self.name);
+        parts.join("::")
+    }
+}
+
+/// A function declared without a body at namespace level
+/// (`__device__ void helper(int *);`).
+#[derive(Debug, Clone)]
+pub struct Declaration {
+    pub name: String,
+    pub name_span: Range<usize>,
 }
 
 /// A kernel launch statement `name<targs><<<config>>>(args);`.
@@ -84,12 +129,15 @@ pub struct Launch {
     pub last_token: usize,
 }
 
-/// A `#pragma dp` directive and what follows it.
+/// A `#pragma dp` directive (or `_Pragma("dp ...")` operator) and what
+/// follows it.
 #[derive(Debug, Clone)]
 pub struct PragmaSite {
-    /// Span of the directive text.
+    /// Span of the directive text (of the operator, `_Pragma` to `)`).
     pub span: Range<usize>,
-    /// Significant-token index of the directive.
+    /// The pragma as the preprocessor reads it, mapped to the file.
+    pub logical: crate::phases::LogicalText,
+    /// Significant-token index of the directive (of `_Pragma`).
     pub token: usize,
     /// Significant-token index of the next significant token, if any.
     pub next_token: Option<usize>,
@@ -105,17 +153,170 @@ pub struct Program {
     /// For each significant token that is a bracket, its partner's index.
     pub partner: Vec<Option<usize>>,
     pub functions: Vec<Function>,
+    /// Member functions defined inside a struct, class or union body (at
+    /// any nesting), sorted by body start. Not part of `by_name`.
+    pub methods: Vec<Function>,
+    /// Function declarations without a body at namespace level, in source
+    /// order (a function may also be defined elsewhere in the file).
+    pub declarations: Vec<Declaration>,
     pub launches: Vec<Launch>,
     pub pragmas: Vec<PragmaSite>,
     /// First function of each name.
     pub by_name: std::collections::HashMap<String, usize>,
     /// Offset of an unbalanced bracket, if any.
     pub unbalanced: Option<usize>,
+    /// `using namespace` directives and `using` declarations at namespace
+    /// level.
+    pub usings: Vec<Using>,
+    /// After each conditional directive (`#if`, `#elif`, `#else`, `#endif`
+    /// and kin) at this offset, the (group, branch) stack in force.
+    pub conditions: Vec<(usize, Vec<(usize, usize)>)>,
+}
+
+/// `using namespace a::b;` or `using a::f;` at namespace level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Using {
+    /// The namespace the using stands in.
+    pub scope: Vec<String>,
+    /// The namespace (directive) or function (declaration) it names.
+    pub target: Vec<String>,
+    /// Written with a leading `::`.
+    pub absolute: bool,
+    /// `using namespace` (true) or a using declaration (false).
+    pub directive: bool,
+    /// Byte offset; only uses after it see it.
+    pub at: usize,
+}
+
+/// What a name used in a function refers to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    Found(usize),
+    NotFound,
+    /// Several functions fit (overloads with the same number of arguments,
+    /// or definitions in different `#if` branches).
+    Ambiguous(Vec<usize>),
 }
 
 impl Program {
+    /// The (group, branch) stack of `#if` branches at a byte offset.
+    pub fn condition_at(&self, offset: usize) -> Vec<(usize, usize)> {
+        let k = self.conditions.partition_point(|c| c.0 < offset);
+        k.checked_sub(1)
+            .map_or_else(Vec::new, |i| self.conditions[i].1.clone())
+    }
+
+    /// Are two functions in different branches of one `#if` group, so that
+    /// at most one of them is compiled?
+    pub fn exclusive(&self, a: usize, b: usize) -> bool {
+        let (a, b) = (&self.functions[a].condition, &self.functions[b].condition);
+        a.iter()
+            .zip(b.iter())
+            .find(|(x, y)| x != y)
+            .is_some_and(|(x, y)| x.0 == y.0)
+    }
+
+    /// The definitions a launch may start: the one its name resolves to, or
+    /// every candidate when that is ambiguous.
+    pub fn launched_kernels(&self, launch: &Launch) -> Vec<usize> {
+        match self.resolve(
+            &launch.kernel,
+            launch.function,
+            launch.span.start,
+            Some(launch.args.len()),
+        ) {
+            Resolution::Found(f) => vec![f],
+            Resolution::Ambiguous(all) => all,
+            Resolution::NotFound => Vec::new(),
+        }
+    }
+
     pub fn function_named(&self, name: &str) -> Option<usize> {
         self.by_name.get(name).copied()
+    }
+
+    /// Resolve a function name as written at byte offset `at` inside
+    /// function `from` (`name` may be qualified: `b::f`, `::f`), called
+    /// with `arity` arguments when known. C++ lookup, simplified: an
+    /// unqualified name is looked up in the namespace of `from`, then in
+    /// each enclosing one, the first namespace that has it wins (using
+    /// directives and declarations standing in a namespace, before `at`,
+    /// count as part of it); a qualified name `b::f` is `N::b::f` for the
+    /// innermost enclosing `N` that has one; `::f` is global. Among the
+    /// candidates, those that can take `arity` arguments are kept.
+    pub fn resolve(
+        &self,
+        name: &str,
+        from: Option<usize>,
+        at: usize,
+        arity: Option<usize>,
+    ) -> Resolution {
+        let parts: Vec<&str> = name.split("::").map(str::trim).collect();
+        let absolute = parts.first() == Some(&"");
+        let parts: Vec<&str> = parts.into_iter().filter(|p| !p.is_empty()).collect();
+        let Some((&simple, qualifier)) = parts.split_last() else {
+            return Resolution::NotFound;
+        };
+        let home: Vec<String> = from
+            .map(|f| self.functions[f].namespace.clone())
+            .unwrap_or_default();
+        let scopes: Vec<&[String]> = if absolute {
+            vec![&[]]
+        } else {
+            (0..=home.len()).rev().map(|k| &home[..k]).collect()
+        };
+        for scope in scopes {
+            let mut candidates: Vec<usize> = Vec::new();
+            let mut look_in = |ns: Vec<String>| {
+                for (i, f) in self.functions.iter().enumerate() {
+                    if f.name == simple && f.namespace == ns && !candidates.contains(&i) {
+                        candidates.push(i);
+                    }
+                }
+            };
+            let mut base: Vec<String> = scope.to_vec();
+            base.extend(qualifier.iter().map(|q| q.to_string()));
+            look_in(base);
+            if qualifier.is_empty() && !absolute {
+                for u in self.usings.iter().filter(|u| u.scope == scope && u.at < at) {
+                    let mut target = if u.absolute {
+                        Vec::new()
+                    } else {
+                        scope.to_vec()
+                    };
+                    target.extend(u.target.iter().cloned());
+                    if u.directive {
+                        look_in(target.clone());
+                        // `using namespace b;` written from the global scope.
+                        look_in(u.target.clone());
+                    } else if u.target.last().map(String::as_str) == Some(simple) {
+                        target.pop();
+                        look_in(target.clone());
+                        let mut global = u.target.clone();
+                        global.pop();
+                        look_in(global);
+                    }
+                }
+            }
+            if candidates.is_empty() {
+                continue;
+            }
+            if let Some(n) = arity {
+                let fits: Vec<usize> = candidates
+                    .iter()
+                    .copied()
+                    .filter(|&i| self.functions[i].accepts(n))
+                    .collect();
+                if !fits.is_empty() {
+                    candidates = fits;
+                }
+            }
+            return match candidates.as_slice() {
+                [one] => Resolution::Found(*one),
+                _ => Resolution::Ambiguous(candidates),
+            };
+        }
+        Resolution::NotFound
     }
 
     /// Significant tokens whose start lies in `range`.

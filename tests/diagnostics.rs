@@ -185,7 +185,7 @@ fn children_that_cannot_be_serialized() {
 #[test]
 fn thread_count_fallback_is_a_warning() {
     let (rendered, wrote) = render(&parent(
-        "#pragma dp threshold(64)\n  child<<<n, 32>>>(a, n);",
+        "#pragma dp threshold(64)\n  child<<<(n + 31) >> 5, 32>>>(a, n);",
     ));
     assert!(wrote, "a warning must not stop the output");
     assert!(rendered.contains("child_threads"), "{rendered}");
@@ -199,4 +199,37 @@ fn explicit_child_threads_silences_the_fallback() {
     ));
     assert!(wrote);
     assert!(rendered.is_empty(), "{rendered}");
+}
+
+#[test]
+fn hazards_the_model_finds() {
+    // A cooperative-groups barrier after an early return (issue 12).
+    let cg_child = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a, int n) {\n  cg::thread_block cta = cg::this_thread_block();\n  if (threadIdx.x >= n) return;\n  a[threadIdx.x] = n;\n  cg::sync(cta);\n}\n";
+    let text = format!("{cg_child}__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n");
+    error(
+        "return_and_cg_sync",
+        &text,
+        &["returns early", "bad.cu:5:25", "cg::sync(cta)"],
+    );
+    // Grid synchronization cannot be coarsened.
+    let grid_child = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a, int n) {\n  cg::grid_group grid = cg::this_grid();\n  a[grid.thread_rank()] = n;\n  grid.sync();\n}\n";
+    let text = format!("{grid_child}__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n");
+    error(
+        "grid_sync_coarsen",
+        &text,
+        &["dpopt::not_coarsenable", "bad.cu:4:25", "cg::this_grid()"],
+    );
+    // A helper defined in another translation unit, after an early return.
+    let other = "__device__ void helper(int *a, int i);\n__global__ void child(int *a, int n) {\n  if (threadIdx.x >= n) return;\n  helper(a, threadIdx.x);\n}\n";
+    let text = format!("{other}__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n");
+    error(
+        "cannot_see_helper",
+        &text,
+        &[
+            "dpopt::cannot_see",
+            "bad.cu:4:3",
+            "declared here",
+            "define `helper` in this file",
+        ],
+    );
 }

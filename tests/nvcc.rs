@@ -71,7 +71,32 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
     jobs
 }
 
+/// The other configuration a program selects with the preprocessor, from
+/// its `// dpopt-defines: -DX ...` line: compiled too.
+fn extra_defines(source: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(source)
+        .lines()
+        .find_map(|l| l.strip_prefix("// dpopt-defines:"))
+        .map(|d| d.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
 fn compile(nvcc: &Path, dir: &Path, name: &str, source: &[u8]) -> Result<(), String> {
+    compile_with(nvcc, dir, name, source, &[])?;
+    let defines = extra_defines(source);
+    if defines.is_empty() {
+        return Ok(());
+    }
+    compile_with(nvcc, dir, &format!("{name}_D"), source, &defines)
+}
+
+fn compile_with(
+    nvcc: &Path,
+    dir: &Path,
+    name: &str,
+    source: &[u8],
+    defines: &[String],
+) -> Result<(), String> {
     let out = dir.join(format!("{name}.dp.cu"));
     let file = dpopt::source::SourceFile::new(format!("{name}.cu"), source.to_vec());
     let outcome = dpopt::run(&file, &out.display().to_string(), true);
@@ -81,6 +106,7 @@ fn compile(nvcc: &Path, dir: &Path, name: &str, source: &[u8]) -> Result<(), Str
     std::fs::write(&out, bytes).unwrap();
     let result = Command::new(nvcc)
         .args(["-rdc=true", "-arch=sm_90", "-O3", "-c"])
+        .args(defines)
         // Examples share host code in examples/common/ (included as "common/...").
         .arg(format!("-I{}", common::root().join("examples").display()))
         .arg("-o")
@@ -226,4 +252,87 @@ fn runtime_knobs_build() {
         "nvcc failed:\n{}",
         String::from_utf8_lossy(&result.stderr)
     );
+}
+
+/// nvcc's messages about the user's own code in a rewritten launch name the
+/// line of the input where that code is written, not generated lines.
+#[test]
+fn errors_in_rewritten_launches_point_at_the_input() {
+    let Some(nvcc) = common::nvcc() else {
+        if std::env::var("DPOPT_SKIP_NVCC").as_deref() == Ok("1") {
+            return;
+        }
+        panic!("nvcc not found: run scripts/setup-nvcc.sh, set DPOPT_NVCC, or DPOPT_SKIP_NVCC=1");
+    };
+    // The launch spans lines 9-10; its second line holds either one
+    // argument too many or an undefined name in the block size.
+    let program = |pragma: &str, bad_args: bool| {
+        format!(
+            "#include <cstdio>\n\
+             __global__ void child(int *a, int n) {{\n\
+             \x20 int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+             \x20 if (i < n) a[i] = i;\n\
+             }}\n\
+             __global__ void parent(int *a, const int *sizes) {{\n\
+             \x20 int n = sizes[threadIdx.x];\n\
+             #pragma dp {pragma}\n\
+             \x20 child<<<(n + 31) / 32,\n\
+             \x20         {}>>>(a, n{});\n\
+             }}\n",
+            if bad_args {
+                "32"
+            } else {
+                "BLOCK_SIZE_UNDEFINED"
+            },
+            if bad_args { ", 3" } else { "" },
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for pragma in [
+        "threshold(64)",
+        "coarsen(4)",
+        "threshold(64) coarsen(4)",
+        "consldt(warp)",
+        "threshold(64) consldt(block)",
+        "coarsen(2) consldt(multiblock, 8)",
+        "threshold(64) coarsen(2) consldt(grid)",
+    ] {
+        for (bad_args, line, what) in [
+            (true, 10, "too many arguments"),
+            (
+                false,
+                10,
+                "identifier \"BLOCK_SIZE_UNDEFINED\" is undefined",
+            ),
+        ] {
+            let text = program(pragma, bad_args);
+            let file = dpopt::source::SourceFile::new("user.cu", text.into_bytes());
+            let output = dpopt::run(&file, "user.dp.cu", true)
+                .output
+                .unwrap_or_else(|| panic!("{pragma}: dpopt refused"));
+            let source = dir.path().join("user.dp.cu");
+            std::fs::write(&source, output).unwrap();
+            let result = Command::new(&nvcc)
+                .args(["-rdc=true", "-arch=sm_90", "-c", "-o"])
+                .arg(dir.path().join("user.o"))
+                .arg(&source)
+                .output()
+                .expect("runs nvcc");
+            let stderr = String::from_utf8_lossy(&result.stderr);
+            let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
+            let expected = format!("user.cu({line}): error: {what}");
+            let located = errors.iter().any(|l| l.starts_with(&expected));
+            let elsewhere: Vec<&&str> = errors
+                .iter()
+                .filter(|l| l.contains(": error:") && !l.starts_with(&format!("user.cu({line})")))
+                .collect();
+            if result.status.success() || !located || !elsewhere.is_empty() {
+                failures.push(format!(
+                    "#pragma dp {pragma}: expected `{expected}` and no error elsewhere, got:\n{stderr}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

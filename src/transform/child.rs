@@ -76,7 +76,10 @@ fn common_context(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Context
     );
     ctx.insert("serial_needed", &plan.serial);
     ctx.insert("recursive", &plan.recursive);
-    ctx.insert("depth_macro", &format!("DPOPT_SERIAL_DEPTH_{}", child.name));
+    ctx.insert(
+        "depth_macro",
+        &format!("DPOPT_SERIAL_DEPTH_{}", child.symbol),
+    );
     ctx.insert("line_out", OUTPUT_LINE_MARKER);
     ctx.insert("resume_line", &resume_line);
     ctx.insert("file", &r.file.quoted_name());
@@ -268,7 +271,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     // (templates/recover.cu.tera).
     let direct_serial = if plan.serial {
         let depth = if plan.recursive {
-            format!(", DPOPT_SERIAL_DEPTH_{}", child.name)
+            format!(", DPOPT_SERIAL_DEPTH_{}", child.symbol)
         } else {
             String::new()
         };

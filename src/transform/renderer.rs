@@ -77,18 +77,18 @@ impl<'a> Renderer<'a> {
         let mut i = 0;
         while i < tokens.len() {
             let t = tokens[i];
-            let skip_to = if let Some((r, text)) =
-                overrides.iter().find(|(r, _)| r.start == t.start)
-            {
-                out.extend_from_slice(text.as_bytes());
-                Some(r.end)
-            } else if let (TokenKind::Directive, Some(&site)) = (t.kind, self.site_at.get(&t.start))
-            {
-                out.extend(site_code(self, site, copy_of));
-                Some(self.program.launches[self.plan.sites[site].launch].span.end)
-            } else {
-                None
-            };
+            let skip_to =
+                if let Some((r, text)) = overrides.iter().find(|(r, _)| r.start == t.start) {
+                    out.extend_from_slice(text.as_bytes());
+                    Some(r.end)
+                } else if let (TokenKind::Directive | TokenKind::Ident, Some(&site)) =
+                    (t.kind, self.site_at.get(&t.start))
+                {
+                    out.extend(site_code(self, site, copy_of));
+                    Some(self.program.launches[self.plan.sites[site].launch].span.end)
+                } else {
+                    None
+                };
             if let Some(end) = skip_to {
                 while i < tokens.len() && tokens[i].start < end {
                     i += 1;

@@ -2,7 +2,7 @@
 
 use super::renderer::Renderer;
 use super::templates::SITE;
-use super::with_newlines;
+use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::thread_count::{CountSource, ThreadCount};
 use context::Count;
 use tera::Context;
@@ -13,10 +13,13 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     let substitute = copy_of.is_some();
     // User text goes into the template as placeholders, so that indenting
     // the generated lines never touches the user's own line breaks.
-    let pieces = std::cell::RefCell::new(Vec::<String>::new());
-    let piece = |text: String| -> String {
+    // Each piece remembers the line it comes from: a generated line that
+    // carries user text gets a `#line` naming that line, so that nvcc's
+    // messages about the user's own code point at it.
+    let pieces = std::cell::RefCell::new(Vec::<(String, usize)>::new());
+    let piece = |text: String, from: usize| -> String {
         let mut p = pieces.borrow_mut();
-        p.push(text);
+        p.push((text, r.file.line_of(from)));
         format!("\u{E000}{}\u{E001}", p.len() - 1)
     };
     let site = &r.plan.sites[index];
@@ -31,7 +34,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     match &site.count {
         None => {}
         Some(ThreadCount::Explicit(e)) => {
-            counts.push(Count::new("dpopt_n0", piece(r.substitute_text(e, substitute)), "child_threads(...) of the pragma"));
+            counts.push(Count::new("dpopt_n0", piece(r.substitute_text(e, substitute), r.program.pragmas[site.pragma].span.start), "child_threads(...) of the pragma"));
             factors.push("dpopt_n0".into());
         }
         Some(ThreadCount::Fallback) => factors.push(
@@ -43,14 +46,14 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
                 let var = format!("dpopt_n{}", counts.len());
                 match source {
                     CountSource::InGrid(range) => {
-                        counts.push(Count::new(&var, piece(r.render_text(range.clone(), copy_of, &[])), "child thread count, from the grid size"));
+                        counts.push(Count::new(&var, piece(r.render_text(range.clone(), copy_of, &[]), range.start), "child thread count, from the grid size"));
                         grid_overrides.push((range.clone(), var.clone()));
                         factors.push(var);
                     }
                     CountSource::Reevaluated(range) => {
                         counts.push(Count::new(
                             &var,
-                            piece(r.render_text(range.clone(), copy_of, &[])),
+                            piece(r.render_text(range.clone(), copy_of, &[]), range.start),
                             &format!("child thread count, from the grid size computed at line {}", file.line_of(range.start)),
                         ));
                         factors.push(var);
@@ -66,9 +69,12 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     let config: Vec<String> = launch
         .config
         .iter()
-        .map(|c| piece(r.render_text(c.clone(), copy_of, &[])))
+        .map(|c| piece(r.render_text(c.clone(), copy_of, &[]), c.start))
         .collect();
-    let grid = piece(r.render_text(launch.config[0].clone(), copy_of, &grid_overrides));
+    let grid = piece(
+        r.render_text(launch.config[0].clone(), copy_of, &grid_overrides),
+        launch.config[0].start,
+    );
     // Shared memory and stream are always passed, so that the stream can be
     // overridden at compile time (DPOPT_STREAM_<site>, DPOPT_LAUNCH_STREAM).
     // A launch written without a stream (or into stream 0) goes to
@@ -77,8 +83,14 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     // (thresholding runs some of them before earlier ones finish), and the
     // block's NULL stream both serializes them and hung intermittently on an
     // H200 (docs/AGGREGATION.md, "Streams").
-    let user_stream = match config.get(3).map(|s| s.trim()) {
-        None | Some("0" | "NULL" | "nullptr") => "DPOPT_DIRECT_STREAM".to_string(),
+    let written_stream = launch
+        .config
+        .get(3)
+        .map(|s| file.view[s.clone()].split_whitespace().collect::<String>());
+    let user_stream = match written_stream.as_deref() {
+        None | Some("0" | "NULL" | "nullptr" | "(cudaStream_t)0" | "cudaStream_t(0)") => {
+            "DPOPT_DIRECT_STREAM".to_string()
+        }
         Some(_) => config[3].clone(),
     };
     let stream = format!("DPOPT_SITE_STREAM_{}({user_stream})", site.id);
@@ -89,12 +101,12 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     let args: Vec<String> = launch
         .args
         .iter()
-        .map(|a| piece(r.render_text(a.clone(), copy_of, &[])))
+        .map(|a| piece(r.render_text(a.clone(), copy_of, &[]), a.start))
         .collect();
     let args_after: String = args.iter().map(|a| format!(", {a}")).collect();
 
     let mut ctx = Context::new();
-    ctx.insert("summary", &site.directive.summary(&file.view));
+    ctx.insert("summary", &site.directive.summary());
     ctx.insert("site", &site.id);
     ctx.insert(
         "location",
@@ -110,7 +122,10 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     ctx.insert("coarsen_macro", &site.coarsen_macro());
     ctx.insert(
         "kernel",
-        &piece(r.codec.to_text(&file.bytes[launch.kernel_span.clone()])),
+        &piece(
+            r.codec.to_text(&file.bytes[launch.kernel_span.clone()]),
+            launch.kernel_span.start,
+        ),
     );
     ctx.insert("targs", &launch.template_args.clone().unwrap_or_default());
     ctx.insert("tail", &tail);
@@ -138,8 +153,8 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         .plan
         .children
         .iter()
-        .any(|c| c.child == site.child && c.recursive);
-    let nested = recursive && copy_of == Some(site.child);
+        .any(|c| site.children().any(|s| s == c.child) && c.recursive);
+    let nested = recursive && copy_of.is_some_and(|c| site.children().any(|s| s == c));
     ctx.insert(
         "depth_arg",
         &if !recursive {
@@ -152,51 +167,115 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     );
     ctx.insert(
         "depth_limit",
-        &nested.then(|| format!("DPOPT_SERIAL_DEPTH_{}", child.name)),
+        &nested.then(|| format!("DPOPT_SERIAL_DEPTH_{}", child.symbol)),
     );
     ctx.insert("coarse", &format!("{qualifier}dpopt_coarse_{}", child.name));
     let code = r.templates.render(SITE, &ctx);
 
-    // Indent every line after the first like the launch statement.
-    let indent = file.indentation_at(launch.span.start);
-    let mut text = String::new();
-    for (i, line) in code.trim_end().lines().enumerate() {
-        if i > 0 {
-            text.push('\n');
-            text.push_str(&indent);
-        }
-        text.push_str(line);
-    }
-    let pieces = pieces.into_inner();
-    let mut text = fill_placeholders(&text, &pieces);
     // In a __host__ __device__ function the host compilation keeps the
     // launch as written: the generated versions exist on the device only.
     let parent = &r.program.functions[site.parent];
-    if parent.space.host && parent.space.device {
-        let original = r.render_text(launch.span.clone(), copy_of, &[]);
-        text = format!(
-            "#if defined(__CUDA_ARCH__)  /* dpopt: the device side of a __host__ __device__ function */\n{text}\n#else\n{indent}{original}\n#endif"
+    let code = if parent.space.host && parent.space.device {
+        let original = piece(
+            r.render_text(launch.span.clone(), copy_of, &[]),
+            launch.span.start,
         );
+        format!("{}\n#else\n{original}\n#endif", code.trim_end())
+    } else {
+        code
+    };
+    // Indent every line after the first like the launch statement.
+    let indent = file.indentation_at(launch.span.start);
+    let pieces = pieces.into_inner();
+    let mut text = String::new();
+    if parent.space.host && parent.space.device {
+        text.push_str(
+            "#if defined(__CUDA_ARCH__)  /* dpopt: the device side of a __host__ __device__ function */\n",
+        );
+    }
+    let mut state = LineState::Input(file.line_of(r.program.pragmas[site.pragma].span.start));
+    for (i, line) in code.trim_end().lines().enumerate() {
+        if i > 0 {
+            text.push('\n');
+            if first_piece(line).is_none() && state != LineState::Output && !line.starts_with('#') {
+                text.push_str(OUTPUT_LINE_MARKER);
+                text.push('\n');
+                state = LineState::Output;
+            }
+            if !line.starts_with('#') && first_piece(line).is_none() {
+                text.push_str(&indent);
+            }
+        }
+        write_mapped(&mut text, line, &pieces, &mut state, i == 0, &indent, file);
     }
     let resume = file.line_of(launch.span.end.saturating_sub(1));
     text.push_str(&format!("\n#line {} {}\n", resume, file.quoted_name()));
     r.codec.to_bytes(&with_newlines(&text, file.newline))
 }
 
-/// Put the user's text back where `piece` left placeholders.
-fn fill_placeholders(text: &str, pieces: &[String]) -> String {
-    let mut out = String::with_capacity(text.len() + pieces.iter().map(String::len).sum::<usize>());
-    let mut rest = text;
+/// Which file the line numbers of the lines being written follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineState {
+    /// The input, the next line being this one.
+    Input(usize),
+    /// The output file itself.
+    Output,
+}
+
+/// Write one line of the template's output with its placeholders filled.
+/// Before each piece of user text that does not come from the line the
+/// numbering is at, the line is broken and a `#line` names the piece's line
+/// (except on the site's first line, which continues the pragma's line).
+fn write_mapped(
+    out: &mut String,
+    line: &str,
+    pieces: &[(String, usize)],
+    state: &mut LineState,
+    first: bool,
+    indent: &str,
+    file: &crate::source::SourceFile,
+) {
+    let mut rest = line;
+    let mut at_line_start = !first;
     while let Some(open) = rest.find('\u{E000}') {
-        out.push_str(&rest[..open]);
         let after = &rest[open + '\u{E000}'.len_utf8()..];
         let close = after.find('\u{E001}').expect("placeholder is closed");
         let index: usize = after[..close].parse().expect("placeholder index");
-        out.push_str(&pieces[index]);
+        let (piece, from) = (&pieces[index].0, pieces[index].1);
+        let before = &rest[..open];
+        if !first && *state != LineState::Input(from) {
+            if !at_line_start {
+                out.push('\n');
+            }
+            out.push_str(&format!("#line {from} {}\n", file.quoted_name()));
+            out.push_str(indent);
+            out.push_str(if at_line_start {
+                before
+            } else {
+                before.trim_start()
+            });
+        } else {
+            if at_line_start {
+                out.push_str(indent);
+            }
+            out.push_str(before);
+        }
+        out.push_str(piece);
+        *state = LineState::Input(from + piece.matches('\n').count());
+        at_line_start = false;
         rest = &after[close + '\u{E001}'.len_utf8()..];
     }
     out.push_str(rest);
-    out
+    if let LineState::Input(l) = state {
+        *state = LineState::Input(*l + 1);
+    }
+}
+
+/// Index of the first placeholder in a line of the template's output.
+fn first_piece(line: &str) -> Option<usize> {
+    let open = line.find('\u{E000}')?;
+    let after = &line[open + '\u{E000}'.len_utf8()..];
+    after[..after.find('\u{E001}')?].parse().ok()
 }
 
 mod context {

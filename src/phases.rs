@@ -1,0 +1,287 @@
+//! C++ translation phases 1-3 for the text of one pragma, as the
+//! preprocessor sees it: line splices (`\` + newline) are removed, comments
+//! become one space, and the `%:` digraph stands for `#`. The result keeps a
+//! map from each of its bytes back to the byte of the source it came from,
+//! so that diagnostics point into the file as written.
+//!
+//! The lexer (grammar.pest) applies the same rules to the whole file when it
+//! decides what is a directive; this module turns one directive (or the
+//! string of a `_Pragma` operator) into the text the pragma grammar reads.
+
+/// Text after translation phases 1-3, with its source offsets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogicalText {
+    /// The text as the preprocessor sees it.
+    pub text: String,
+    /// `origin[i]`: source offset of byte `i` of `text`; one more entry for
+    /// the end of the text.
+    origin: Vec<usize>,
+}
+
+impl LogicalText {
+    /// Build from pieces (text, source offset of its first byte) where
+    /// consecutive bytes of a piece come from consecutive source bytes.
+    fn new() -> Self {
+        LogicalText {
+            text: String::new(),
+            origin: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, c: u8, at: usize) {
+        self.text.push(c as char);
+        self.origin.push(at);
+    }
+
+    fn finish(mut self, end: usize) -> Self {
+        self.origin.push(end);
+        self
+    }
+
+    /// The source range of a range of `text`.
+    pub fn source_range(&self, range: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        let start = self.origin[range.start.min(self.text.len())];
+        let end = if range.end == 0 || range.end <= range.start {
+            start
+        } else {
+            self.origin[(range.end - 1).min(self.text.len())] + 1
+        };
+        start..end.max(start)
+    }
+
+    /// The source offset of the end of the text.
+    pub fn source_end(&self) -> usize {
+        *self.origin.last().expect("finished text has an end")
+    }
+}
+
+/// Phases 1-3 of a directive's text starting at source offset `offset`:
+/// splices removed, each comment replaced by one space, a leading `%:`
+/// written as `#`. `text` is ASCII (the file's view).
+pub fn directive_text(text: &str, offset: usize) -> LogicalText {
+    let bytes = text.as_bytes();
+    let mut out = LogicalText::new();
+    let mut i = 0;
+    let mut seen_hash = false;
+    while i < bytes.len() {
+        if let Some(len) = splice_at(bytes, i) {
+            i += len;
+            continue;
+        }
+        let b = bytes[i];
+        if !seen_hash && b == b'%' && next_significant(bytes, i + 1).map(|n| n.0) == Some(b':') {
+            // `%:` (possibly split by splices) is `#`.
+            let (_, skip) = next_significant_pos(bytes, i + 1);
+            out.push(b'#', offset + i);
+            seen_hash = true;
+            i = skip + 1;
+            continue;
+        }
+        if b == b'#' {
+            seen_hash = true;
+        }
+        if b == b'/' {
+            match next_significant(bytes, i + 1) {
+                Some((b'*', _)) => {
+                    let (_, star) = next_significant_pos(bytes, i + 1);
+                    let end = block_comment_end(bytes, star + 1);
+                    out.push(b' ', offset + i);
+                    i = end;
+                    continue;
+                }
+                Some((b'/', _)) => {
+                    // A line comment runs to the end of the (logical) line:
+                    // the end of the directive.
+                    out.push(b' ', offset + i);
+                    i = bytes.len();
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        if b == b'"' || b == b'\'' {
+            // Copy a literal whole, so that `/*` inside it is not a comment.
+            out.push(b, offset + i);
+            i += 1;
+            while i < bytes.len() {
+                if let Some(len) = splice_at(bytes, i) {
+                    i += len;
+                    continue;
+                }
+                let c = bytes[i];
+                out.push(c, offset + i);
+                i += 1;
+                if c == b'\\' && i < bytes.len() && splice_at(bytes, i).is_none() {
+                    out.push(bytes[i], offset + i);
+                    i += 1;
+                } else if c == b {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(b, offset + i);
+        i += 1;
+    }
+    out.finish(offset + bytes.len())
+}
+
+/// The length of a line splice (`\` + `\n` or `\r\n`, the backslash possibly
+/// followed by blanks as GCC and nvcc accept) at `i`, if there is one.
+fn splice_at(bytes: &[u8], i: usize) -> Option<usize> {
+    if bytes.get(i) != Some(&b'\\') {
+        return None;
+    }
+    let mut j = i + 1;
+    while matches!(bytes.get(j), Some(b' ' | b'\t')) {
+        j += 1;
+    }
+    match bytes.get(j) {
+        Some(b'\n') => Some(j + 1 - i),
+        Some(b'\r') if bytes.get(j + 1) == Some(&b'\n') => Some(j + 2 - i),
+        Some(b'\r') => Some(j + 1 - i),
+        _ => None,
+    }
+}
+
+/// The next byte at or after `i` that is not part of a splice.
+fn next_significant(bytes: &[u8], i: usize) -> Option<(u8, usize)> {
+    let (b, at) = next_significant_pos(bytes, i);
+    b.map(|b| (b, at - i))
+}
+
+fn next_significant_pos(bytes: &[u8], mut i: usize) -> (Option<u8>, usize) {
+    while let Some(len) = splice_at(bytes, i) {
+        i += len;
+    }
+    (bytes.get(i).copied(), i)
+}
+
+/// Offset just past the `*/` closing a comment whose body starts at `i`
+/// (splices may split the `*/`), or the end of the text.
+fn block_comment_end(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() {
+        if bytes[i] == b'*' {
+            let (next, at) = next_significant_pos(bytes, i + 1);
+            if next == Some(b'/') {
+                return at + 1;
+            }
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// The text of the string literal of `_Pragma("...")` (token text including
+/// its quotes, at source offset `offset`), destringized as C++ [cpp.pragma.op]
+/// says: the `L`/`u8`/`u`/`U` prefix and the quotes are removed, `\"` becomes
+/// `"` and `\\` becomes `\`. The result starts with `#pragma ` so that the
+/// pragma grammar reads it like a directive; those 8 bytes map to
+/// `operator_start`.
+pub fn pragma_operator_text(literal: &str, offset: usize, operator_start: usize) -> LogicalText {
+    let mut out = LogicalText::new();
+    for b in b"#pragma " {
+        out.push(*b, operator_start);
+    }
+    let bytes = literal.as_bytes();
+    let Some(open) = literal.find('"') else {
+        return out.finish(offset + bytes.len());
+    };
+    let mut i = open + 1;
+    let end = if bytes.len() > i && bytes.ends_with(b"\"") {
+        bytes.len() - 1
+    } else {
+        bytes.len()
+    };
+    while i < end {
+        if let Some(len) = splice_at(bytes, i) {
+            i += len;
+            continue;
+        }
+        if bytes[i] == b'\\' && matches!(bytes.get(i + 1), Some(b'"' | b'\\')) && i + 1 < end {
+            out.push(bytes[i + 1], offset + i + 1);
+            i += 2;
+            continue;
+        }
+        out.push(bytes[i], offset + i);
+        i += 1;
+    }
+    out.finish(offset + end)
+}
+
+/// Is this logical text a `#pragma dp` directive (`#`, `pragma`, `dp` as
+/// whole words, blanks between)?
+pub fn is_dp_pragma_text(logical: &str) -> bool {
+    let Some(rest) = logical.trim_start().strip_prefix('#') else {
+        return false;
+    };
+    let Some(rest) = rest.trim_start().strip_prefix("pragma") else {
+        return false;
+    };
+    if !rest.starts_with(|c: char| c.is_ascii_whitespace()) {
+        return false;
+    }
+    match rest.trim_start().strip_prefix("dp") {
+        Some(after) => !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'),
+        None => false,
+    }
+}
+
+/// Is the text (a `_Pragma` operator's destringized literal) a `dp` pragma?
+pub fn is_dp_operator_text(content: &str) -> bool {
+    is_dp_pragma_text(&format!("#pragma {content}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn logical(text: &str) -> String {
+        directive_text(text, 0).text
+    }
+
+    #[test]
+    fn splices_join_words() {
+        assert_eq!(logical("#pra\\\ngma d\\\r\np x"), "#pragma dp x");
+        assert_eq!(logical("#\\\npragma dp"), "#pragma dp");
+        assert!(is_dp_pragma_text(&logical("#pra\\  \ngma dp threshold(4)")));
+    }
+
+    #[test]
+    fn comments_become_one_space() {
+        assert_eq!(
+            logical("#pragma/**/dp threshold(/* c */ 8) // x"),
+            "#pragma dp threshold(  8)  "
+        );
+        assert_eq!(logical("#pragma dp /* a\n b */ x"), "#pragma dp   x");
+        assert_eq!(logical("#pragma dp \"/*\" x"), "#pragma dp \"/*\" x");
+    }
+
+    #[test]
+    fn digraph_hash() {
+        assert_eq!(logical("%:pragma dp"), "#pragma dp");
+        assert_eq!(logical("%\\\n:pragma dp"), "#pragma dp");
+        assert!(is_dp_pragma_text(&logical("  %: pragma dp")));
+    }
+
+    #[test]
+    fn offsets_map_back() {
+        let l = directive_text("#pra\\\ngma dp threshold(4)", 10);
+        let at = l.text.find("threshold").unwrap();
+        assert_eq!(l.source_range(at..at + 9), 10 + 13..10 + 22);
+        let p = l.text.find("gma").unwrap();
+        assert_eq!(l.source_range(p..p + 1), 16..17);
+    }
+
+    #[test]
+    fn pragma_operator_destringizes() {
+        let lit = r#""dp threshold(4) child_threads(\"x\")""#;
+        let l = pragma_operator_text(lit, 100, 90);
+        assert_eq!(l.text, "#pragma dp threshold(4) child_threads(\"x\")");
+        assert_eq!(l.source_range(0..1), 90..91);
+        assert_eq!(l.source_range(8..10), 101..103);
+        assert!(is_dp_operator_text("dp coarsen(2)"));
+        assert!(!is_dp_operator_text("dpx"));
+        assert!(!is_dp_operator_text("unroll"));
+    }
+}

@@ -1,0 +1,1500 @@
+//! Every kind of diagnostic dpopt can report, triggered by a small CUDA
+//! program: the test checks the exact code, the 1-based line and column of
+//! the primary span's start, the exact text of that span, the severity, and
+//! that no output is written when it is an error.
+//!
+//! One `#[test]` per kind (the `case!` table below), so that one failure does
+//! not hide the others. `every_kind_is_covered` keeps the table complete: an
+//! exhaustive `match` over `DiagnosticKind` stops the build when a variant is
+//! added, and the test checks that every arm of that match has a case.
+
+use dpopt::diagnostic::{Diagnostic, DiagnosticKind};
+use dpopt::hazard::Unseen;
+use dpopt::source::SourceFile;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Severity {
+    Error,
+    Warning,
+}
+
+/// `text` without its first newline and without the indentation common to
+/// its lines, so that inputs can be written indented in the table (lines
+/// and columns are those of the unindented text).
+fn unindent(text: &str) -> String {
+    let text = text.strip_prefix('\n').unwrap_or(text);
+    let indent = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start_matches(' ').len())
+        .min()
+        .unwrap_or(0);
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        if line.trim().is_empty() {
+            out.push_str(line.trim_start_matches(' '));
+        } else {
+            out.push_str(&line[indent..]);
+        }
+    }
+    out
+}
+
+/// Run dpopt on `input` (unindented) and check the first diagnostic with
+/// `code`: its severity, the line and column where its primary span starts,
+/// and the text of that span. An error must leave no output; a warning alone
+/// must not stop it. Returns the diagnostic for further checks.
+fn case(
+    name: &str,
+    input: &str,
+    code: &str,
+    severity: Severity,
+    line: usize,
+    column: usize,
+    span: &str,
+) -> Diagnostic {
+    let text = unindent(input);
+    let file = SourceFile::new("k.cu", text.as_bytes().to_vec());
+    let outcome = dpopt::run(&file, "out.cu", true);
+    let listing: Vec<String> = outcome
+        .diagnostics
+        .iter()
+        .map(|d| {
+            let (l, c) = file.line_col(d.span.start);
+            format!(
+                "  {} at {l}:{c} {:?}: {}",
+                d.kind.code(),
+                &file.view[d.span.clone()],
+                d.kind.message()
+            )
+        })
+        .collect();
+    let listing = listing.join("\n");
+    let d = outcome
+        .diagnostics
+        .iter()
+        .find(|d| d.kind.code() == code)
+        .unwrap_or_else(|| panic!("{name}: no `{code}` among the diagnostics:\n{listing}"))
+        .clone();
+    assert_eq!(
+        file.line_col(d.span.start),
+        (line, column),
+        "{name}: line and column of `{code}`; diagnostics:\n{listing}"
+    );
+    assert_eq!(
+        &file.view[d.span.clone()],
+        span,
+        "{name}: span of `{code}`; diagnostics:\n{listing}"
+    );
+    let found = if d.is_error() {
+        Severity::Error
+    } else {
+        Severity::Warning
+    };
+    assert_eq!(found, severity, "{name}: severity of `{code}`");
+    match severity {
+        Severity::Error => assert!(
+            outcome.output.is_none(),
+            "{name}: an output was written despite `{code}`"
+        ),
+        Severity::Warning => {
+            assert!(
+                !outcome.has_errors(),
+                "{name}: the warning comes with errors:\n{listing}"
+            );
+            assert!(
+                outcome.output.is_some(),
+                "{name}: a warning alone stopped the output"
+            );
+        }
+    }
+    d
+}
+
+/// One test: `name` runs `input` and expects a diagnostic of `kind` (a
+/// pattern over `DiagnosticKind`) with `code`, `severity`, starting at
+/// `line`:`column`, whose primary span is the text `span`.
+macro_rules! case {
+    {
+        name: $name:ident,
+        input: $input:expr,
+        kind: $kind:pat,
+        code: $code:literal,
+        severity: $severity:ident,
+        line: $line:literal,
+        column: $column:literal,
+        span: $span:expr $(,)?
+    } => {
+        #[test]
+        fn $name() {
+            #[allow(unused_imports)]
+            use DiagnosticKind::*;
+            let d = case(
+                stringify!($name),
+                &$input,
+                $code,
+                Severity::$severity,
+                $line,
+                $column,
+                $span,
+            );
+            assert!(
+                matches!(d.kind, $kind),
+                "{}: expected {}, found {:?}",
+                stringify!($name),
+                stringify!($kind),
+                d.kind
+            );
+        }
+    };
+}
+
+// ------------------------------------------------------------ clauses ----
+
+case! {
+    name: unknown_clause,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp treshold(128)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: UnknownClause { .. },
+    code: "dpopt::unknown_clause",
+    severity: Error,
+    line: 7,
+    column: 12,
+    span: "treshold",
+}
+
+case! {
+    name: missing_arguments,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp coarsen(2) threshold
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: MissingArguments { .. },
+    code: "dpopt::clause_arguments",
+    severity: Error,
+    line: 7,
+    column: 23,
+    span: "threshold",
+}
+
+case! {
+    name: unclosed_arguments,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: UnclosedArguments { .. },
+    code: "dpopt::clause_arguments",
+    severity: Error,
+    line: 7,
+    column: 12,
+    span: "threshold(64",
+}
+
+case! {
+    name: wrong_argument_count,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp coarsen(2, 4)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: WrongArgumentCount { .. },
+    code: "dpopt::clause_arguments",
+    severity: Error,
+    line: 7,
+    column: 12,
+    span: "coarsen(2, 4)",
+}
+
+case! {
+    name: group_size_without_multiblock,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp consldt(warp, 4)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: WrongArgumentCount { found: 2, .. },
+    code: "dpopt::clause_arguments",
+    severity: Error,
+    line: 7,
+    column: 26,
+    span: "4",
+}
+
+case! {
+    name: not_positive,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(0)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: NotPositive { .. },
+    code: "dpopt::clause_value",
+    severity: Error,
+    line: 7,
+    column: 22,
+    span: "0",
+}
+
+case! {
+    name: negative_is_not_positive,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp coarsen(-2)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: NotPositive { .. },
+    code: "dpopt::clause_value",
+    severity: Error,
+    line: 7,
+    column: 20,
+    span: "-2",
+}
+
+case! {
+    name: not_an_integer,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp coarsen(2.5)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: NotAnInteger { .. },
+    code: "dpopt::clause_value",
+    severity: Error,
+    line: 7,
+    column: 20,
+    span: "2.5",
+}
+
+case! {
+    name: duplicate_clause,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp coarsen(2) coarsen(4)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: DuplicateClause { .. },
+    code: "dpopt::duplicate_clause",
+    severity: Error,
+    line: 7,
+    column: 23,
+    span: "coarsen(4)",
+}
+
+case! {
+    name: bad_granularity,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp consldt(blok)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: BadGranularity { .. },
+    code: "dpopt::clause_value",
+    severity: Error,
+    line: 7,
+    column: 20,
+    span: "blok",
+}
+
+case! {
+    name: bad_buffer_kind,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp consldt(grid) buffer(pool, 4096)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: BadBufferKind { .. },
+    code: "dpopt::clause_value",
+    severity: Error,
+    line: 7,
+    column: 33,
+    span: "pool",
+}
+
+case! {
+    name: bad_work_variable,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp consldt(warp) work(n + 1)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: BadWorkVariable { .. },
+    code: "dpopt::clause_value",
+    severity: Error,
+    line: 7,
+    column: 31,
+    span: "n + 1",
+}
+
+case! {
+    name: needs_consolidation,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64) agg_threshold(8)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: NeedsConsolidation { .. },
+    code: "dpopt::needs_consldt",
+    severity: Error,
+    line: 7,
+    column: 26,
+    span: "agg_threshold(8)",
+}
+
+case! {
+    name: needs_threshold,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp coarsen(2) child_threads(n)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: NeedsThreshold { .. },
+    code: "dpopt::needs_threshold",
+    severity: Error,
+    line: 7,
+    column: 23,
+    span: "child_threads(n)",
+}
+
+case! {
+    name: not_implemented_yet,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp consldt(grid) buffer(custom, 64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: NotImplementedYet { .. },
+    code: "dpopt::not_implemented",
+    severity: Error,
+    line: 7,
+    column: 26,
+    span: "buffer(custom, 64)",
+}
+
+case! {
+    name: consolidation_of_a_template_kernel_not_implemented_yet,
+    input: "
+        template <typename T>
+        __global__ void child(T *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = T(i);
+        }
+
+        __global__ void parent(float *a, int n) {
+        #pragma dp consldt(warp)
+          child<float><<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: NotImplementedYet { .. },
+    code: "dpopt::not_implemented",
+    severity: Error,
+    line: 9,
+    column: 3,
+    span: "child",
+}
+
+case! {
+    name: empty_pragma,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: EmptyPragma,
+    code: "dpopt::malformed_pragma",
+    severity: Error,
+    line: 7,
+    column: 1,
+    span: "#pragma dp",
+}
+
+case! {
+    name: malformed_pragma,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(4) )
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: MalformedPragma,
+    code: "dpopt::malformed_pragma",
+    severity: Error,
+    line: 7,
+    column: 25,
+    span: ")",
+}
+
+case! {
+    name: too_deep,
+    input: format!(
+        "
+        __global__ void child(int *a, int n) {{
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }}
+
+        __global__ void parent(int *a, int n) {{
+        #pragma dp threshold(64) child_threads({}n{})
+          child<<<n, 1>>>(a, n);
+        }}
+        ",
+        "(".repeat(256),
+        ")".repeat(256)
+    ),
+    kind: TooDeep { limit: 256 },
+    code: "dpopt::too_deep",
+    severity: Error,
+    line: 7,
+    // `child_threads(` opens the first bracket at column 39; the 257th is
+    // 256 columns further.
+    column: 295,
+    span: "(",
+}
+
+// ---------------------------------------------------- pragma placement ----
+
+case! {
+    name: duplicate_pragma,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+        #pragma dp coarsen(2)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: DuplicatePragma,
+    code: "dpopt::duplicate_pragma",
+    severity: Error,
+    line: 8,
+    column: 1,
+    span: "#pragma dp coarsen(2)",
+}
+
+case! {
+    name: no_launch_after_pragma,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          a[0] = 1;
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: NoLaunchAfterPragma { .. },
+    code: "dpopt::no_launch",
+    severity: Error,
+    line: 8,
+    column: 3,
+    span: "a",
+}
+
+case! {
+    name: no_launch_before_end_of_file,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        #pragma dp threshold(64)
+    ",
+    kind: NoLaunchAfterPragma { .. },
+    code: "dpopt::no_launch",
+    severity: Error,
+    line: 6,
+    column: 1,
+    span: "#pragma dp threshold(64)",
+}
+
+case! {
+    name: host_side_launch,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        int main() {
+          int *a = 0;
+        #pragma dp threshold(64)
+          child<<<4, 32>>>(a, 100);
+          return 0;
+        }
+    ",
+    kind: HostSideLaunch { .. },
+    code: "dpopt::host_launch",
+    severity: Error,
+    line: 9,
+    column: 3,
+    span: "child<<<4, 32>>>(a, 100);",
+}
+
+case! {
+    name: launch_outside_function,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        struct Launcher {
+          __device__ void run(int *a, int n) {
+        #pragma dp threshold(64)
+            child<<<(n + 31) / 32, 32>>>(a, n);
+          }
+        };
+    ",
+    kind: LaunchOutsideFunction,
+    code: "dpopt::launch_context",
+    severity: Error,
+    line: 9,
+    column: 5,
+    span: "child<<<(n + 31) / 32, 32>>>(a, n);",
+}
+
+// ------------------------------------------------------------ launches ----
+
+case! {
+    name: kernel_not_defined,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          other<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: KernelNotDefined { .. },
+    code: "dpopt::unknown_kernel",
+    severity: Error,
+    line: 8,
+    column: 3,
+    span: "other",
+}
+
+case! {
+    name: not_a_kernel,
+    input: "
+        __device__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: NotAKernel { .. },
+    code: "dpopt::unknown_kernel",
+    severity: Error,
+    line: 8,
+    column: 3,
+    span: "child",
+}
+
+case! {
+    name: malformed_launch_one_part,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<n>>>(a, n);
+        }
+    ",
+    kind: MalformedLaunch { .. },
+    code: "dpopt::malformed_launch",
+    severity: Error,
+    line: 8,
+    column: 8,
+    span: "<<<n>>>",
+}
+
+case! {
+    name: malformed_launch_five_parts,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32, 0, 0, 1>>>(a, n);
+        }
+    ",
+    kind: MalformedLaunch { .. },
+    code: "dpopt::malformed_launch",
+    severity: Error,
+    line: 8,
+    column: 8,
+    span: "<<<(n + 31) / 32, 32, 0, 0, 1>>>",
+}
+
+case! {
+    name: ambiguous_kernel,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void child(float *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = 0.5f * i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: AmbiguousKernel { count: 2, arity: 2, .. },
+    code: "dpopt::ambiguous_kernel",
+    severity: Error,
+    line: 13,
+    column: 3,
+    span: "child",
+}
+
+case! {
+    name: ambiguous_kernel_of_two_kinds,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __device__ void child(float *a, int n) {
+          a[0] = 0.5f * n;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: AmbiguousKernel { count: 2, arity: 2, .. },
+    code: "dpopt::ambiguous_kernel",
+    severity: Error,
+    line: 12,
+    column: 3,
+    span: "child",
+}
+
+case! {
+    name: variadic_template,
+    input: "
+        template <typename... Args>
+        __global__ void child(int *a, int n, Args... rest) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: VariadicTemplate { .. },
+    code: "dpopt::variadic_template",
+    severity: Error,
+    line: 9,
+    column: 3,
+    span: "child",
+}
+
+case! {
+    name: thread_count_fallback,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) >> 5, 32>>>(a, n);
+        }
+    ",
+    kind: ThreadCountFallback { .. },
+    code: "dpopt::thread_count",
+    severity: Warning,
+    line: 8,
+    column: 11,
+    span: "(n + 31) >> 5",
+}
+
+case! {
+    name: threshold_decided,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(128)
+          child<<<4, 256>>>(a, n);
+        }
+    ",
+    kind: ThresholdDecided { threads: 1024, threshold: 128, .. },
+    code: "dpopt::threshold_decided",
+    severity: Warning,
+    line: 8,
+    column: 8,
+    span: "<<<4, 256>>>",
+}
+
+case! {
+    name: pragma_in_macro,
+    input: "
+        #define DP(x) _Pragma(#x)
+
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+          DP(dp threshold(4))
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: PragmaInMacro { .. },
+    code: "dpopt::pragma_in_macro",
+    severity: Warning,
+    line: 9,
+    column: 3,
+    span: "DP",
+}
+
+// ---------------------------------------------------------- the child ----
+
+case! {
+    name: not_serializable,
+    input: "
+        __global__ void child(int *a, int n) {
+          __shared__ int s[32];
+          s[threadIdx.x] = n;
+          __syncthreads();
+          a[threadIdx.x] = s[31 - threadIdx.x];
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: NotSerializable { .. },
+    code: "dpopt::not_serializable",
+    severity: Error,
+    line: 2,
+    column: 3,
+    span: "__shared__",
+}
+
+case! {
+    name: builtin_in_callee,
+    input: "
+        __device__ int lane() { return threadIdx.x % 32; }
+
+        __global__ void child(int *a, int n) {
+          a[lane()] = n;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: BuiltinInCallee { .. },
+    code: "dpopt::builtin_in_callee",
+    severity: Error,
+    line: 4,
+    column: 5,
+    span: "lane",
+}
+
+case! {
+    name: return_with_barrier,
+    input: "
+        __global__ void child(int *a, int n) {
+          if (threadIdx.x >= n) return;
+          __syncthreads();
+          a[threadIdx.x] = n;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp coarsen(2)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: ReturnWithBarrier { .. },
+    code: "dpopt::return_with_barrier",
+    severity: Error,
+    line: 2,
+    column: 25,
+    span: "return",
+}
+
+case! {
+    name: not_coarsenable,
+    input: "
+        #include <cooperative_groups.h>
+        namespace cg = cooperative_groups;
+
+        __global__ void child(int *a, int n) {
+          cg::grid_group grid = cg::this_grid();
+          a[grid.thread_rank()] = n;
+          grid.sync();
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp coarsen(2)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: NotCoarsenable { .. },
+    code: "dpopt::not_coarsenable",
+    severity: Error,
+    line: 5,
+    column: 25,
+    span: "cg::this_grid()",
+}
+
+case! {
+    name: fixed_configuration_hazard,
+    input: "
+        __global__ void child(int *a, int n) {
+          __shared__ int s[32];
+          s[threadIdx.x] = n;
+          __syncthreads();
+          a[threadIdx.x] = s[31 - threadIdx.x];
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp consldt(warp) blocks(64)
+          child<<<1, 32>>>(a, n);
+        }
+    ",
+    kind: FixedConfigurationHazard { .. },
+    code: "dpopt::fixed_configuration",
+    severity: Error,
+    line: 4,
+    column: 3,
+    span: "__syncthreads",
+}
+
+case! {
+    name: block_aggregation_hazard,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+          if (threadIdx.x < n) {
+        #pragma dp consldt(block)
+            child<<<(n + 31) / 32, 32>>>(a, n);
+          }
+          __syncthreads();
+        }
+    ",
+    kind: BlockAggregationHazard { .. },
+    code: "dpopt::block_aggregation",
+    severity: Error,
+    line: 11,
+    column: 3,
+    span: "__syncthreads",
+}
+
+case! {
+    name: cannot_see_declared_function,
+    input: "
+        __device__ void helper(int *a, int i);
+
+        __global__ void child(int *a, int n) {
+          if (threadIdx.x >= n) return;
+          helper(a, threadIdx.x);
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp coarsen(2)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: CannotSee { why: Unseen::Declared, .. },
+    code: "dpopt::cannot_see",
+    severity: Error,
+    line: 5,
+    column: 3,
+    span: "helper",
+}
+
+case! {
+    name: cannot_see_through_a_function_pointer,
+    input: "
+        typedef float (*unary_op)(float);
+
+        __global__ void apply(float *a, int n, unary_op op) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = op(a[i]);
+        }
+
+        __global__ void parent(float *a, int n, unary_op op) {
+        #pragma dp threshold(64)
+          apply<<<(n + 127) / 128, 128>>>(a, n, op);
+        }
+    ",
+    kind: CannotSee { why: Unseen::Pointer, .. },
+    code: "dpopt::cannot_see",
+    severity: Error,
+    line: 5,
+    column: 21,
+    span: "op",
+}
+
+case! {
+    name: cannot_see_assembly,
+    input: "
+        #define WAIT \"bar.sync 0;\"
+
+        __global__ void child(int *a, int n) {
+          if (threadIdx.x >= n) return;
+          asm volatile(WAIT);
+          a[threadIdx.x] = n;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp coarsen(2)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: CannotSee { why: Unseen::Asm, .. },
+    code: "dpopt::cannot_see",
+    severity: Error,
+    line: 5,
+    column: 3,
+    span: "asm volatile(WAIT)",
+}
+
+// ------------------------------------------------------- lexical forms ----
+
+case! {
+    name: unbalanced_brackets,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+        }
+    ",
+    kind: UnbalancedBrackets,
+    code: "dpopt::unbalanced",
+    severity: Error,
+    line: 10,
+    column: 1,
+    span: "}",
+}
+
+case! {
+    name: unterminated_comment,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+          /* the end of the parent
+        }
+    ",
+    kind: Unterminated { what: "comment" },
+    code: "dpopt::unterminated",
+    severity: Error,
+    line: 9,
+    column: 3,
+    span: "/*",
+}
+
+case! {
+    name: unterminated_raw_string,
+    input: r#"
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+          const char *name = R"(parent;
+        }
+    "#,
+    kind: Unterminated { what: "raw string literal" },
+    code: "dpopt::unterminated",
+    severity: Error,
+    line: 9,
+    column: 22,
+    span: r#"R""#,
+}
+
+case! {
+    name: unterminated_string,
+    input: r#"
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+          if (n < 0) printf("abc);
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    "#,
+    kind: Unterminated { what: "string literal" },
+    code: "dpopt::unterminated",
+    severity: Error,
+    line: 7,
+    column: 21,
+    span: "\"",
+}
+
+case! {
+    name: unreadable_digraph,
+    input: "
+        __global__ void child(int *a, int n) <%
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        %>
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: UnreadableToken { .. },
+    code: "dpopt::unreadable_token",
+    severity: Error,
+    line: 1,
+    column: 38,
+    span: "<%",
+}
+
+case! {
+    name: unreadable_line_splice,
+    input: r#"
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          chi\
+        ld<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    "#,
+    kind: UnreadableToken { .. },
+    code: "dpopt::unreadable_token",
+    severity: Error,
+    line: 8,
+    column: 3,
+    span: "chi\\",
+}
+
+// ------------------------------------------------------------ coverage ----
+
+/// The code under which each kind is tested. Exhaustive, no wildcard: a
+/// new variant does not compile until it gets an arm here, and
+/// `every_kind_is_covered` then asks for a `case!` with it.
+fn tested_as(kind: &DiagnosticKind) -> &'static str {
+    use DiagnosticKind::*;
+    match kind {
+        UnknownClause { .. } => "dpopt::unknown_clause",
+        MissingArguments { .. } => "dpopt::clause_arguments",
+        UnclosedArguments { .. } => "dpopt::clause_arguments",
+        WrongArgumentCount { .. } => "dpopt::clause_arguments",
+        NotPositive { .. } => "dpopt::clause_value",
+        NotAnInteger { .. } => "dpopt::clause_value",
+        DuplicateClause { .. } => "dpopt::duplicate_clause",
+        BadGranularity { .. } => "dpopt::clause_value",
+        BadBufferKind { .. } => "dpopt::clause_value",
+        BadWorkVariable { .. } => "dpopt::clause_value",
+        NeedsConsolidation { .. } => "dpopt::needs_consldt",
+        NeedsThreshold { .. } => "dpopt::needs_threshold",
+        NotImplementedYet { .. } => "dpopt::not_implemented",
+        EmptyPragma => "dpopt::malformed_pragma",
+        MalformedPragma => "dpopt::malformed_pragma",
+        DuplicatePragma => "dpopt::duplicate_pragma",
+        NoLaunchAfterPragma { .. } => "dpopt::no_launch",
+        HostSideLaunch { .. } => "dpopt::host_launch",
+        LaunchOutsideFunction => "dpopt::launch_context",
+        KernelNotDefined { .. } => "dpopt::unknown_kernel",
+        NotAKernel { .. } => "dpopt::unknown_kernel",
+        MalformedLaunch { .. } => "dpopt::malformed_launch",
+        NotSerializable { .. } => "dpopt::not_serializable",
+        BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
+        ReturnWithBarrier { .. } => "dpopt::return_with_barrier",
+        VariadicTemplate { .. } => "dpopt::variadic_template",
+        UnbalancedBrackets => "dpopt::unbalanced",
+        ThreadCountFallback { .. } => "dpopt::thread_count",
+        BlockAggregationHazard { .. } => "dpopt::block_aggregation",
+        FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
+        ThresholdDecided { .. } => "dpopt::threshold_decided",
+        AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
+        TooDeep { .. } => "dpopt::too_deep",
+        Unterminated { .. } => "dpopt::unterminated",
+        UnreadableToken { .. } => "dpopt::unreadable_token",
+        PragmaInMacro { .. } => "dpopt::pragma_in_macro",
+        NotCoarsenable { .. } => "dpopt::not_coarsenable",
+        CannotSee {
+            why: Unseen::Declared,
+            ..
+        } => "dpopt::cannot_see",
+        CannotSee {
+            why: Unseen::Pointer,
+            ..
+        } => "dpopt::cannot_see",
+        CannotSee {
+            why: Unseen::Asm, ..
+        } => "dpopt::cannot_see",
+    }
+}
+
+/// One value of every arm of `tested_as`, to check that the code each arm
+/// names is the code the kind reports.
+fn one_of_each() -> Vec<DiagnosticKind> {
+    use DiagnosticKind::*;
+    let s = String::new;
+    vec![
+        UnknownClause {
+            name: s(),
+            suggestion: None,
+        },
+        MissingArguments {
+            clause: s(),
+            expected: "",
+        },
+        UnclosedArguments { clause: s() },
+        WrongArgumentCount {
+            clause: s(),
+            expected: "",
+            found: 0,
+        },
+        NotPositive {
+            clause: s(),
+            value: s(),
+        },
+        NotAnInteger {
+            clause: s(),
+            value: s(),
+        },
+        DuplicateClause { clause: s() },
+        BadGranularity {
+            value: s(),
+            suggestion: None,
+        },
+        BadBufferKind { value: s() },
+        BadWorkVariable { value: s() },
+        NeedsConsolidation { clause: s() },
+        NeedsThreshold { clause: s() },
+        NotImplementedYet { clause: s() },
+        EmptyPragma,
+        MalformedPragma,
+        DuplicatePragma,
+        NoLaunchAfterPragma { found: s() },
+        HostSideLaunch { function: s() },
+        LaunchOutsideFunction,
+        KernelNotDefined { kernel: s() },
+        NotAKernel { kernel: s() },
+        MalformedLaunch { reason: s() },
+        NotSerializable {
+            kernel: s(),
+            construct: s(),
+        },
+        BuiltinInCallee {
+            kernel: s(),
+            callee: s(),
+            builtin: s(),
+            clause: s(),
+        },
+        ReturnWithBarrier { kernel: s() },
+        VariadicTemplate { kernel: s() },
+        UnbalancedBrackets,
+        ThreadCountFallback { kernel: s() },
+        BlockAggregationHazard {
+            granularity: s(),
+            function: s(),
+            construct: s(),
+        },
+        FixedConfigurationHazard {
+            clause: s(),
+            kernel: s(),
+            construct: s(),
+        },
+        ThresholdDecided {
+            kernel: s(),
+            threads: 0,
+            threshold: 0,
+            site: s(),
+        },
+        AmbiguousKernel {
+            kernel: s(),
+            count: 0,
+            arity: 0,
+        },
+        TooDeep { limit: 0 },
+        Unterminated { what: "" },
+        UnreadableToken {
+            token: s(),
+            why: "",
+            fix: s(),
+        },
+        PragmaInMacro { name: s() },
+        NotCoarsenable {
+            kernel: s(),
+            construct: s(),
+        },
+        CannotSee {
+            clause: s(),
+            function: s(),
+            what: s(),
+            why: Unseen::Declared,
+        },
+        CannotSee {
+            clause: s(),
+            function: s(),
+            what: s(),
+            why: Unseen::Pointer,
+        },
+        CannotSee {
+            clause: s(),
+            function: s(),
+            what: s(),
+            why: Unseen::Asm,
+        },
+    ]
+}
+
+/// The `case!` invocations of this file: (kind pattern, code), read from its
+/// text.
+fn cases(text: &str) -> Vec<(String, String)> {
+    let field = |chunk: &str, name: &str| -> String {
+        let at = chunk
+            .find(&format!("\n    {name}: "))
+            .unwrap_or_else(|| panic!("a case without `{name}:`: {chunk}"));
+        let rest = &chunk[at + name.len() + 7..];
+        rest[..rest.find(",\n    ").expect("field ends")].to_string()
+    };
+    text.split("\ncase! {")
+        .skip(1)
+        .map(|chunk| {
+            let chunk = &chunk[..chunk.find("\n}\n").expect("case ends")];
+            (
+                field(chunk, "kind"),
+                field(chunk, "code").trim_matches('"').to_string(),
+            )
+        })
+        .collect()
+}
+
+/// The arms of `tested_as`: (pattern with blanks collapsed, code), read
+/// from this file's text.
+fn arms(text: &str) -> Vec<(String, String)> {
+    let start = text.find("fn tested_as(").expect("tested_as in this file");
+    let body = &text[start..];
+    let body = &body[body.find("match kind {").expect("match") + 12..];
+    let body = &body[..body.find("\n    }\n").expect("end of match")];
+    let body: Vec<&str> = body
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect();
+    body.join("\n")
+        .split("\",")
+        .filter(|arm| !arm.trim().is_empty())
+        .map(|arm| {
+            let (pattern, code) = arm.split_once(" => \"").expect("`PATTERN => \"CODE\",`");
+            let pattern = pattern.split_whitespace().collect::<Vec<_>>().join(" ");
+            (pattern, code.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn every_kind_is_covered() {
+    let text = include_str!("error_kinds.rs");
+    let arms = arms(text);
+    let kinds = one_of_each();
+    assert_eq!(
+        arms.len(),
+        kinds.len(),
+        "one_of_each() must hold one value per arm of tested_as()"
+    );
+    for kind in &kinds {
+        assert_eq!(
+            tested_as(kind),
+            kind.code(),
+            "tested_as() names the wrong code for {kind:?}"
+        );
+    }
+    let cases = cases(text);
+    for (pattern, code) in &arms {
+        // An arm such as `CannotSee { why: Unseen::Asm, .. }` is covered by
+        // a case whose pattern names the same variant and the same `why`.
+        let variant = pattern.split([' ', '{']).next().unwrap();
+        let why = pattern
+            .split_once("why: ")
+            .map(|(_, w)| w.split([',', ' ']).next().unwrap());
+        let same_why = |text: &str, unseen: &str| match why {
+            None => true,
+            Some(w) => text.contains(&format!("why: {}", w.replace("Unseen::", unseen))),
+        };
+        let valued = kinds.iter().any(|kind| {
+            let debug = format!("{kind:?}");
+            debug.split([' ', '{']).next() == Some(variant) && same_why(&debug, "")
+        });
+        assert!(valued, "no value of `{pattern}` in one_of_each()");
+        let covered = cases.iter().any(|(kind, case_code)| {
+            case_code == code
+                && kind.split([' ', '{']).next() == Some(variant)
+                && same_why(kind, "Unseen::")
+        });
+        assert!(
+            covered,
+            "no `case!` with `kind: {pattern}` and `code: \"{code}\"` in tests/error_kinds.rs"
+        );
+    }
+}
