@@ -43,6 +43,7 @@ classes! {
     Crash = "crash": "the process died (abort, stack overflow, signal)";
     Hang = "hang": "no result within the time limit";
     SilentPragma = "silent_pragma": "a #pragma dp the preprocessor sees was neither applied nor refused";
+    WarnedPragma = "warned_pragma": "a #pragma dp was not applied and only warned about (the contract asks for an error)";
     PhantomSite = "phantom_site": "more sites than #pragma dp directives";
     PassthroughChanged = "passthrough_changed": "a file without #pragma dp did not come out byte-identical";
     BrokenOutput = "broken_output": "the output has lexical damage the input did not have";
@@ -204,13 +205,7 @@ pub fn check(bytes: &[u8], cli: Option<&CliCheck>, keep_output: bool) -> Report 
         Some(out) => {
             let sites = outcome.sites.len();
             if sites < scan.certain() {
-                v.push(Violation::new(
-                    Class::SilentPragma,
-                    format!(
-                        "{} #pragma dp the preprocessor sees ({forms}), {sites} site(s), no error",
-                        scan.certain()
-                    ),
-                ));
+                v.push(unapplied(&file, &scan, &outcome, &forms));
             }
             if sites > scan.total() && hard.is_none() {
                 v.push(Violation::new(
@@ -281,6 +276,53 @@ pub fn check(bytes: &[u8], cli: Option<&CliCheck>, keep_output: bool) -> Report 
         report.output = outcome.output;
     }
     report
+}
+
+/// Fewer sites than certain pragmas: `warned_pragma` when every pragma
+/// without a site has a warning pointing at it, else `silent_pragma`.
+fn unapplied(file: &SourceFile, scan: &Scan, outcome: &dpopt::Outcome, forms: &str) -> Violation {
+    let site_lines: BTreeSet<usize> = outcome
+        .sites
+        .iter()
+        .filter_map(|s| s.location.rsplit(':').nth(1)?.parse().ok())
+        .collect();
+    let overlaps = |a: &std::ops::Range<usize>, b: &std::ops::Range<usize>| {
+        a.start < b.end.max(b.start + 1) && b.start < a.end.max(a.start + 1)
+    };
+    let mut warned = BTreeSet::new();
+    let mut silent = 0;
+    for p in scan.pragmas.iter().filter(|p| p.certain) {
+        let (first, last) = (file.line_of(p.span.start), file.line_of(p.span.end));
+        if site_lines.range(first..=last).next().is_some() {
+            continue;
+        }
+        let warning = outcome.diagnostics.iter().find(|d| {
+            !d.is_error()
+                && std::iter::once(&d.span)
+                    .chain(d.notes.iter().map(|(s, _)| s))
+                    .any(|s| overlaps(s, &p.span))
+        });
+        match warning {
+            Some(d) => {
+                warned.insert(d.kind.code());
+            }
+            None => silent += 1,
+        }
+    }
+    let counts = format!(
+        "{} #pragma dp the preprocessor sees ({forms}), {} site(s), no error",
+        scan.certain(),
+        outcome.sites.len()
+    );
+    if silent == 0 && !warned.is_empty() {
+        let codes: Vec<&str> = warned.into_iter().collect();
+        Violation::new(
+            Class::WarnedPragma,
+            format!("{counts}; warned: {}", codes.join(", ")),
+        )
+    } else {
+        Violation::new(Class::SilentPragma, counts)
+    }
 }
 
 /// A log2-ish bucket, as AFL counts hits.
@@ -411,14 +453,13 @@ fn check_output(scan: &Scan, out: &[u8], v: &mut Vec<Violation>) {
             ),
         ));
     }
+    // Generated code copies the child's body, damage included: compare only
+    // when the input is clean.
     let mut damage = Vec::new();
-    if out_scan.stray_comment_ends > scan.stray_comment_ends {
-        damage.push(format!(
-            "{} stray `*/` (input: {})",
-            out_scan.stray_comment_ends, scan.stray_comment_ends
-        ));
+    if scan.stray_comment_ends == 0 && out_scan.stray_comment_ends > 0 {
+        damage.push(format!("{} stray `*/`", out_scan.stray_comment_ends));
     }
-    if out_scan.hard_anomalies() > scan.hard_anomalies() {
+    if scan.hard_anomalies() == 0 && out_scan.hard_anomalies() > 0 {
         damage.push(format!("{:?}", out_scan.first_hard_anomaly()));
     }
     if scan.brackets.balanced() && !out_scan.brackets.balanced() {

@@ -42,7 +42,13 @@ const BUILTIN: &[(&str, &[u8])] = &[
 ];
 
 /// Directories of the repository whose `*.cu` files are seeds.
-pub const SEED_DIRS: &[&str] = &["examples", "tests/fixtures", "tests/multi_tu"];
+pub const SEED_DIRS: &[&str] = &[
+    "examples",
+    "tests/fixtures",
+    "tests/multi_tu",
+    "tests/contract",
+    "tests/hazards",
+];
 
 /// The project's files under `root` (sorted, for reproducibility) followed
 /// by the built-in seeds.
