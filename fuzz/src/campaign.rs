@@ -248,7 +248,7 @@ pub fn run(config: &Config) -> Summary {
     let mut signatures: HashSet<u64> = HashSet::new();
     let mut features: HashSet<u32> = HashSet::new();
     let mut pool = Pool::new(config.worker.clone(), config.jobs);
-    let round_size = (config.jobs as u64 * 48).max(64);
+    let round_size = (config.jobs as u64 * 128).max(128);
 
     let (nvcc_tx, nvcc_results, nvcc_thread) = start_nvcc(config);
     let mut nvcc_sent = 0usize;
@@ -259,9 +259,7 @@ pub fn run(config: &Config) -> Summary {
     while next_id < config.cases {
         let n = round_size.min(config.cases - next_id);
         let mut rng = Rng::derive(config.seed, round);
-        let cases: Vec<Case> = (next_id..next_id + n)
-            .map(|id| make_case(config, id, &corpus, &mut rng))
-            .collect();
+        let cases = make_cases(config, next_id..next_id + n, &corpus);
         let requests: Vec<Request> = cases.iter().map(|c| c.request.clone()).collect();
         let evals = pool.run(&requests);
         for (case, eval) in cases.into_iter().zip(evals) {
@@ -403,6 +401,29 @@ pub fn run(config: &Config) -> Summary {
         summary.fixtures = write_fixtures(config, &summary, &mut pool, dir);
     }
     summary
+}
+
+/// The cases `ids`, generated in parallel: case `id` draws from its own
+/// `Rng::derive(seed, id)`, so the result does not depend on the threads.
+fn make_cases(config: &Config, ids: std::ops::Range<u64>, corpus: &[Entry]) -> Vec<Case> {
+    let ids: Vec<u64> = ids.collect();
+    let chunk = ids.len().div_ceil(config.jobs.max(1)).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = ids
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|&id| make_case(config, id, corpus, &mut Rng::derive(config.seed, id)))
+                        .collect::<Vec<Case>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("case generation"))
+            .collect()
+    })
 }
 
 /// Case `id`: a seed as is (the first ids), or a mutant of a corpus entry.

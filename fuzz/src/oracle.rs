@@ -207,13 +207,16 @@ pub fn check(bytes: &[u8], cli: Option<&CliCheck>, keep_output: bool) -> Report 
             if sites < scan.certain() {
                 v.push(unapplied(&file, &scan, &outcome, &forms));
             }
+            // A file the preprocessor rejects (unterminated comment or raw
+            // string, invalid directive) may be transformed, passed through
+            // or refused.
             if sites > scan.total() && hard.is_none() {
                 v.push(Violation::new(
                     Class::PhantomSite,
                     format!("{sites} site(s) for {} #pragma dp", scan.total()),
                 ));
             }
-            if scan.total() == 0 && out.as_slice() != bytes {
+            if scan.total() == 0 && hard.is_none() && out.as_slice() != bytes {
                 v.push(Violation::new(
                     Class::PassthroughChanged,
                     format!(

@@ -49,6 +49,12 @@ pub enum AnomalyKind {
     InvalidRawDelimiter,
     UnterminatedString,
     UnterminatedChar,
+    /// A directive GCC rejects (`#foo`), in a group that may be compiled:
+    /// the file does not preprocess.
+    InvalidDirective,
+    /// `<...>` of an `#include` holding `/*`, `//`, `'` or `\`, whose meaning
+    /// is implementation-defined ([lex.header]).
+    OddHeaderName,
 }
 
 impl AnomalyKind {
@@ -59,6 +65,8 @@ impl AnomalyKind {
             AnomalyKind::UnterminatedBlockComment
                 | AnomalyKind::UnterminatedRawString
                 | AnomalyKind::InvalidRawDelimiter
+                | AnomalyKind::InvalidDirective
+                | AnomalyKind::OddHeaderName
         )
     }
 }
@@ -150,7 +158,11 @@ impl Scan {
     }
 
     pub fn first_hard_anomaly(&self) -> Option<Anomaly> {
-        self.anomalies.iter().copied().find(|a| a.kind.is_hard())
+        self.anomalies
+            .iter()
+            .copied()
+            .filter(|a| a.kind.is_hard())
+            .min_by_key(|a| a.at)
     }
 
     pub fn hard_anomalies(&self) -> usize {
@@ -213,12 +225,39 @@ fn splice_end(bytes: &[u8], i: usize) -> Option<usize> {
     }
 }
 
-fn is_ident_start(c: u8) -> bool {
-    c.is_ascii_alphabetic() || c == b'_' || c == b'$' || c >= 0x80
-}
-
-fn is_ident_char(c: u8) -> bool {
-    is_ident_start(c) || c.is_ascii_digit()
+/// The length of the identifier character at `pos` (0 if there is none):
+/// ASCII letters, `_`, `$`, digits (unless `start`), and any well-formed
+/// UTF-8 sequence for a non-ASCII character, as GCC accepts them. A byte
+/// that is not well-formed UTF-8 is a stray character, not part of a name.
+fn ident_len(text: &[u8], pos: usize, start: bool) -> usize {
+    let Some(&c) = text.get(pos) else {
+        return 0;
+    };
+    if c.is_ascii_alphabetic() || c == b'_' || c == b'$' || (!start && c.is_ascii_digit()) {
+        return 1;
+    }
+    // A universal character name: `\uXXXX` or `\UXXXXXXXX`.
+    if c == b'\\' {
+        let digits = match text.get(pos + 1) {
+            Some(b'u') => 4,
+            Some(b'U') => 8,
+            _ => return 0,
+        };
+        return match text.get(pos + 2..pos + 2 + digits) {
+            Some(hex) if hex.iter().all(u8::is_ascii_hexdigit) => 2 + digits,
+            _ => 0,
+        };
+    }
+    let len = match c {
+        0xC2..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF4 => 4,
+        _ => return 0,
+    };
+    match text.get(pos..pos + len) {
+        Some(seq) if std::str::from_utf8(seq).is_ok() => len,
+        _ => 0,
+    }
 }
 
 /// Punctuators, longest first within each length.
@@ -324,11 +363,20 @@ impl<'a> Lexed<'a> {
                 b'<' if include && directive == Some(2) => {
                     let e = line_end(&self.text, pos);
                     match self.text[pos..e].iter().position(|&b| b == b'>') {
-                        Some(p) => (Kind::HeaderName, pos + p + 1),
+                        Some(p) => {
+                            let name = &self.text[pos..pos + p + 1];
+                            let odd = find(name, b"/*").is_some()
+                                || find(name, b"//").is_some()
+                                || name.iter().any(|&b| b == b'\'' || b == b'\\');
+                            if odd {
+                                self.anomaly(AnomalyKind::OddHeaderName, pos);
+                            }
+                            (Kind::HeaderName, pos + p + 1)
+                        }
                         None => (Kind::Punct, pos + 1),
                     }
                 }
-                c if is_ident_start(c) => self.lex_identifier_or_literal(pos),
+                _ if ident_len(&self.text, pos, true) > 0 => self.lex_identifier_or_literal(pos),
                 c if c.is_ascii_digit() => (Kind::Number, self.lex_number(pos)),
                 b'.' if next.is_some_and(|d| d.is_ascii_digit()) => {
                     (Kind::Number, self.lex_number(pos))
@@ -393,10 +441,12 @@ impl<'a> Lexed<'a> {
             let c = t[e];
             if matches!(c, b'e' | b'E' | b'p' | b'P') && matches!(t.get(e + 1), Some(b'+' | b'-')) {
                 e += 2;
-            } else if is_ident_char(c) || c == b'.' {
+            } else if c == b'.' {
                 e += 1;
-            } else if c == b'\'' && t.get(e + 1).is_some_and(|&d| is_ident_char(d)) {
-                e += 2;
+            } else if ident_len(t, e, false) > 0 {
+                e += ident_len(t, e, false);
+            } else if c == b'\'' && ident_len(t, e + 1, false) > 0 {
+                e += 1 + ident_len(t, e + 1, false);
             } else {
                 break;
             }
@@ -405,9 +455,12 @@ impl<'a> Lexed<'a> {
     }
 
     fn lex_identifier_or_literal(&mut self, pos: usize) -> (Kind, usize) {
-        let mut e = pos + 1;
-        while e < self.text.len() && is_ident_char(self.text[e]) {
-            e += 1;
+        let mut e = pos + ident_len(&self.text, pos, true);
+        loop {
+            match ident_len(&self.text, e, false) {
+                0 => break,
+                n => e += n,
+            }
         }
         let word = &self.text[pos..e];
         let next = self.text.get(e).copied();
@@ -541,6 +594,26 @@ struct Analyzer<'l, 's> {
     brackets: Vec<(u8, usize)>,
 }
 
+/// Directive names GCC accepts (besides the conditionals), and the null
+/// directive and line markers, whose first token is not a name.
+const KNOWN_DIRECTIVES: &[&[u8]] = &[
+    b"",
+    b"define",
+    b"undef",
+    b"include",
+    b"include_next",
+    b"import",
+    b"line",
+    b"error",
+    b"warning",
+    b"pragma",
+    b"ident",
+    b"sccs",
+    b"assert",
+    b"unassert",
+    b"embed",
+];
+
 impl<'l, 's> Analyzer<'l, 's> {
     fn new(lexed: &'l Lexed<'l>, scan: &'s mut Scan) -> Self {
         Analyzer {
@@ -666,6 +739,14 @@ impl<'l, 's> Analyzer<'l, 's> {
             }
             _ => {
                 let live = self.live();
+                let line_marker = sig.first().is_some_and(|&j| toks[j].kind == Kind::Number);
+                if live != Liveness::Dead && !line_marker && !KNOWN_DIRECTIVES.contains(&name) {
+                    let at = self.lexed.original_range(&toks[from]).start;
+                    self.scan.anomalies.push(Anomaly {
+                        kind: AnomalyKind::InvalidDirective,
+                        at,
+                    });
+                }
                 if name == b"pragma" && rest.first().is_some_and(|&j| self.text_of(j) == b"dp") {
                     let form = if self.text_of(from) == b"%:" {
                         Form::Digraph
@@ -1093,9 +1174,38 @@ mod tests {
         let s = scan(b"f(a)) <% <: :> %>");
         assert_eq!(s.brackets.first_mismatch, Some(4));
         assert_eq!(s.brackets.first_unclosed, None);
-        // Header names are not comments.
+        // Header names are not comments (GCC), but that is
+        // implementation-defined: what follows is optional.
         let s = scan(b"#include <a//b.h>\n#pragma dp x\n");
-        assert_eq!(s.total(), 1);
+        assert_eq!((s.certain(), s.total()), (0, 1));
+        assert_eq!(scan(b"#include <a/b.h>\n#pragma dp x\n").certain(), 1);
+    }
+
+    #[test]
+    fn utf8_names_and_stray_bytes() {
+        // A stray byte is not part of a name; a UTF-8 letter is.
+        assert_eq!(count("\u{e9}_Pragma(\"dp x\")\n"), (0, 0));
+        let mut latin1 = b"\xdf_Pragma(\"dp x\")\n".to_vec();
+        assert_eq!(scan(&latin1).certain(), 1);
+        latin1.insert(0, b'#');
+        assert_eq!(scan(&latin1).certain(), 0);
+        assert_eq!(count("#pragma dp\u{e9} x\n"), (0, 0));
+        assert_eq!(
+            count("#pragma dp\\U000000e9 x\n#pragma dp \\u00e9\n"),
+            (1, 0)
+        );
+    }
+
+    #[test]
+    fn invalid_directives_break_the_file() {
+        let s = scan(b"#R\"(\n_Pragma(\"dp threshold(4)\")\n");
+        assert_eq!(s.total(), 0);
+        assert_eq!(
+            s.first_hard_anomaly().map(|a| a.kind),
+            Some(AnomalyKind::InvalidDirective)
+        );
+        let s = scan(b"# 12 \"a.cu\"\n#\n#if 0\n#foo\n#endif\n#warning x\n");
+        assert_eq!(s.hard_anomalies(), 0);
     }
 
     #[test]
