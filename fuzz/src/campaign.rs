@@ -426,11 +426,29 @@ fn make_cases(config: &Config, ids: std::ops::Range<u64>, corpus: &[Entry]) -> V
     })
 }
 
-/// Case `id`: a seed as is (the first ids), or a mutant of a corpus entry.
+/// Case `id`: a seed as is (the first ids), a seed with at most one benign
+/// mutation (the nvcc sample: its original must compile), or a mutant of a
+/// corpus entry.
 fn make_case(config: &Config, id: u64, corpus: &[Entry], rng: &mut Rng) -> Case {
+    let h = mix(config.seed, id);
+    // The built-in seeds are written to compile: nvcc checks each of them.
+    let builtin_seed = config
+        .seeds
+        .get(id as usize)
+        .is_some_and(|s| s.name.starts_with("builtin:"));
+    let keep_output = config.nvcc.is_some()
+        && config.nvcc_every > 0
+        && (builtin_seed || mix(h, 1) % config.nvcc_every == 0);
     let (bytes, ops, origin) = if (id as usize) < config.seeds.len() {
         let s = &config.seeds[id as usize];
         (s.bytes.clone(), Vec::new(), s.name.clone())
+    } else if keep_output {
+        let s = rng.pick(&config.seeds);
+        let op = *rng.pick(Op::BENIGN);
+        match op.apply(&s.bytes, b"", rng) {
+            Some(out) if rng.chance(3, 4) => (out, vec![op], s.name.clone()),
+            _ => (s.bytes.clone(), Vec::new(), s.name.clone()),
+        }
     } else {
         // Tournament of two: smaller inputs are faster to check and give
         // smaller examples.
@@ -462,16 +480,13 @@ fn make_case(config: &Config, id: u64, corpus: &[Entry], rng: &mut Rng) -> Case 
         }
         (bytes, ops, parent.origin.clone())
     };
-    let h = mix(config.seed, id);
     let cli = config.cli_every > 0 && h % config.cli_every == 0;
     Case {
         request: Request {
             id,
             cli,
             preexisting_output: cli && (h / config.cli_every.max(1)) % 2 == 1,
-            keep_output: config.nvcc.is_some()
-                && config.nvcc_every > 0
-                && mix(h, 1) % config.nvcc_every == 0,
+            keep_output,
             bytes,
         },
         ops,

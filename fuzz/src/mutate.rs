@@ -79,6 +79,31 @@ impl Op {
         }
     }
 
+    /// Operators that keep a compiling file compiling (most of the time):
+    /// for the nvcc sample, whose cases must compile before dpopt runs.
+    pub const BENIGN: &'static [Op] = &[
+        Op::PragmaAddClause,
+        Op::PragmaClauseValue,
+        Op::PragmaDropClause,
+        Op::PragmaDuplicateClause,
+        Op::PragmaClauseComment,
+        Op::PragmaCommentBeforeHash,
+        Op::PragmaCommentBetween,
+        Op::PragmaDigraph,
+        Op::PragmaSplice,
+        Op::PragmaOperator,
+        Op::PragmaMacro,
+        Op::LaunchStream,
+        Op::LaunchDim3,
+        Op::LaunchMacro,
+        Op::Crlf,
+        Op::WrapIfdef,
+        Op::DuplicateIntoNamespace,
+        Op::RawStringPragma,
+        Op::SplicedStringPragma,
+        Op::RemovePragmas,
+    ];
+
     pub fn from_name(name: &str) -> Option<Op> {
         Op::ALL.iter().copied().find(|op| op.name() == name)
     }
