@@ -4,7 +4,8 @@
 use clap::{Args, Parser, Subcommand};
 use dpopt_fuzz::campaign::{self, Config};
 use dpopt_fuzz::mutate::Op;
-use dpopt_fuzz::nvcc::Nvcc;
+use dpopt_fuzz::nvcc::{Compiled, Nvcc};
+use dpopt_fuzz::oracle::{Class, Violation};
 use dpopt_fuzz::pool::{Eval, Slot, WorkerSpec};
 use dpopt_fuzz::protocol::Request;
 use dpopt_fuzz::worker::{self, WorkerOptions};
@@ -51,6 +52,9 @@ enum Command {
         /// Per-case time limit in seconds.
         #[arg(long, default_value_t = 5.0)]
         timeout: f64,
+        /// Also compile each file and its output with this nvcc.
+        #[arg(long)]
+        nvcc: Option<PathBuf>,
     },
     /// Internal: serve cases on standard input/output.
     #[command(hide = true)]
@@ -144,7 +148,8 @@ fn main() -> ExitCode {
             files,
             dpopt,
             timeout,
-        }) => check_files(&files, dpopt, timeout),
+            nvcc,
+        }) => check_files(&files, dpopt, timeout, nvcc),
         None => run_campaign(cli.campaign),
     }
 }
@@ -260,9 +265,21 @@ fn run_campaign(args: CampaignArgs) -> ExitCode {
     }
 }
 
-fn check_files(files: &[PathBuf], dpopt: Option<PathBuf>, timeout: f64) -> ExitCode {
+fn check_files(
+    files: &[PathBuf],
+    dpopt: Option<PathBuf>,
+    timeout: f64,
+    nvcc: Option<PathBuf>,
+) -> ExitCode {
     let scratch = oracle::default_scratch();
-    let (dpopt, note) = dpopt_binary(dpopt, &seeds::default_root());
+    let root = seeds::default_root();
+    let nvcc = nvcc.map(|exe| Nvcc {
+        exe,
+        include: root.join("examples"),
+        scratch: scratch.clone(),
+        timeout: Duration::from_secs(300),
+    });
+    let (dpopt, note) = dpopt_binary(dpopt, &root);
     if let Some(n) = note {
         eprintln!("note: {n}");
     }
@@ -287,10 +304,24 @@ fn check_files(files: &[PathBuf], dpopt: Option<PathBuf>, timeout: f64) -> ExitC
             id: i as u64,
             cli: true,
             preexisting_output: i % 2 == 1,
-            keep_output: false,
-            bytes,
+            keep_output: nvcc.is_some(),
+            bytes: bytes.clone(),
         });
-        let violations = eval.violations();
+        let mut violations = eval.violations();
+        if let (Some(nvcc), Eval::Done(resp)) = (&nvcc, &eval) {
+            if let Some(out) = &resp.report.output {
+                match (nvcc.compile("in.cu", &bytes), nvcc.compile("out.cu", out)) {
+                    (Compiled::Ok, Compiled::Rejected(errors)) => {
+                        violations.push(Violation::new(Class::NvccRejects, errors))
+                    }
+                    (Compiled::Rejected(_), _) => println!(
+                        "{}: nvcc rejects the file itself: no comparison",
+                        path.display()
+                    ),
+                    _ => {}
+                }
+            }
+        }
         if let Eval::Unconfirmed(d) = &eval {
             println!("{}: (unconfirmed) {d}", path.display());
         }

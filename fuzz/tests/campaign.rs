@@ -92,14 +92,19 @@ fn supervision_reports_crashes_and_hangs() {
 
 #[test]
 fn smoke_campaign_runs_and_is_reproducible() {
-    let a = campaign::run(&config(3, 60, None, None));
+    // The small built-in seeds only: fast in a debug build.
+    let smoke = || Config {
+        seeds: seeds::builtin(),
+        ..config(3, 60, None, None)
+    };
+    let a = campaign::run(&smoke());
     assert_eq!(a.cases, 60);
     assert!(
         a.corpus > a.cases as usize / 4,
         "no feedback: corpus {}",
         a.corpus
     );
-    let b = campaign::run(&config(3, 60, None, None));
+    let b = campaign::run(&smoke());
     let counts = |s: &campaign::Summary| {
         s.by_class
             .iter()
@@ -115,7 +120,7 @@ fn smoke_campaign_runs_and_is_reproducible() {
 /// 8,000 with `--release`; `DPOPT_FUZZ_CASES` overrides. On failure the
 /// minimized examples are in target/fuzz-fixtures/.
 #[test]
-#[ignore = "enable when the lexer fixes land (known: render_panic, crash, silent_pragma, passthrough_changed, broken_output, misplaced_diagnostic)"]
+#[ignore = "enable when the lexer fixes land (on main d8d5786: silent_pragma, warned_pragma, misplaced_diagnostic, passthrough_changed; see fuzz/findings/)"]
 fn fixed_seed_campaign_has_no_violations() {
     let cases = std::env::var("DPOPT_FUZZ_CASES")
         .ok()

@@ -1,0 +1,2 @@
+#define DP_PRAGMA(x)_Pragma(#x)
+DP_PRAGMA(dp)
