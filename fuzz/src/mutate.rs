@@ -308,9 +308,14 @@ fn functions(src: &[u8]) -> Vec<Range<usize>> {
     while i < toks.len() {
         let (kind, r) = &toks[i];
         let text = &src[r.clone()];
-        let at_line_start = src[line_start(src, r.start)..r.start]
-            .iter()
-            .all(|b| b.is_ascii_whitespace());
+        // (Comparing with the previous token keeps this linear on long lines.)
+        let before = if i == 0 { 0 } else { toks[i - 1].1.end };
+        let gap = &src[before..r.start];
+        let at_line_start = if i == 0 {
+            gap.iter().all(|b| b.is_ascii_whitespace())
+        } else {
+            gap.contains(&b'\n')
+        };
         if text == b"#" && at_line_start {
             // Skip the directive line(s).
             let end = line_end(src, r.start);
