@@ -117,7 +117,7 @@ fn smoke_campaign_runs_and_is_reproducible() {
 
 /// The CI gate: a fixed-seed campaign, the CLI sample included, must find
 /// no violation. 400 cases in a debug build (about a minute on 2 cores),
-/// 8,000 with `--release`; `DPOPT_FUZZ_CASES` overrides. On failure the
+/// 20,000 with `--release`; `DPOPT_FUZZ_CASES` overrides. On failure the
 /// minimized examples are in target/fuzz-fixtures/.
 #[test]
 #[ignore = "enable when the lexer fixes land (on main d8d5786: silent_pragma, warned_pragma, misplaced_diagnostic, passthrough_changed; see fuzz/findings/)"]
@@ -125,7 +125,7 @@ fn fixed_seed_campaign_has_no_violations() {
     let cases = std::env::var("DPOPT_FUZZ_CASES")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(if cfg!(debug_assertions) { 400 } else { 8_000 });
+        .unwrap_or(if cfg!(debug_assertions) { 400 } else { 20_000 });
     let root = seeds::default_root();
     let dpopt = campaign::find_dpopt_binary(&worker_exe(), &root, true)
         .expect("the dpopt binary for the CLI sample");
