@@ -3,10 +3,10 @@
 //! new coverage), collect violations, then minimize one example per class
 //! and operator set.
 //!
-//! Reproducibility: round `r` draws its cases with `Rng::derive(seed, r)`
-//! from the corpus as it was at the start of the round, and results are
-//! merged in case order, so a campaign depends on `--seed` and `--cases`
-//! only, not on `--jobs` or timing (hangs aside).
+//! Reproducibility: rounds have a fixed size; case `id` draws its mutations
+//! with `Rng::derive(seed, id)` from the corpus as it was at the start of
+//! its round, and results are merged in case order, so a campaign depends
+//! on `--seed` and `--cases` only, not on `--jobs` or timing (hangs aside).
 
 use crate::minimize::{self, Budget};
 use crate::mutate::Op;
@@ -248,7 +248,9 @@ pub fn run(config: &Config) -> Summary {
     let mut signatures: HashSet<u64> = HashSet::new();
     let mut features: HashSet<u32> = HashSet::new();
     let mut pool = Pool::new(config.worker.clone(), config.jobs);
-    let round_size = (config.jobs as u64 * 128).max(128);
+    // Fixed, not derived from `jobs`: the corpus at each round's start must
+    // not depend on the number of workers.
+    const ROUND_SIZE: u64 = 256;
 
     let (nvcc_tx, nvcc_results, nvcc_thread) = start_nvcc(config);
     let mut nvcc_sent = 0usize;
@@ -257,8 +259,9 @@ pub fn run(config: &Config) -> Summary {
     let mut round = 0u64;
     let mut last_progress = Instant::now();
     while next_id < config.cases {
-        let n = round_size.min(config.cases - next_id);
-        let mut rng = Rng::derive(config.seed, round);
+        let n = ROUND_SIZE.min(config.cases - next_id);
+        // Corpus replacement has its own stream, apart from the cases'.
+        let mut rng = Rng::derive(mix(config.seed, 0x5eed), round);
         let cases = make_cases(config, next_id..next_id + n, &corpus);
         let requests: Vec<Request> = cases.iter().map(|c| c.request.clone()).collect();
         let evals = pool.run(&requests);
