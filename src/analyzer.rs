@@ -252,7 +252,7 @@ fn site_for(
         return Err(Diagnostic::new(
             DiagnosticKind::MalformedLaunch {
                 reason: format!(
-                    "{} configuration arguments, expected 2 to 4",
+                    "{} configuration argument(s), expected 2 to 4",
                     launch.config.len()
                 ),
             },
@@ -421,7 +421,7 @@ fn site_for(
         Some(_) if child_fn.template_header.is_some() => {
             return Err(Diagnostic::new(
                 DiagnosticKind::NotImplementedYet {
-                    clause: format!("consldt on the template kernel `{simple_name}`"),
+                    clause: format!("consldt` on the template kernel `{simple_name}"),
                 },
                 launch.kernel_span.clone(),
                 "template kernel",

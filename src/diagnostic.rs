@@ -33,6 +33,11 @@ pub enum DiagnosticKind {
         clause: String,
         value: String,
     },
+    /// An integer literal too large for any kernel configuration.
+    TooLarge {
+        clause: String,
+        value: String,
+    },
     DuplicateClause {
         clause: String,
     },
@@ -118,8 +123,8 @@ pub enum DiagnosticKind {
         count: usize,
         arity: usize,
     },
-    /// Input nested deeper than dpopt reads (brackets in a pragma or a
-    /// launch configuration).
+    /// A pragma nested deeper than dpopt reads (brackets in a clause
+    /// argument; deeper launch configurations are read as text).
     TooDeep {
         limit: usize,
     },
@@ -168,7 +173,7 @@ impl DiagnosticKind {
             MissingArguments { .. } | UnclosedArguments { .. } | WrongArgumentCount { .. } => {
                 "dpopt::clause_arguments"
             }
-            NotPositive { .. } | NotAnInteger { .. } => "dpopt::clause_value",
+            NotPositive { .. } | NotAnInteger { .. } | TooLarge { .. } => "dpopt::clause_value",
             DuplicateClause { .. } => "dpopt::duplicate_clause",
             BadGranularity { .. } | BadBufferKind { .. } | BadWorkVariable { .. } => {
                 "dpopt::clause_value"
@@ -226,6 +231,9 @@ impl DiagnosticKind {
             NotAnInteger { clause, value } => {
                 format!("`{clause}({value})`: expected an integer literal or a macro name")
             }
+            TooLarge { clause, value } => {
+                format!("`{clause}({value})`: the value does not fit in 64 bits")
+            }
             DuplicateClause { clause } => format!("clause `{clause}` is given twice"),
             BadGranularity { value, .. } => format!("`{value}` is not an aggregation granularity"),
             BadBufferKind { value } => format!("`{value}` is not a consolidation buffer kind"),
@@ -249,7 +257,7 @@ impl DiagnosticKind {
                 format!("`#pragma dp` on a host-side launch (in host function `{function}`)")
             }
             LaunchOutsideFunction => {
-                "`#pragma dp` on a launch that is not in a free function (class member functions are not supported yet)".to_string()
+                "`#pragma dp` on a launch that is not in a function at namespace level (a class member function, or no function at all)".to_string()
             }
             KernelNotDefined { kernel } => {
                 format!("kernel `{kernel}` is launched here but not defined in this file")
@@ -319,6 +327,7 @@ impl DiagnosticKind {
             UnclosedArguments { clause } => format!("close the argument list: `{clause}(...)`"),
             WrongArgumentCount { clause, expected, .. } => format!("`{clause}` takes {expected}"),
             NotPositive { .. } => "use a value of at least 1".to_string(),
+            TooLarge { .. } => "use a value that a launch configuration can hold".to_string(),
             NotAnInteger { .. } => {
                 "write a decimal or hexadecimal literal such as `128`, or the name of a macro defined elsewhere".to_string()
             }

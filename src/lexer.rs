@@ -75,6 +75,49 @@ pub fn unterminated(token: &Token, view: &str) -> Option<&'static str> {
     }
 }
 
+/// Do two punctuator characters written together start a longer operator
+/// (`+` `+` is `++`, `<` `<` is `<<`)?
+fn forms_operator(a: u8, b: u8) -> bool {
+    const PAIRS: &[&[u8; 2]] = &[
+        b"++", b"--", b"<<", b">>", b"<=", b">=", b"==", b"!=", b"&&", b"||", b"+=", b"-=", b"*=",
+        b"/=", b"%=", b"&=", b"|=", b"^=", b"->", b"::", b"##", b".*", b"..", b"<:", b"<%", b"%:",
+        b"%>", b":>", b"//", b"/*",
+    ];
+    PAIRS.contains(&&[a, b])
+}
+
+/// Offset of a `/*` in a directive's text that is never closed (it runs to
+/// the end of the file), if there is one; literals and `//` comments are
+/// skipped.
+fn unterminated_comment_in_directive(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' | b'\'' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                // To the end of the line (splices continue it).
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => match text[i + 2..].find("*/") {
+                Some(e) => i += 2 + e + 2,
+                None => return Some(i),
+            },
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 fn is_raw_string(text: &str) -> bool {
     ["R\"", "LR\"", "uR\"", "UR\"", "u8R\""]
         .iter()
@@ -90,6 +133,15 @@ pub fn unreadable_tokens(tokens: &[Token], view: &str) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
         match t.kind {
+            TokenKind::Directive => {
+                if let Some(at) = unterminated_comment_in_directive(t.text(view)) {
+                    out.push(Diagnostic::new(
+                        DiagnosticKind::Unterminated { what: "comment" },
+                        t.start + at..t.start + at + 2,
+                        "opened here, never closed",
+                    ));
+                }
+            }
             TokenKind::BlockComment | TokenKind::Str => {
                 if let Some(what @ ("comment" | "raw string literal")) = unterminated(t, view) {
                     out.push(Diagnostic::new(
@@ -139,7 +191,9 @@ pub fn unreadable_tokens(tokens: &[Token], view: &str) -> Vec<Diagnostic> {
                         .trim_end_matches([' ', '\t'])
                         == "\\";
                 let splits = (word(last) && word(first))
-                    || (before.kind == TokenKind::Punct && after.kind == TokenKind::Punct);
+                    || (before.kind == TokenKind::Punct
+                        && after.kind == TokenKind::Punct
+                        && forms_operator(last, first));
                 if glued && splits && before.kind.is_significant() && after.kind.is_significant() {
                     out.push(Diagnostic::new(
                         DiagnosticKind::UnreadableToken {

@@ -756,7 +756,10 @@ fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
                 part_start = k + 1;
             }
             ">>>" => {
-                parts.push(span_of(sig, part_start, k)?);
+                // `<<<>>>`: no configuration at all (reported as such).
+                if !(parts.is_empty() && part_start == k) {
+                    parts.push(span_of(sig, part_start, k)?);
+                }
                 break;
             }
             _ => {}

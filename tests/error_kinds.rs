@@ -320,6 +320,27 @@ case! {
 }
 
 case! {
+    name: too_large,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp coarsen(99999999999999999999999)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: TooLarge { .. },
+    code: "dpopt::clause_value",
+    severity: Error,
+    line: 7,
+    column: 20,
+    span: "99999999999999999999999",
+}
+
+case! {
     name: duplicate_clause,
     input: "
         __global__ void child(int *a, int n) {
@@ -1249,6 +1270,7 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         WrongArgumentCount { .. } => "dpopt::clause_arguments",
         NotPositive { .. } => "dpopt::clause_value",
         NotAnInteger { .. } => "dpopt::clause_value",
+        TooLarge { .. } => "dpopt::clause_value",
         DuplicateClause { .. } => "dpopt::duplicate_clause",
         BadGranularity { .. } => "dpopt::clause_value",
         BadBufferKind { .. } => "dpopt::clause_value",
@@ -1319,6 +1341,10 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             value: s(),
         },
         NotAnInteger {
+            clause: s(),
+            value: s(),
+        },
+        TooLarge {
             clause: s(),
             value: s(),
         },
