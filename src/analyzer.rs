@@ -103,7 +103,51 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             declare_at,
         });
     }
+    plan.bounded = kernels_to_bound(program, view, &plan);
     Analysis { plan, diagnostics }
+}
+
+/// The kernels that run a rewritten launch: the sites' parents when they
+/// are kernels, and the kernels that call (through any chain of calls) a
+/// device function that is one; those that declare `__launch_bounds__` or
+/// `__maxnreg__` themselves keep theirs.
+fn kernels_to_bound(program: &Program, view: &str, plan: &Plan) -> Vec<usize> {
+    let mut reach: Vec<usize> = plan.sites.iter().map(|s| s.parent).collect();
+    let mut i = 0;
+    while i < reach.len() {
+        let target = &program.functions[reach[i]];
+        if !target.space.global {
+            for (k, f) in program.functions.iter().enumerate() {
+                if reach.contains(&k) || !f.space.runs_on_device() {
+                    continue;
+                }
+                let body = program.sig_in(f.body.clone());
+                let calls = body.windows(2).any(|w| {
+                    w[0].kind == TokenKind::Ident
+                        && w[0].text(view) == target.name
+                        && w[1].text(view) == "("
+                });
+                if calls {
+                    reach.push(k);
+                }
+            }
+        }
+        i += 1;
+    }
+    let mut kernels: Vec<usize> = reach
+        .into_iter()
+        .filter(|&k| {
+            let f = &program.functions[k];
+            let head = &view[f.start..f.body.start];
+            f.space.global
+                && f.launch_bounds.is_none()
+                && !head.contains("__launch_bounds__")
+                && !head.contains("__maxnreg__")
+        })
+        .collect();
+    kernels.sort_unstable();
+    kernels.dedup();
+    kernels
 }
 
 /// Macros that expand to `_Pragma`: a `#pragma dp` written through one is

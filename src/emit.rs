@@ -31,8 +31,9 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         fragment.extend(definitions(&renderer, child_plan, file.line_of(at)));
         inserts.push((at, fragment));
     }
-    if plan.sites.iter().any(|s| s.aggregation.is_some()) {
-        inserts.insert(0, (0, prelude(&renderer)));
+    let aggregate = plan.sites.iter().any(|s| s.aggregation.is_some());
+    if aggregate || !plan.bounded.is_empty() {
+        inserts.insert(0, (0, prelude(&renderer, aggregate)));
     }
     if !plan.sites.is_empty() {
         let len = file.bytes.len();
@@ -58,9 +59,12 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     resolve_output_lines(out, output_name)
 }
 
-/// Includes and helpers that aggregated launches need, at the top of the file.
-fn prelude(r: &Renderer) -> Vec<u8> {
+/// At the top of the file: the launch-bounds macro of the parent kernels, and
+/// the includes and helpers that aggregated launches need.
+fn prelude(r: &Renderer, aggregate: bool) -> Vec<u8> {
     let mut ctx = tera::Context::new();
+    ctx.insert("aggregate", &aggregate);
+    ctx.insert("bounded", &!r.plan.bounded.is_empty());
     ctx.insert("file_name", &r.file.name);
     ctx.insert("resume_line", &1);
     ctx.insert("file", &r.file.quoted_name());
