@@ -114,8 +114,8 @@ VARIANTS
     fi
   done
   # Pools so small that nearly every launch falls back to a direct launch,
-  # while those also overflow the pending-launch limit (README, Known problems:
-  # the grid case hung on an H200).
+  # while those also overflow the pending-launch limit (the grid case hung
+  # while pool-full launches waited for the dispatcher: docs/AGGREGATION.md).
   echo "pending_overflow dpG pool1 pending_overflow__dpG -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
   echo "pending_overflow dpM pool1 pending_overflow__dpM -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
   # A program in two files: the parent's host launch is in host.cu, which
