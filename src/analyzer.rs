@@ -139,7 +139,11 @@ fn kernels_to_bound(program: &Program, view: &str, plan: &Plan) -> Vec<usize> {
         .filter(|&k| {
             let f = &program.functions[k];
             let head = &view[f.start..f.body.start];
+            // `void ns::k(...) {...}`: a qualified name cannot be declared
+            // again outside its namespace.
+            let qualified = view[f.start..f.name_span.start].trim_end().ends_with("::");
             f.space.global
+                && !qualified
                 && f.launch_bounds.is_none()
                 && !head.contains("__launch_bounds__")
                 && !head.contains("__maxnreg__")

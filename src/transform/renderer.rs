@@ -36,8 +36,6 @@ pub struct Renderer<'a> {
     pub codec: TextCodec,
     /// Start offset of each rewritten pragma -> index into `plan.sites`.
     site_at: HashMap<usize, usize>,
-    /// Start offsets of the names of the kernels that get launch bounds.
-    bounded_names: std::collections::HashSet<usize>,
 }
 
 impl<'a> Renderer<'a> {
@@ -60,11 +58,6 @@ impl<'a> Renderer<'a> {
             templates,
             codec: TextCodec::for_bytes(&file.bytes),
             site_at,
-            bounded_names: plan
-                .bounded
-                .iter()
-                .map(|&k| program.functions[k].name_span.start)
-                .collect(),
         }
     }
 
@@ -101,12 +94,6 @@ impl<'a> Renderer<'a> {
                     i += 1;
                 }
                 continue;
-            }
-            if t.kind == TokenKind::Ident
-                && copy_of.is_none()
-                && self.bounded_names.contains(&t.start)
-            {
-                out.extend_from_slice(b"DPOPT_PARENT_BOUNDS ");
             }
             match (t.kind, substitute) {
                 (TokenKind::Ident, true) => match Builtins::replacement(t.text(&self.file.view)) {
