@@ -117,6 +117,13 @@ pub enum DiagnosticKind {
         threshold: i128,
         site: String,
     },
+    /// Pool-based aggregation of a child that takes a class with a
+    /// constructor by value (not implemented yet).
+    PooledClassParameter {
+        granularity: String,
+        param: String,
+        class: String,
+    },
     /// Several definitions fit a launched kernel's name and argument count.
     AmbiguousKernel {
         kernel: String,
@@ -198,6 +205,7 @@ impl DiagnosticKind {
             FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
             TooDeep { .. } => "dpopt::too_deep",
             AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
+            PooledClassParameter { .. } => "dpopt::not_implemented",
             ThresholdDecided { .. } => "dpopt::threshold_decided",
             Unterminated { .. } => "dpopt::unterminated",
             UnreadableToken { .. } => "dpopt::unreadable_token",
@@ -291,6 +299,9 @@ impl DiagnosticKind {
             } else {
                 format!("every launch of `{kernel}` here has {threads} threads, at least threshold({threshold}): it is never run serially, the threshold has no effect")
             },
+            PooledClassParameter { granularity, param, class } => format!(
+                "`consldt({granularity})` cannot be applied yet: the child takes `{param}` by value, of class `{class}`, which declares a constructor, and the records of this granularity live in a `__device__` pool that must be constant-initialized"
+            ),
             AmbiguousKernel { kernel, count, arity } => format!(
                 "`{kernel}` with {arity} argument(s) may be any of {count} definitions in this file"
             ),
@@ -380,6 +391,9 @@ impl DiagnosticKind {
             ThresholdDecided { site, .. } => format!(
                 "if that is what you want, nothing to do; otherwise change the threshold (or build with -DDPOPT_THRESHOLD_{site}=N)"
             ),
+            PooledClassParameter { .. } => {
+                "use `consldt(warp)` or `consldt(block)`, which keep the records in launch parameters, or pass the object by pointer".to_string()
+            }
             AmbiguousKernel { .. } => {
                 "dpopt tells overloads apart by namespace and argument count only: qualify the launch (`ns::kernel<<<...>>>`) or give the overloads different names".to_string()
             }

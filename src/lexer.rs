@@ -172,6 +172,17 @@ pub fn unreadable_tokens(tokens: &[Token], view: &str) -> Vec<Diagnostic> {
                     "alternative token",
                 ));
             }
+            TokenKind::Ident if t.text(view).contains('\\') => {
+                out.push(Diagnostic::new(
+                    DiagnosticKind::UnreadableToken {
+                        token: t.text(view).split('\\').next().unwrap_or("").to_string() + "\\",
+                        why: "a line splice joins this identifier with the next line's, which dpopt does not read",
+                        fix: "join the two lines (remove the `\\` at the end of the line)".to_string(),
+                    },
+                    t.range(),
+                    "identifier split by a line splice",
+                ));
+            }
             TokenKind::Space => {
                 let text = t.text(view);
                 if !text.contains('\\') || i == 0 {
@@ -308,7 +319,7 @@ mod tests {
         let file = SourceFile::new("t.cu", b"ker\\\nnel<<<1, 1>>>(); x <% y".to_vec());
         let d = unreadable_tokens(&lex(&file), &file.view);
         assert_eq!(d.len(), 2, "{d:?}");
-        assert_eq!(d[0].span, 0..4);
+        assert_eq!(d[0].span, 0..8);
     }
 
     #[test]
