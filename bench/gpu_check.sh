@@ -6,7 +6,9 @@
 #   bench/gpu_check.sh prepare        # here: needs cargo; writes gpu-build/
 #   bench/gpu_check.sh run [FILTER]   # on the GPU: needs nvcc; reads gpu-build/,
 #                                     # writes $OUT (or ./gpu-out) results.csv, summary.md
-#   FILTER: regex over job lines "example variant config ..."; INPUTS=regex
+#   FILTER: regex over job lines "example variant config ..."; JOBS=file
+#   reads job lines from another file; STATS=0 skips the -DDPOPT_STATS
+#   builds and launch counts; INPUTS=regex
 #   selects input lines "example|args" (e.g. INPUTS='road|s14').
 #
 # Variants of each example (every `#pragma dp` line replaced):
@@ -114,8 +116,8 @@ VARIANTS
     fi
   done
   # Pools so small that nearly every launch falls back to a direct launch,
-  # while those also overflow the pending-launch limit (README, Known problems:
-  # the grid case hung on an H200).
+  # while those also overflow the pending-launch limit (the grid case hung
+  # while pool-full launches waited for the dispatcher: docs/AGGREGATION.md).
   echo "pending_overflow dpG pool1 pending_overflow__dpG -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
   echo "pending_overflow dpM pool1 pending_overflow__dpM -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
   # A program in two files: the parent's host launch is in host.cu, which
@@ -202,11 +204,14 @@ run() {
   echo "GPU: $gpu; nvcc: $("$nvcc" --version | tail -n1)"
   echo "$(date +%T) building"
   # Build every (source, defines) pair in parallel.
-  grep -E "${filter:-.}" "$BUILD/jobs.txt" > "$BUILD/selected.txt" || true
-  # Each example is also built with -DDPOPT_STATS (suffix __stats) to count launches.
+  grep -E "${filter:-.}" "${JOBS:-$BUILD/jobs.txt}" > "$BUILD/selected.txt" || true
+  # Each example is also built with -DDPOPT_STATS (suffix __stats) to count
+  # launches, unless STATS=0.
   { awk '{print $4, $5, $3}' "$BUILD/selected.txt"
-    { grep -E "^($(ls examples | sed -n 's/\.cu$//p' | paste -sd'|')) " "$BUILD/selected.txt" || true; } |
-      awk '{print $4, $5 ",-DDPOPT_STATS", $3 "__stats"}'
+    if [ "${STATS:-1}" != 0 ]; then
+      { grep -E "^($(ls examples | sed -n 's/\.cu$//p' | paste -sd'|')) " "$BUILD/selected.txt" || true; } |
+        awk '{print $4, $5 ",-DDPOPT_STATS", $3 "__stats"}'
+    fi
   } | sort -u | \
     xargs -P "$(nproc)" -n 3 sh -c '
       src=$0; defs=$1; cfg=$2; bin='"$BUILD"'/bin/${src}__${cfg}
@@ -241,7 +246,8 @@ run() {
       done >> "$out/results.csv"
     done <<< "$inputs"
   done < "$BUILD/selected.txt"
-  count_launches "$out"
+  if [ "${STATS:-1}" != 0 ]; then count_launches "$out"; else
+    echo "example,input,variant,config,launch_requests,serialized,direct,aggregated,parents_aggregated,fallbacks,device_launches" > "$out/launches.csv"; fi
   summarize "$out"
   suite_csv "$out"
 }

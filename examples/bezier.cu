@@ -29,6 +29,11 @@
 #include <string>
 #include <vector>
 
+// Threads per block of the host launches of the parent kernel; -DPARENT_BLOCK=1024 checks that transformed parents stay launchable with 1,024 threads.
+#ifndef PARENT_BLOCK
+#define PARENT_BLOCK 128
+#endif
+
 #define CUDA_CHECK(call)                                                       \
   do {                                                                         \
     cudaError_t err_ = (call);                                                 \
@@ -247,6 +252,7 @@ int main(int argc, char **argv) {
          nLines, totalPoints, max_tess, prop.name);
 
   const int block = 128, grid = (nLines + block - 1) / block;
+  const int parent_grid = (nLines + PARENT_BLOCK - 1) / PARENT_BLOCK;
   const char *impls[2] = {"flat", "cdp"};
   bool allOk = true;
   std::vector<int> hTess(nLines);
@@ -271,7 +277,7 @@ int main(int argc, char **argv) {
       if (impl == 0)
         bezier_flat<<<grid, block>>>(dLines, nLines, scale, max_tess, dTess, dVtx);
       else
-        bezier_parent<<<grid, block>>>(dLines, nLines, scale, max_tess, dTess, dVtx);
+        bezier_parent<<<parent_grid, PARENT_BLOCK>>>(dLines, nLines, scale, max_tess, dTess, dVtx);
       CUDA_CHECK(cudaGetLastError());
       CUDA_CHECK(cudaEventRecord(ev1));
       CUDA_CHECK(cudaDeviceSynchronize());

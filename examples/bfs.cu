@@ -29,6 +29,11 @@
 
 #include "common/web_graph.h"  // make_web
 
+// Threads per block of the host launches of the parent kernel; -DPARENT_BLOCK=1024 checks that transformed parents stay launchable with 1,024 threads.
+#ifndef PARENT_BLOCK
+#define PARENT_BLOCK 256
+#endif
+
 #define CK(call)                                                              \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -278,6 +283,7 @@ static float run_bfs(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
                      cudaEvent_t t1) {
   const int threads = 256;
   const int blocks = (d.n + threads - 1) / threads;
+  const int parent_blocks = (d.n + PARENT_BLOCK - 1) / PARENT_BLOCK;
   CK(cudaEventRecord(t0));
   for (int cur = 0;; ++cur) {
     int changed = 0;
@@ -285,7 +291,7 @@ static float run_bfs(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
     if (impl == Impl::Flat)
       bfs_flat<<<blocks, threads>>>(d.row, d.col, d.level, d.n, cur, d.changed);
     else
-      bfs_parent<<<blocks, threads>>>(d.row, d.col, d.level, d.n, cur, d.changed);
+      bfs_parent<<<parent_blocks, PARENT_BLOCK>>>(d.row, d.col, d.level, d.n, cur, d.changed);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     CK(cudaMemcpy(&changed, d.changed, sizeof(int), cudaMemcpyDeviceToHost));

@@ -51,6 +51,11 @@
 #include <utility>
 #include <vector>
 
+// Threads per block of the host launches of the parent kernel; -DPARENT_BLOCK=1024 checks that transformed parents stay launchable with 1,024 threads.
+#ifndef PARENT_BLOCK
+#define PARENT_BLOCK 256
+#endif
+
 #define CK(call)                                                              \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -211,6 +216,7 @@ static float run_mst(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
                      cudaEvent_t t1, int* rounds, bool* finished) {
   const int threads = 256;
   const int blocks = (d.n + threads - 1) / threads;
+  const int parent_blocks = (d.n + PARENT_BLOCK - 1) / PARENT_BLOCK;
   *rounds = 0;
   *finished = false;
   CK(cudaEventRecord(t0));
@@ -221,8 +227,8 @@ static float run_mst(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
       mstf_flat<<<blocks, threads>>>(d.row, d.col, d.weight, d.eid, d.comp,
                                      d.minkey, d.n);
     else
-      mstf_parent<<<blocks, threads>>>(d.row, d.col, d.weight, d.eid, d.comp,
-                                       d.minkey, d.n);
+      mstf_parent<<<parent_blocks, PARENT_BLOCK>>>(d.row, d.col, d.weight, d.eid,
+                                                   d.comp, d.minkey, d.n);
     CK(cudaGetLastError());
     CK(cudaMemset(d.flag, 0, sizeof(int)));
     mst_choose<<<blocks, threads>>>(d.comp, d.minkey, d.eu, d.ev, d.parent[0],

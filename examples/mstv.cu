@@ -61,6 +61,11 @@
 #include <utility>
 #include <vector>
 
+// Threads per block of the host launches of the parent kernel; -DPARENT_BLOCK=1024 checks that transformed parents stay launchable with 1,024 threads.
+#ifndef PARENT_BLOCK
+#define PARENT_BLOCK 256
+#endif
+
 #define CK(call)                                                              \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -349,15 +354,16 @@ static float run_verify(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
                         cudaEvent_t t1) {
   const int threads = 256;
   const int blocks = (d.n + threads - 1) / threads;
+  const int parent_blocks = (d.n + PARENT_BLOCK - 1) / PARENT_BLOCK;
   CK(cudaEventRecord(t0));
   if (impl == Impl::Flat)
     mstv_flat<<<blocks, threads>>>(d.row, d.col, d.weight, d.eid, d.in_forest,
                                    d.tree, d.depth, d.up, d.upmax, d.n,
                                    d.levels, d.verdict);
   else
-    mstv_parent<<<blocks, threads>>>(d.row, d.col, d.weight, d.eid,
-                                     d.in_forest, d.tree, d.depth, d.up,
-                                     d.upmax, d.n, d.levels, d.verdict);
+    mstv_parent<<<parent_blocks, PARENT_BLOCK>>>(d.row, d.col, d.weight, d.eid,
+                                                 d.in_forest, d.tree, d.depth, d.up,
+                                                 d.upmax, d.n, d.levels, d.verdict);
   CK(cudaGetLastError());
   CK(cudaEventRecord(t1));
   CK(cudaDeviceSynchronize());  // parents and all their children

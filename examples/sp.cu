@@ -59,6 +59,11 @@
 #include <string>
 #include <vector>
 
+// Threads per block of the host launches of the parent kernel; -DPARENT_BLOCK=1024 checks that transformed parents stay launchable with 1,024 threads.
+#ifndef PARENT_BLOCK
+#define PARENT_BLOCK 256
+#endif
+
 #define CK(call)                                                              \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -423,6 +428,7 @@ static float run_sp(Impl impl, const DeviceCnf& d, int iters, cudaEvent_t t0,
                     cudaEvent_t t1) {
   const int threads = 256;
   const int vblocks = (d.nvars + threads - 1) / threads;
+  const int parent_vblocks = (d.nvars + PARENT_BLOCK - 1) / PARENT_BLOCK;
   const int cblocks = (d.nclauses + threads - 1) / threads;
   CK(cudaEventRecord(t0));
   for (int t = 0; t < iters; ++t) {
@@ -432,8 +438,8 @@ static float run_sp(Impl impl, const DeviceCnf& d, int iters, cudaEvent_t t0,
       sp_vars_flat<<<vblocks, threads>>>(d.occ_row, d.occ_edge, d.neg, cur,
                                          d.msg, d.nvars);
     else
-      sp_vars_parent<<<vblocks, threads>>>(d.occ_row, d.occ_edge, d.neg, cur,
-                                           d.msg, d.nvars);
+      sp_vars_parent<<<parent_vblocks, PARENT_BLOCK>>>(d.occ_row, d.occ_edge, d.neg,
+                                                       cur, d.msg, d.nvars);
     CK(cudaGetLastError());
     // Stream order: starts after the parents and all their children.
     if (cblocks > 0)

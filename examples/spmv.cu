@@ -47,6 +47,11 @@
 #include <utility>
 #include <vector>
 
+// Threads per block of the host launches of the parent kernel; -DPARENT_BLOCK=1024 checks that transformed parents stay launchable with 1,024 threads.
+#ifndef PARENT_BLOCK
+#define PARENT_BLOCK 256
+#endif
+
 #define CK(call)                                                              \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -334,11 +339,12 @@ static float run_spmv(Impl impl, const DeviceMatrix& d, cudaEvent_t t0,
                       cudaEvent_t t1) {
   const int threads = 256;
   const int blocks = int((int64_t(d.rows) + threads - 1) / threads);
+  const int parent_blocks = int((int64_t(d.rows) + PARENT_BLOCK - 1) / PARENT_BLOCK);
   CK(cudaEventRecord(t0));
   if (impl == Impl::Flat)
     spmv_flat<<<blocks, threads>>>(d.row_ptr, d.col, d.val, d.x, d.y, d.rows);
   else
-    spmv_parent<<<blocks, threads>>>(d.row_ptr, d.col, d.val, d.x, d.y, d.rows);
+    spmv_parent<<<parent_blocks, PARENT_BLOCK>>>(d.row_ptr, d.col, d.val, d.x, d.y, d.rows);
   CK(cudaGetLastError());
   CK(cudaEventRecord(t1));  // the parent grid completes after its children
   CK(cudaEventSynchronize(t1));

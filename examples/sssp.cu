@@ -45,6 +45,11 @@
 
 #include "common/web_graph.h"  // make_web
 
+// Threads per block of the host launches of the parent kernel; -DPARENT_BLOCK=1024 checks that transformed parents stay launchable with 1,024 threads.
+#ifndef PARENT_BLOCK
+#define PARENT_BLOCK 256
+#endif
+
 #define CK(call)                                                              \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -365,6 +370,7 @@ static float run_sssp(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
                       cudaEvent_t t1) {
   const int threads = 256;
   const int blocks = (d.n + threads - 1) / threads;
+  const int parent_blocks = (d.n + PARENT_BLOCK - 1) / PARENT_BLOCK;
   int* cur = d.active[0];
   int* next = d.active[1];
   CK(cudaEventRecord(t0));
@@ -375,8 +381,8 @@ static float run_sssp(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
       sssp_flat<<<blocks, threads>>>(d.row, d.col, d.weight, d.dist, cur, next,
                                      d.n, d.changed);
     else
-      sssp_parent<<<blocks, threads>>>(d.row, d.col, d.weight, d.dist, cur,
-                                       next, d.n, d.changed);
+      sssp_parent<<<parent_blocks, PARENT_BLOCK>>>(d.row, d.col, d.weight, d.dist,
+                                                   cur, next, d.n, d.changed);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());  // parents and all their children
     CK(cudaMemcpy(&changed, d.changed, sizeof(int), cudaMemcpyDeviceToHost));

@@ -42,6 +42,11 @@
 #include <string>
 #include <vector>
 
+// Threads per block of the host launches of the parent kernel; -DPARENT_BLOCK=1024 checks that transformed parents stay launchable with 1,024 threads.
+#ifndef PARENT_BLOCK
+#define PARENT_BLOCK 256
+#endif
+
 #define CK(call)                                                              \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -249,11 +254,12 @@ static float run_tc(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
                     cudaEvent_t t1) {
   const int threads = 256;
   const int blocks = (d.n + threads - 1) / threads;
+  const int parent_blocks = (d.n + PARENT_BLOCK - 1) / PARENT_BLOCK;
   CK(cudaEventRecord(t0));
   if (impl == Impl::Flat)
     tc_flat<<<blocks, threads>>>(d.row, d.col, d.n, d.tri, d.total);
   else
-    tc_parent<<<blocks, threads>>>(d.row, d.col, d.n, d.tri, d.total);
+    tc_parent<<<parent_blocks, PARENT_BLOCK>>>(d.row, d.col, d.n, d.tri, d.total);
   CK(cudaGetLastError());
   CK(cudaEventRecord(t1));
   CK(cudaEventSynchronize(t1));

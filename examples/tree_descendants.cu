@@ -48,6 +48,11 @@
 #include <string>
 #include <vector>
 
+// Threads per block of the host launches of the parent kernel; -DPARENT_BLOCK=1024 checks that transformed parents stay launchable with 1,024 threads.
+#ifndef PARENT_BLOCK
+#define PARENT_BLOCK 32
+#endif
+
 #define CUDA_CHECK(call)                                                       \
     do {                                                                       \
         cudaError_t err_ = (call);                                             \
@@ -140,8 +145,10 @@ static void run_flat(int n, const DeviceTree& g)
 
 static void run_cdp(const DeviceTree& g)
 {
-    // the root alone: node range [0, 1)
-    desc_rec<<<1, 32>>>(g.child_start, g.child_count, g.parent, g.desc, 0, 1);
+    // the root alone: node range [0, 1); threads past it exit at desc_rec's bounds check
+    const int count = 1;
+    desc_rec<<<(count + PARENT_BLOCK - 1) / PARENT_BLOCK, PARENT_BLOCK>>>(
+        g.child_start, g.child_count, g.parent, g.desc, 0, count);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
 }

@@ -38,6 +38,11 @@
 #include <string>
 #include <vector>
 
+// Threads per block of the host launches of the parent kernel; -DPARENT_BLOCK=1024 checks that transformed parents stay launchable with 1,024 threads.
+#ifndef PARENT_BLOCK
+#define PARENT_BLOCK 64
+#endif
+
 #define CUDA_CHECK(call)                                                       \
     do {                                                                       \
         cudaError_t err_ = (call);                                             \
@@ -145,8 +150,8 @@ static void run_flat(const Tree& t, const DeviceTree& g)
 static void run_cdp(const Tree& t, const DeviceTree& g)
 {
     int count = t.child_count[0];  // root always has children
-    heights_rec<<<(count + 63) / 64, 64>>>(g.child_start, g.child_count, g.parent, g.height,
-                                           g.desc, g.level, count, 0, 0);
+    heights_rec<<<(count + PARENT_BLOCK - 1) / PARENT_BLOCK, PARENT_BLOCK>>>(
+        g.child_start, g.child_count, g.parent, g.height, g.desc, g.level, count, 0, 0);
     CUDA_CHECK(cudaGetLastError());
     CUDA_CHECK(cudaDeviceSynchronize());
 }

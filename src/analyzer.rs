@@ -6,7 +6,7 @@ use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Finding, Hazard, Hazards, Summary};
 use crate::plan::{Aggregation, ChildPlan, Plan, Site};
 use crate::pragma::parse_directive;
-use crate::pragma::Value;
+use crate::pragma::{Granularity, Value};
 use crate::program::{Function, Program, Resolution};
 use crate::source::SourceFile;
 use crate::thread_count::{thread_count, CountSource, ThreadCount};
@@ -103,7 +103,55 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             declare_at,
         });
     }
+    plan.bounded = kernels_to_bound(program, view, &plan);
     Analysis { plan, diagnostics }
+}
+
+/// The kernels that run a rewritten launch: the sites' parents when they
+/// are kernels, and the kernels that call (through any chain of calls) a
+/// device function that is one; those that declare `__launch_bounds__` or
+/// `__maxnreg__` themselves keep theirs.
+fn kernels_to_bound(program: &Program, view: &str, plan: &Plan) -> Vec<usize> {
+    let mut reach: Vec<usize> = plan.sites.iter().map(|s| s.parent).collect();
+    let mut i = 0;
+    while i < reach.len() {
+        let target = &program.functions[reach[i]];
+        if !target.space.global {
+            for (k, f) in program.functions.iter().enumerate() {
+                if reach.contains(&k) || !f.space.runs_on_device() {
+                    continue;
+                }
+                let body = program.sig_in(f.body.clone());
+                let calls = body.windows(2).any(|w| {
+                    w[0].kind == TokenKind::Ident
+                        && w[0].text(view) == target.name
+                        && w[1].text(view) == "("
+                });
+                if calls {
+                    reach.push(k);
+                }
+            }
+        }
+        i += 1;
+    }
+    let mut kernels: Vec<usize> = reach
+        .into_iter()
+        .filter(|&k| {
+            let f = &program.functions[k];
+            let head = &view[f.start..f.body.start];
+            // `void ns::k(...) {...}`: a qualified name cannot be declared
+            // again outside its namespace.
+            let qualified = view[f.start..f.name_span.start].trim_end().ends_with("::");
+            f.space.global
+                && !qualified
+                && f.launch_bounds.is_none()
+                && !head.contains("__launch_bounds__")
+                && !head.contains("__maxnreg__")
+        })
+        .collect();
+    kernels.sort_unstable();
+    kernels.dedup();
+    kernels
 }
 
 /// Macros that expand to `_Pragma`: a `#pragma dp` written through one is
@@ -252,7 +300,7 @@ fn site_for(
         return Err(Diagnostic::new(
             DiagnosticKind::MalformedLaunch {
                 reason: format!(
-                    "{} configuration arguments, expected 2 to 4",
+                    "{} configuration argument(s), expected 2 to 4",
                     launch.config.len()
                 ),
             },
@@ -421,11 +469,31 @@ fn site_for(
         Some(_) if child_fn.template_header.is_some() => {
             return Err(Diagnostic::new(
                 DiagnosticKind::NotImplementedYet {
-                    clause: format!("consldt on the template kernel `{simple_name}`"),
+                    clause: format!("consldt` on the template kernel `{simple_name}"),
                 },
                 launch.kernel_span.clone(),
                 "template kernel",
             ))
+        }
+        Some(granularity @ (Granularity::Grid | Granularity::MultiBlock))
+            if constructed_parameter(program, view, child_fn).is_some() =>
+        {
+            let (param, class) = constructed_parameter(program, view, child_fn).unwrap_or_default();
+            return Err(Diagnostic::new(
+                DiagnosticKind::PooledClassParameter {
+                    granularity: if granularity == Granularity::Grid {
+                        "grid"
+                    } else {
+                        "multiblock"
+                    }
+                    .to_string(),
+                    param,
+                    class,
+                },
+                launch.kernel_span.clone(),
+                "records of this launch cannot be pooled",
+            )
+            .with_note(pragma.span.clone(), "requested here"));
         }
         Some(granularity) => Some(Aggregation {
             granularity,
@@ -486,7 +554,6 @@ fn check_block_aggregation(
     plan: &Plan,
     hazards: &Hazards,
 ) -> Vec<Diagnostic> {
-    use crate::pragma::Granularity;
     let mut diagnostics = Vec::new();
     let mut claimed: Vec<(Vec<usize>, usize)> = Vec::new();
     for (index, site) in plan.sites.iter().enumerate() {
@@ -655,7 +722,6 @@ fn parent_params_uniform(
     parent: usize,
     granularity: crate::pragma::Granularity,
 ) -> bool {
-    use crate::pragma::Granularity;
     program.functions[parent].space.global
         && (matches!(granularity, Granularity::Warp | Granularity::Block)
             || !program.launches.iter().any(|l| {
@@ -663,6 +729,51 @@ fn parent_params_uniform(
                     .is_some_and(|f| program.functions[f].space.runs_on_device())
                     && program.launched_kernels(l).contains(&parent)
             }))
+}
+
+/// A parameter of `child` taken by value whose type is a class of this file
+/// that declares a constructor: (parameter, class).
+fn constructed_parameter(
+    program: &Program,
+    view: &str,
+    child: &Function,
+) -> Option<(String, String)> {
+    let sig = &program.sig;
+    let mut classes = Vec::new();
+    for (i, t) in sig.iter().enumerate() {
+        if !matches!(t.text(view), "struct" | "class") {
+            continue;
+        }
+        let Some(name) = sig.get(i + 1).filter(|n| n.kind == TokenKind::Ident) else {
+            continue;
+        };
+        let Some(open) =
+            (i + 2..sig.len().min(i + 64)).find(|&k| matches!(sig[k].text(view), "{" | ";"))
+        else {
+            continue;
+        };
+        let Some(close) = program.partner[open].filter(|_| sig[open].text(view) == "{") else {
+            continue;
+        };
+        let name = name.text(view);
+        let constructs = (open + 1..close).any(|k| {
+            sig[k].text(view) == name
+                && sig.get(k + 1).is_some_and(|n| n.text(view) == "(")
+                && !sig.get(k - 1).is_some_and(|p| p.text(view) == "~")
+        });
+        if constructs {
+            classes.push(name.to_string());
+        }
+    }
+    child.params.iter().find_map(|p| {
+        let words: Vec<&str> = p
+            .declaration
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .collect();
+        let by_value = !p.declaration.contains('*') && !p.declaration.contains('&');
+        let class = classes.iter().find(|c| words.contains(&c.as_str()))?;
+        by_value.then(|| (p.name.clone().unwrap_or_default(), class.clone()))
+    })
 }
 
 /// Which launch arguments vary between the parents of one aggregated launch.

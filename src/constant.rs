@@ -28,7 +28,11 @@ impl Constants {
         for (i, t) in sig.iter().enumerate() {
             match t.kind {
                 TokenKind::Directive => {
-                    let logical = directive_text(t.text(view), t.start);
+                    let raw = t.text(view);
+                    if !raw.contains("def") && !raw.contains('\\') {
+                        continue;
+                    }
+                    let logical = directive_text(raw, t.start);
                     let text = logical.text.trim_start();
                     let Some(rest) = text.strip_prefix('#') else {
                         continue;

@@ -33,6 +33,11 @@ pub enum DiagnosticKind {
         clause: String,
         value: String,
     },
+    /// An integer literal too large for any kernel configuration.
+    TooLarge {
+        clause: String,
+        value: String,
+    },
     DuplicateClause {
         clause: String,
     },
@@ -112,14 +117,21 @@ pub enum DiagnosticKind {
         threshold: i128,
         site: String,
     },
+    /// Pool-based aggregation of a child that takes a class with a
+    /// constructor by value (not implemented yet).
+    PooledClassParameter {
+        granularity: String,
+        param: String,
+        class: String,
+    },
     /// Several definitions fit a launched kernel's name and argument count.
     AmbiguousKernel {
         kernel: String,
         count: usize,
         arity: usize,
     },
-    /// Input nested deeper than dpopt reads (brackets in a pragma or a
-    /// launch configuration).
+    /// A pragma nested deeper than dpopt reads (brackets in a clause
+    /// argument; deeper launch configurations are read as text).
     TooDeep {
         limit: usize,
     },
@@ -168,7 +180,7 @@ impl DiagnosticKind {
             MissingArguments { .. } | UnclosedArguments { .. } | WrongArgumentCount { .. } => {
                 "dpopt::clause_arguments"
             }
-            NotPositive { .. } | NotAnInteger { .. } => "dpopt::clause_value",
+            NotPositive { .. } | NotAnInteger { .. } | TooLarge { .. } => "dpopt::clause_value",
             DuplicateClause { .. } => "dpopt::duplicate_clause",
             BadGranularity { .. } | BadBufferKind { .. } | BadWorkVariable { .. } => {
                 "dpopt::clause_value"
@@ -193,6 +205,7 @@ impl DiagnosticKind {
             FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
             TooDeep { .. } => "dpopt::too_deep",
             AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
+            PooledClassParameter { .. } => "dpopt::not_implemented",
             ThresholdDecided { .. } => "dpopt::threshold_decided",
             Unterminated { .. } => "dpopt::unterminated",
             UnreadableToken { .. } => "dpopt::unreadable_token",
@@ -226,6 +239,9 @@ impl DiagnosticKind {
             NotAnInteger { clause, value } => {
                 format!("`{clause}({value})`: expected an integer literal or a macro name")
             }
+            TooLarge { clause, value } => {
+                format!("`{clause}({value})`: the value does not fit in 64 bits")
+            }
             DuplicateClause { clause } => format!("clause `{clause}` is given twice"),
             BadGranularity { value, .. } => format!("`{value}` is not an aggregation granularity"),
             BadBufferKind { value } => format!("`{value}` is not a consolidation buffer kind"),
@@ -249,7 +265,7 @@ impl DiagnosticKind {
                 format!("`#pragma dp` on a host-side launch (in host function `{function}`)")
             }
             LaunchOutsideFunction => {
-                "`#pragma dp` on a launch that is not in a free function (class member functions are not supported yet)".to_string()
+                "`#pragma dp` on a launch that is not in a function at namespace level (a class member function, or no function at all)".to_string()
             }
             KernelNotDefined { kernel } => {
                 format!("kernel `{kernel}` is launched here but not defined in this file")
@@ -283,6 +299,9 @@ impl DiagnosticKind {
             } else {
                 format!("every launch of `{kernel}` here has {threads} threads, at least threshold({threshold}): it is never run serially, the threshold has no effect")
             },
+            PooledClassParameter { granularity, param, class } => format!(
+                "`consldt({granularity})` cannot be applied yet: the child takes `{param}` by value, of class `{class}`, which declares a constructor, and the records of this granularity live in a `__device__` pool that must be constant-initialized"
+            ),
             AmbiguousKernel { kernel, count, arity } => format!(
                 "`{kernel}` with {arity} argument(s) may be any of {count} definitions in this file"
             ),
@@ -319,6 +338,7 @@ impl DiagnosticKind {
             UnclosedArguments { clause } => format!("close the argument list: `{clause}(...)`"),
             WrongArgumentCount { clause, expected, .. } => format!("`{clause}` takes {expected}"),
             NotPositive { .. } => "use a value of at least 1".to_string(),
+            TooLarge { .. } => "use a value that a launch configuration can hold".to_string(),
             NotAnInteger { .. } => {
                 "write a decimal or hexadecimal literal such as `128`, or the name of a macro defined elsewhere".to_string()
             }
@@ -371,6 +391,9 @@ impl DiagnosticKind {
             ThresholdDecided { site, .. } => format!(
                 "if that is what you want, nothing to do; otherwise change the threshold (or build with -DDPOPT_THRESHOLD_{site}=N)"
             ),
+            PooledClassParameter { .. } => {
+                "use `consldt(warp)` or `consldt(block)`, which keep the records in launch parameters, or pass the object by pointer".to_string()
+            }
             AmbiguousKernel { .. } => {
                 "dpopt tells overloads apart by namespace and argument count only: qualify the launch (`ns::kernel<<<...>>>`) or give the overloads different names".to_string()
             }

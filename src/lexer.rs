@@ -75,6 +75,49 @@ pub fn unterminated(token: &Token, view: &str) -> Option<&'static str> {
     }
 }
 
+/// Do two punctuator characters written together start a longer operator
+/// (`+` `+` is `++`, `<` `<` is `<<`)?
+fn forms_operator(a: u8, b: u8) -> bool {
+    const PAIRS: &[&[u8; 2]] = &[
+        b"++", b"--", b"<<", b">>", b"<=", b">=", b"==", b"!=", b"&&", b"||", b"+=", b"-=", b"*=",
+        b"/=", b"%=", b"&=", b"|=", b"^=", b"->", b"::", b"##", b".*", b"..", b"<:", b"<%", b"%:",
+        b"%>", b":>", b"//", b"/*",
+    ];
+    PAIRS.contains(&&[a, b])
+}
+
+/// Offset of a `/*` in a directive's text that is never closed (it runs to
+/// the end of the file), if there is one; literals and `//` comments are
+/// skipped.
+fn unterminated_comment_in_directive(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' | b'\'' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q && b[i] != b'\n' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                // To the end of the line (splices continue it).
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => match text[i + 2..].find("*/") {
+                Some(e) => i += 2 + e + 2,
+                None => return Some(i),
+            },
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 fn is_raw_string(text: &str) -> bool {
     ["R\"", "LR\"", "uR\"", "UR\"", "u8R\""]
         .iter()
@@ -90,6 +133,15 @@ pub fn unreadable_tokens(tokens: &[Token], view: &str) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
         match t.kind {
+            TokenKind::Directive => {
+                if let Some(at) = unterminated_comment_in_directive(t.text(view)) {
+                    out.push(Diagnostic::new(
+                        DiagnosticKind::Unterminated { what: "comment" },
+                        t.start + at..t.start + at + 2,
+                        "opened here, never closed",
+                    ));
+                }
+            }
             TokenKind::BlockComment | TokenKind::Str => {
                 if let Some(what @ ("comment" | "raw string literal")) = unterminated(t, view) {
                     out.push(Diagnostic::new(
@@ -120,6 +172,17 @@ pub fn unreadable_tokens(tokens: &[Token], view: &str) -> Vec<Diagnostic> {
                     "alternative token",
                 ));
             }
+            TokenKind::Ident if t.text(view).contains('\\') => {
+                out.push(Diagnostic::new(
+                    DiagnosticKind::UnreadableToken {
+                        token: t.text(view).split('\\').next().unwrap_or("").to_string() + "\\",
+                        why: "a line splice joins this identifier with the next line's, which dpopt does not read",
+                        fix: "join the two lines (remove the `\\` at the end of the line)".to_string(),
+                    },
+                    t.range(),
+                    "identifier split by a line splice",
+                ));
+            }
             TokenKind::Space => {
                 let text = t.text(view);
                 if !text.contains('\\') || i == 0 {
@@ -139,7 +202,9 @@ pub fn unreadable_tokens(tokens: &[Token], view: &str) -> Vec<Diagnostic> {
                         .trim_end_matches([' ', '\t'])
                         == "\\";
                 let splits = (word(last) && word(first))
-                    || (before.kind == TokenKind::Punct && after.kind == TokenKind::Punct);
+                    || (before.kind == TokenKind::Punct
+                        && after.kind == TokenKind::Punct
+                        && forms_operator(last, first));
                 if glued && splits && before.kind.is_significant() && after.kind.is_significant() {
                     out.push(Diagnostic::new(
                         DiagnosticKind::UnreadableToken {
@@ -254,7 +319,7 @@ mod tests {
         let file = SourceFile::new("t.cu", b"ker\\\nnel<<<1, 1>>>(); x <% y".to_vec());
         let d = unreadable_tokens(&lex(&file), &file.view);
         assert_eq!(d.len(), 2, "{d:?}");
-        assert_eq!(d[0].span, 0..4);
+        assert_eq!(d[0].span, 0..8);
     }
 
     #[test]

@@ -43,6 +43,8 @@ pub struct Outcome {
     pub diagnostics: Vec<Diagnostic>,
     /// The rewritten sites: (site id, macros), for `dpopt check`.
     pub sites: Vec<SiteSummary>,
+    /// The kernels that get `DPOPT_PARENT_BOUNDS` (qualified names).
+    pub bounded_kernels: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -87,6 +89,7 @@ pub fn run(file: &SourceFile, output_name: &str, generate: bool) -> Outcome {
             output: Some(file.bytes.clone()),
             diagnostics: Vec::new(),
             sites: Vec::new(),
+            bounded_kernels: Vec::new(),
         };
     }
     let tokens = lexer::lex(file);
@@ -101,6 +104,7 @@ pub fn run(file: &SourceFile, output_name: &str, generate: bool) -> Outcome {
             output: Some(file.bytes.clone()),
             diagnostics: hidden,
             sites: Vec::new(),
+            bounded_kernels: Vec::new(),
         };
     }
     let analysis = analyzer::analyze(file, &program);
@@ -166,9 +170,16 @@ pub fn run(file: &SourceFile, output_name: &str, generate: bool) -> Outcome {
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
     let output =
         (!has_errors && generate).then(|| emit::emit(file, &program, &analysis.plan, output_name));
+    let bounded_kernels = analysis
+        .plan
+        .bounded
+        .iter()
+        .map(|&k| program.functions[k].qualified_name())
+        .collect();
     Outcome {
         output,
         diagnostics,
         sites,
+        bounded_kernels,
     }
 }

@@ -78,6 +78,7 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     functions.sort_by_key(|f: &Function| f.body.start);
     for (i, f) in functions.iter().enumerate() {
         program.by_name.entry(f.name.clone()).or_insert(i);
+        program.named.entry(f.name.clone()).or_default().push(i);
     }
     assign_symbols(&mut functions);
     program.functions = functions;
@@ -138,7 +139,13 @@ fn conditional_groups(sig: &[Token], view: &str) -> Vec<(usize, Vec<(usize, usiz
     let mut stack: Vec<(usize, usize)> = Vec::new();
     let mut groups = 0;
     for t in sig.iter().filter(|t| t.kind == TokenKind::Directive) {
-        let logical = directive_text(text(t, view), t.start);
+        // Every conditional directive's name holds `if` or `el` (`else`,
+        // `elif`, `endif`); splices and comments cannot make them appear.
+        let raw = text(t, view);
+        if !raw.contains("if") && !raw.contains("el") && !raw.contains('\\') {
+            continue;
+        }
+        let logical = directive_text(raw, t.start);
         let word: String = logical
             .text
             .trim_start()
@@ -756,7 +763,10 @@ fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
                 part_start = k + 1;
             }
             ">>>" => {
-                parts.push(span_of(sig, part_start, k)?);
+                // `<<<>>>`: no configuration at all (reported as such).
+                if !(parts.is_empty() && part_start == k) {
+                    parts.push(span_of(sig, part_start, k)?);
+                }
                 break;
             }
             _ => {}

@@ -94,4 +94,10 @@ pub struct ChildPlan {
 pub struct Plan {
     pub sites: Vec<Site>,
     pub children: Vec<ChildPlan>,
+    /// Kernels (indices into `Program::functions`) that hold a rewritten
+    /// launch, directly or through the device functions they call, and
+    /// declare no launch bounds of their own: they get
+    /// `DPOPT_PARENT_BOUNDS` (`__launch_bounds__(1024)`), so that the
+    /// generated code cannot make them unlaunchable with 1,024 threads.
+    pub bounded: Vec<usize>,
 }

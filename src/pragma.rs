@@ -231,7 +231,9 @@ pub fn parse_directive(logical: &LogicalText) -> Result<Directive, Vec<Diagnosti
     for clause in pairs.filter(|p| p.as_rule() == Rule::clause) {
         let span = clause.as_span();
         let text = normalized(span.as_str());
-        let span = map(span.start()..span.end());
+        // Without arguments the clause rule also took the blanks after the name.
+        let end = span.start() + span.as_str().trim_end().len();
+        let span = map(span.start()..end);
         let mut inner = clause.into_inner();
         let name_pair = inner.next().expect("clause name");
         let name = name_pair.as_str().to_string();
@@ -468,6 +470,12 @@ fn positive_value(clause: &str, text: &str, range: Range<usize>) -> Result<Value
             clause: clause.to_string(),
             value: text.to_string(),
         }),
+        Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow) => {
+            err(DiagnosticKind::TooLarge {
+                clause: clause.to_string(),
+                value: text.to_string(),
+            })
+        }
         Err(_) => err(DiagnosticKind::NotAnInteger {
             clause: clause.to_string(),
             value: text.to_string(),

@@ -163,6 +163,8 @@ pub struct Program {
     pub pragmas: Vec<PragmaSite>,
     /// First function of each name.
     pub by_name: std::collections::HashMap<String, usize>,
+    /// Every function of each (unqualified) name.
+    pub named: std::collections::HashMap<String, Vec<usize>>,
     /// Offset of an unbalanced bracket, if any.
     pub unbalanced: Option<usize>,
     /// `using namespace` directives and `using` declarations at namespace
@@ -267,9 +269,10 @@ impl Program {
         };
         for scope in scopes {
             let mut candidates: Vec<usize> = Vec::new();
+            let same_name = self.named.get(simple).map_or(&[][..], Vec::as_slice);
             let mut look_in = |ns: Vec<String>| {
-                for (i, f) in self.functions.iter().enumerate() {
-                    if f.name == simple && f.namespace == ns && !candidates.contains(&i) {
+                for &i in same_name {
+                    if self.functions[i].namespace == ns && !candidates.contains(&i) {
                         candidates.push(i);
                     }
                 }

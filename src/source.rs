@@ -10,9 +10,12 @@ pub struct SourceFile {
     pub name: String,
     /// The bytes exactly as read; untouched code is copied from here.
     pub bytes: Vec<u8>,
-    /// The same bytes with every byte >= 0x80 replaced by `_`: valid ASCII,
-    /// so it can be lexed and parsed, and every offset equals the offset in
-    /// `bytes`. A Latin-1 comment in old code therefore never stops dpopt.
+    /// The same bytes as ASCII, so that they can be lexed and parsed with
+    /// every offset equal to the offset in `bytes`: each byte of a UTF-8
+    /// encoded character becomes `_` (such characters may be part of an
+    /// identifier, as for GCC), and each byte that is not valid UTF-8 becomes
+    /// DEL (0x7F: a stray character, part of no token). A Latin-1 comment in
+    /// old code therefore never stops dpopt.
     pub view: String,
     /// Text shown in diagnostics: the file itself when it is valid UTF-8,
     /// otherwise the ASCII view (same offsets either way).
@@ -24,10 +27,17 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn new(name: impl Into<String>, bytes: Vec<u8>) -> Self {
-        let view: String = bytes
-            .iter()
-            .map(|&b| if b < 0x80 { b as char } else { '_' })
-            .collect();
+        let mut view = String::with_capacity(bytes.len());
+        for chunk in bytes.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if c.is_ascii() {
+                    view.push(c);
+                } else {
+                    (0..c.len_utf8()).for_each(|_| view.push('_'));
+                }
+            }
+            (0..chunk.invalid().len()).for_each(|_| view.push('\x7f'));
+        }
         let display = match std::str::from_utf8(&bytes) {
             Ok(text) => text.to_string(),
             Err(_) => view.clone(),
@@ -129,9 +139,14 @@ mod tests {
     fn latin1_bytes_keep_offsets() {
         let file = SourceFile::new("a.cu", b"// caf\xe9\nint x;\n".to_vec());
         assert_eq!(file.view.len(), file.bytes.len());
-        assert_eq!(&file.view[..9], "// caf_\ni");
+        assert_eq!(&file.view[..9], "// caf\x7f\ni");
         assert_eq!(file.line_col(8), (2, 1));
         assert_eq!(file.newline, "\n");
+        // UTF-8 characters are identifier bytes, stray bytes are not.
+        let file = SourceFile::new("b.cu", b"\xc3\xa9t\xc3\xa9 \xdfP".to_vec());
+        assert_eq!(file.view, "__t__ \x7fP");
+        let file = SourceFile::new("c.cu", b"x\xdfPragma".to_vec());
+        assert_eq!(file.view, "x\x7fPragma");
     }
 
     #[test]

@@ -320,6 +320,51 @@ case! {
 }
 
 case! {
+    name: too_large,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp coarsen(99999999999999999999999)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: TooLarge { .. },
+    code: "dpopt::clause_value",
+    severity: Error,
+    line: 7,
+    column: 20,
+    span: "99999999999999999999999",
+}
+
+case! {
+    name: pooled_class_parameter,
+    input: "
+        struct Scale {
+          __host__ __device__ explicit Scale(float f) : f_(f) {}
+          float f_;
+        };
+        __global__ void child(float *a, int n, Scale k) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = k.f_;
+        }
+        __global__ void parent(float *a, int n) {
+        #pragma dp consldt(grid)
+          child<<<(n + 31) / 32, 32>>>(a, n, Scale(2.0f));
+        }
+    ",
+    kind: PooledClassParameter { .. },
+    code: "dpopt::not_implemented",
+    severity: Error,
+    line: 11,
+    column: 3,
+    span: "child",
+}
+
+case! {
     name: duplicate_clause,
     input: "
         __global__ void child(int *a, int n) {
@@ -1232,7 +1277,7 @@ case! {
     severity: Error,
     line: 8,
     column: 3,
-    span: "chi\\",
+    span: "chi\\\nld",
 }
 
 // ------------------------------------------------------------ coverage ----
@@ -1249,6 +1294,8 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         WrongArgumentCount { .. } => "dpopt::clause_arguments",
         NotPositive { .. } => "dpopt::clause_value",
         NotAnInteger { .. } => "dpopt::clause_value",
+        TooLarge { .. } => "dpopt::clause_value",
+        PooledClassParameter { .. } => "dpopt::not_implemented",
         DuplicateClause { .. } => "dpopt::duplicate_clause",
         BadGranularity { .. } => "dpopt::clause_value",
         BadBufferKind { .. } => "dpopt::clause_value",
@@ -1321,6 +1368,15 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         NotAnInteger {
             clause: s(),
             value: s(),
+        },
+        TooLarge {
+            clause: s(),
+            value: s(),
+        },
+        PooledClassParameter {
+            granularity: s(),
+            param: s(),
+            class: s(),
         },
         DuplicateClause { clause: s() },
         BadGranularity {

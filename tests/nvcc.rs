@@ -104,13 +104,17 @@ fn compile_with(
         .output
         .ok_or_else(|| format!("{name}: dpopt reported errors"))?;
     std::fs::write(&out, bytes).unwrap();
+    // Compiled and device-linked (`-Xnvlink --verbose` prints every kernel's
+    // registers after the link, when calls into the generated code are
+    // resolved); the host link is left out (`-dlink` output only).
+    let object = dir.join(format!("{name}.o"));
     let result = Command::new(nvcc)
         .args(["-rdc=true", "-arch=sm_90", "-O3", "-c"])
         .args(defines)
         // Examples share host code in examples/common/ (included as "common/...").
         .arg(format!("-I{}", common::root().join("examples").display()))
         .arg("-o")
-        .arg(dir.join(format!("{name}.o")))
+        .arg(&object)
         .arg(&out)
         .output()
         .map_err(|e| format!("cannot run nvcc: {e}"))?;
@@ -129,7 +133,58 @@ fn compile_with(
             generated.join("\n")
         ));
     }
+    if outcome.bounded_kernels.is_empty() {
+        return Ok(());
+    }
+    let link = Command::new(nvcc)
+        .args(["-arch=sm_90", "-dlink", "-Xnvlink", "--verbose", "-o"])
+        .arg(dir.join(format!("{name}.dlink.o")))
+        .arg(&object)
+        .arg("-lcudadevrt")
+        .output()
+        .map_err(|e| format!("cannot run nvcc: {e}"))?;
+    let log =
+        String::from_utf8_lossy(&link.stderr).into_owned() + &String::from_utf8_lossy(&link.stdout);
+    if !link.status.success() {
+        return Err(format!("{name}: device link failed:\n{log}"));
+    }
+    for kernel in &outcome.bounded_kernels {
+        let simple = kernel.rsplit("::").next().unwrap();
+        let mangled = format!("{}{simple}", simple.len());
+        let counts = registers_of(&log, &mangled);
+        if counts.is_empty() {
+            return Err(format!(
+                "{name}: no register count for `{kernel}` in\n{log}"
+            ));
+        }
+        if let Some(n) = counts.iter().find(|&&n| n > MAX_REGISTERS_1024) {
+            return Err(format!(
+                "{name}: parent `{kernel}` needs {n} registers after the link: not launchable with 1,024 threads"
+            ));
+        }
+    }
     Ok(())
+}
+
+/// Registers a thread may use in a 1,024-thread block (64 Ki per SM).
+const MAX_REGISTERS_1024: u32 = 64;
+
+/// The post-link register counts of the kernels whose mangled name holds
+/// `mangled` (`10bfs_parent`), from `nvlink --verbose`.
+fn registers_of(log: &str, mangled: &str) -> Vec<u32> {
+    let lines: Vec<&str> = log.lines().collect();
+    lines
+        .windows(2)
+        .filter(|w| {
+            w[0].contains("Function properties for")
+                && w[0].contains(mangled)
+                && !w[0].contains("dpopt_")
+        })
+        .filter_map(|w| {
+            let used = w[1].split("used ").nth(1)?;
+            used.split_whitespace().next()?.parse().ok()
+        })
+        .collect()
 }
 
 #[test]

@@ -97,7 +97,9 @@ fn line_directives_resynchronise_with_the_original() {
             let mut parts = rest.trim_end().splitn(2, ' ');
             let n: usize = parts.next().unwrap().parse().unwrap();
             let name = parts.next().unwrap();
-            if name == "\"in.cu\"" && i + 1 < lines.len() && n <= original.len() {
+            // A `#line` directly followed by another one has no effect.
+            let overridden = lines.get(i + 1).is_some_and(|l| l.starts_with(b"#line "));
+            if name == "\"in.cu\"" && i + 1 < lines.len() && n <= original.len() && !overridden {
                 let next = lines[i + 1];
                 let orig = original[n - 1];
                 // The next output line is the original line or its tail

@@ -66,13 +66,20 @@ fn common_context(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Context
     ctx.insert("params", &p.declared);
     ctx.insert("params_with_defaults", &p.with_defaults);
     ctx.insert("arg_names", &p.names);
+    // A recursive child's generated kernels hold its rewritten launch too:
+    // bounded like the child when it is one of the bounded kernels.
+    let bounded = r.plan.bounded.contains(&plan.child);
     ctx.insert(
         "launch_bounds",
-        &child
-            .launch_bounds
-            .as_ref()
-            .map(|l| format!("{l} "))
-            .unwrap_or_default(),
+        &match &child.launch_bounds {
+            Some(l) => format!("{l} "),
+            None if bounded => "DPOPT_PARENT_BOUNDS ".to_string(),
+            None => String::new(),
+        },
+    );
+    ctx.insert(
+        "agg_bounds",
+        &if bounded { "DPOPT_PARENT_BOUNDS " } else { "" },
     );
     ctx.insert("serial_needed", &plan.serial);
     ctx.insert("recursive", &plan.recursive);

@@ -193,23 +193,33 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
             "#if defined(__CUDA_ARCH__)  /* dpopt: the device side of a __host__ __device__ function */\n",
         );
     }
+    let quoted = file.quoted_name();
     let mut state = LineState::Input(file.line_of(r.program.pragmas[site.pragma].span.start));
     for (i, line) in code.trim_end().lines().enumerate() {
         if i > 0 {
             text.push('\n');
-            if first_piece(line).is_none() && state != LineState::Output && !line.starts_with('#') {
+            let scaffolding = !line.contains('\u{E000}') && !line.starts_with('#');
+            if scaffolding && state != LineState::Output {
                 text.push_str(OUTPUT_LINE_MARKER);
                 text.push('\n');
                 state = LineState::Output;
             }
-            if !line.starts_with('#') && first_piece(line).is_none() {
+            if scaffolding {
                 text.push_str(&indent);
             }
         }
-        write_mapped(&mut text, line, &pieces, &mut state, i == 0, &indent, file);
+        write_mapped(
+            &mut text,
+            line,
+            &pieces,
+            &mut state,
+            i == 0,
+            &indent,
+            &quoted,
+        );
     }
     let resume = file.line_of(launch.span.end.saturating_sub(1));
-    text.push_str(&format!("\n#line {} {}\n", resume, file.quoted_name()));
+    text.push_str(&format!("\n#line {resume} {quoted}\n"));
     r.codec.to_bytes(&with_newlines(&text, file.newline))
 }
 
@@ -233,7 +243,7 @@ fn write_mapped(
     state: &mut LineState,
     first: bool,
     indent: &str,
-    file: &crate::source::SourceFile,
+    quoted_file: &str,
 ) {
     let mut rest = line;
     let mut at_line_start = !first;
@@ -247,7 +257,7 @@ fn write_mapped(
             if !at_line_start {
                 out.push('\n');
             }
-            out.push_str(&format!("#line {from} {}\n", file.quoted_name()));
+            out.push_str(&format!("#line {from} {quoted_file}\n"));
             out.push_str(indent);
             out.push_str(if at_line_start {
                 before
@@ -269,13 +279,6 @@ fn write_mapped(
     if let LineState::Input(l) = state {
         *state = LineState::Input(*l + 1);
     }
-}
-
-/// Index of the first placeholder in a line of the template's output.
-fn first_piece(line: &str) -> Option<usize> {
-    let open = line.find('\u{E000}')?;
-    let after = &line[open + '\u{E000}'.len_utf8()..];
-    after[..after.find('\u{E001}')?].parse().ok()
 }
 
 mod context {

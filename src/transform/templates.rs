@@ -16,6 +16,7 @@ pub const AGGREGATION_BLOCK: &str = "aggregation_block.cu.tera";
 pub const PRELUDE: &str = "prelude.cu.tera";
 pub const STATS: &str = "stats.cu.tera";
 pub const RECOVER: &str = "recover.cu.tera";
+pub const BOUNDS: &str = "bounds.cu.tera";
 
 impl Templates {
     pub fn new() -> Self {
@@ -54,6 +55,7 @@ impl Templates {
             ),
             (STATS, include_str!("../../templates/stats.cu.tera")),
             (RECOVER, include_str!("../../templates/recover.cu.tera")),
+            (BOUNDS, include_str!("../../templates/bounds.cu.tera")),
         ])
         .expect("the built-in templates parse");
         Templates { tera }
