@@ -376,7 +376,9 @@ impl<'a> Lexed<'a> {
                         None => (Kind::Punct, pos + 1),
                     }
                 }
-                _ if ident_len(&self.text, pos, true) > 0 => self.lex_identifier_or_literal(pos),
+                _ if ident_len(&self.text, pos, true) > 0 => {
+                    self.lex_identifier_or_literal(pos, directive.is_some())
+                }
                 c if c.is_ascii_digit() => (Kind::Number, self.lex_number(pos)),
                 b'.' if next.is_some_and(|d| d.is_ascii_digit()) => {
                     (Kind::Number, self.lex_number(pos))
@@ -454,7 +456,7 @@ impl<'a> Lexed<'a> {
         e
     }
 
-    fn lex_identifier_or_literal(&mut self, pos: usize) -> (Kind, usize) {
+    fn lex_identifier_or_literal(&mut self, pos: usize, in_directive: bool) -> (Kind, usize) {
         let mut e = pos + ident_len(&self.text, pos, true);
         loop {
             match ident_len(&self.text, e, false) {
@@ -465,7 +467,7 @@ impl<'a> Lexed<'a> {
         let word = &self.text[pos..e];
         let next = self.text.get(e).copied();
         if next == Some(b'"') && RAW_PREFIXES.contains(&word) {
-            if let Some(end) = self.lex_raw_string(pos, e) {
+            if let Some(end) = self.lex_raw_string(pos, e, in_directive) {
                 return (Kind::RawStr, end);
             }
         } else if matches!(next, Some(b'"') | Some(b'\'')) && ENCODING_PREFIXES.contains(&word) {
@@ -505,9 +507,10 @@ impl<'a> Lexed<'a> {
 
     /// A raw string literal whose prefix starts at `start` and whose quote is
     /// at logical offset `quote`. Inside it, line splices are reverted: the
-    /// original bytes are read. `None`: an invalid delimiter (the prefix is
-    /// then an identifier).
-    fn lex_raw_string(&mut self, start: usize, quote: usize) -> Option<usize> {
+    /// original bytes are read. In a directive it ends with the line, as in
+    /// GCC (unterminated otherwise). `None`: an invalid delimiter (the prefix
+    /// is then an identifier).
+    fn lex_raw_string(&mut self, start: usize, quote: usize, in_directive: bool) -> Option<usize> {
         let src = self.original;
         let open = self.orig[quote] + 1;
         let mut d = open;
@@ -528,14 +531,22 @@ impl<'a> Lexed<'a> {
         closing.push(b')');
         closing.extend_from_slice(&src[open..d]);
         closing.push(b'"');
-        match find(&src[d + 1..], &closing) {
+        // Where the search stops: the end of the file, or of the directive's line.
+        let (limit, limit_orig) = if in_directive {
+            let end = line_end(&self.text, quote);
+            (end, self.orig[end])
+        } else {
+            (self.text.len(), src.len())
+        };
+        let body = &src[(d + 1).min(limit_orig)..limit_orig];
+        match find(body, &closing) {
             Some(p) => {
                 let end_orig = d + 1 + p + closing.len();
                 Some(self.orig.partition_point(|&o| o < end_orig))
             }
             None => {
                 self.anomaly(AnomalyKind::UnterminatedRawString, start);
-                Some(self.text.len())
+                Some(limit)
             }
         }
     }
@@ -740,7 +751,12 @@ impl<'l, 's> Analyzer<'l, 's> {
             _ => {
                 let live = self.live();
                 let line_marker = sig.first().is_some_and(|&j| toks[j].kind == Kind::Number);
-                if live != Liveness::Dead && !line_marker && !KNOWN_DIRECTIVES.contains(&name) {
+                // `#define` and `#undef` need a name ("macro names must be
+                // identifiers").
+                let nameless = matches!(name, b"define" | b"undef")
+                    && !rest.first().is_some_and(|&j| toks[j].kind == Kind::Ident);
+                let invalid = nameless || (!line_marker && !KNOWN_DIRECTIVES.contains(&name));
+                if live != Liveness::Dead && invalid {
                     let at = self.lexed.original_range(&toks[from]).start;
                     self.scan.anomalies.push(Anomaly {
                         kind: AnomalyKind::InvalidDirective,
@@ -1197,9 +1213,24 @@ mod tests {
     }
 
     #[test]
+    fn raw_strings_in_directives_end_with_the_line() {
+        // GCC: "unterminated raw string", and the next line is text.
+        let s = scan(b"#define R\"(\n_Pragma(\"dp threshold(4)\") )\"\n");
+        assert_eq!(s.total(), 1);
+        let kinds: Vec<AnomalyKind> = s.anomalies.iter().map(|a| a.kind).collect();
+        assert!(
+            kinds.contains(&AnomalyKind::UnterminatedRawString),
+            "{kinds:?}"
+        );
+        assert_eq!(scan(b"#define S R\"(a)\"\n#pragma dp x\n").certain(), 1);
+        let s = scan(b"#define 1 x\n#pragma dp x\n");
+        assert_eq!((s.certain(), s.total()), (0, 1));
+    }
+
+    #[test]
     fn invalid_directives_break_the_file() {
-        let s = scan(b"#R\"(\n_Pragma(\"dp threshold(4)\")\n");
-        assert_eq!(s.total(), 0);
+        let s = scan(b"#R x\n_Pragma(\"dp threshold(4)\")\n");
+        assert_eq!((s.certain(), s.total()), (0, 1));
         assert_eq!(
             s.first_hard_anomaly().map(|a| a.kind),
             Some(AnomalyKind::InvalidDirective)

@@ -88,6 +88,7 @@ fn supervision_reports_crashes_and_hangs() {
         Eval::Done(r) => assert!(r.report.violations.is_empty(), "{:?}", r.report),
         other => panic!("expected a result, got {other:?}"),
     }
+    let _ = std::fs::remove_dir_all(scratch("scripts"));
 }
 
 #[test]
@@ -112,6 +113,7 @@ fn smoke_campaign_runs_and_is_reproducible() {
             .map(|(c, s)| (*c, s.count))
             .collect::<Vec<_>>()
     };
+    let _ = std::fs::remove_dir_all(scratch("campaign"));
     assert_eq!(
         counts(&a),
         counts(&b),
@@ -145,6 +147,7 @@ fn fixed_seed_campaign_has_no_violations() {
         Some(target.join("fuzz-fixtures")),
     ));
     println!("{}", summary.render());
+    let _ = std::fs::remove_dir_all(scratch("campaign"));
     assert_eq!(summary.cases, cases);
     assert_eq!(summary.violations(), 0, "{}", summary.render());
 }
