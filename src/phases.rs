@@ -222,7 +222,10 @@ pub fn is_dp_pragma_text(logical: &str) -> bool {
         return false;
     }
     match rest.trim_start().strip_prefix("dp") {
-        Some(after) => !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_'),
+        // `$` continues an identifier for GCC, as letters and `_` do.
+        Some(after) => {
+            !after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+        }
         None => false,
     }
 }

@@ -263,7 +263,8 @@ fn variable_definition(
             })
             .collect()
     };
-    if !scope_ok || combined.iter().all(|c| c.is_err()) {
+    // A grid has at most three dimensions (`dim3 g(a, b, c, d)` is no grid).
+    if !scope_ok || combined.len() > 3 || combined.iter().all(|c| c.is_err()) {
         return None;
     }
     let mut factors = Vec::new();
