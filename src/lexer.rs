@@ -46,7 +46,11 @@ pub fn lex(file: &SourceFile) -> Vec<Token> {
 pub fn unterminated(token: &Token, view: &str) -> Option<&'static str> {
     let text = token.text(view);
     match token.kind {
-        TokenKind::BlockComment if text.len() < 4 || !text.ends_with("*/") => Some("comment"),
+        TokenKind::BlockComment => {
+            // Splices may stand inside the `/*` and `*/` (phase 2 first).
+            let joined = crate::phases::without_splices(text);
+            (joined.len() < 4 || !joined.ends_with("*/")).then_some("comment")
+        }
         TokenKind::Str if is_raw_string(text) => {
             let open = text.find('"')?;
             let paren = text[open..].find('(').map(|p| open + p)?;
@@ -172,7 +176,10 @@ pub fn unreadable_tokens(tokens: &[Token], view: &str) -> Vec<Diagnostic> {
                     "alternative token",
                 ));
             }
-            TokenKind::Ident if t.text(view).contains('\\') => {
+            TokenKind::Ident
+                if t.text(view).contains('\\')
+                    && !crate::parser::is_pragma_operator_name(t.text(view)) =>
+            {
                 out.push(Diagnostic::new(
                     DiagnosticKind::UnreadableToken {
                         token: t.text(view).split('\\').next().unwrap_or("").to_string() + "\\",

@@ -836,7 +836,7 @@ fn find_pragmas(program: &Program, view: &str) -> Vec<PragmaSite> {
                 }
                 (t.range(), logical, i)
             }
-            TokenKind::Ident if text(t, view) == "_Pragma" => {
+            TokenKind::Ident if is_pragma_operator_name(text(t, view)) => {
                 let Some((literal, close)) = pragma_operator(sig, view, i) else {
                     continue;
                 };
@@ -857,6 +857,11 @@ fn find_pragmas(program: &Program, view: &str) -> Vec<PragmaSite> {
         });
     }
     pragmas
+}
+
+/// `_Pragma`, also when a line splice splits it.
+pub fn is_pragma_operator_name(text: &str) -> bool {
+    text == "_Pragma" || (text.contains('\\') && crate::phases::without_splices(text) == "_Pragma")
 }
 
 /// `_Pragma ( [prefix] "literal" )` at significant token `at`: the index of

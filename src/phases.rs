@@ -128,6 +128,23 @@ pub fn directive_text(text: &str, offset: usize) -> LogicalText {
     out.finish(offset + bytes.len())
 }
 
+/// The text with its line splices removed (phase 2 alone).
+pub fn without_splices(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match splice_at(bytes, i) {
+            Some(len) => i += len,
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// The length of a line splice (`\` + `\n` or `\r\n`, the backslash possibly
 /// followed by blanks as GCC and nvcc accept) at `i`, if there is one.
 fn splice_at(bytes: &[u8], i: usize) -> Option<usize> {
