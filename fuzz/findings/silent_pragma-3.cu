@@ -1,0 +1,3 @@
+#define FUZZ_DP_333 _Pragma("dp")
+FUZZ_DP_\
+333
