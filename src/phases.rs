@@ -29,6 +29,8 @@ impl LogicalText {
     }
 
     fn push(&mut self, c: u8, at: usize) {
+        // NUL is a blank for GCC (it warns and ignores it).
+        let c = if c == 0 { b' ' } else { c };
         self.text.push(c as char);
         self.origin.push(at);
     }
