@@ -1,2 +1,2 @@
-r\
-_Pragma("dp")
+"\\
+#pragma dp

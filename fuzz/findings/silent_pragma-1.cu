@@ -1,2 +1,1 @@
-%\
-:pragma dp
+##_Pragma("dp")

@@ -1,1 +1,2 @@
-_Pragma("dp ")
+_P\
+ragma("dp")

@@ -1,2 +1,3 @@
-_Pragma("dp\ 
-")
+#define FUZZ_DP_333 _Pragma("dp")
+FUZZ_DP_\
+333

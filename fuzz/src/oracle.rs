@@ -3,12 +3,13 @@
 //! inside the process; the campaign's worker supervision reports those.
 
 use crate::rng::{fnv1a, mix};
-use crate::scanner::{self, AnomalyKind, Scan};
+use crate::scanner::{self, AnomalyKind, Form, Scan};
 use dpopt::diagnostic::Diagnostic;
 use dpopt::source::SourceFile;
 use miette::{GraphicalReportHandler, GraphicalTheme};
 use std::collections::BTreeSet;
 use std::io::Read;
+use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -204,8 +205,9 @@ pub fn check(bytes: &[u8], cli: Option<&CliCheck>, keep_output: bool) -> Report 
     match &outcome.output {
         Some(out) => {
             let sites = outcome.sites.len();
+            let unapplied = Unapplied::find(&file, &scan, &outcome);
             if sites < scan.certain() {
-                v.extend(unapplied(&file, &scan, &outcome, &forms));
+                v.extend(unapplied.violation(&scan, sites, &forms));
             }
             // A file the preprocessor rejects (`hard`: unterminated comment
             // or raw string, invalid directive, ...) may be transformed,
@@ -227,7 +229,7 @@ pub fn check(bytes: &[u8], cli: Option<&CliCheck>, keep_output: bool) -> Report 
                 ));
             }
             if out.as_slice() != bytes {
-                check_output(&scan, out, v);
+                check_output(&scan, &unapplied, out, v);
             }
         }
         None => {
@@ -281,63 +283,107 @@ pub fn check(bytes: &[u8], cli: Option<&CliCheck>, keep_output: bool) -> Report 
     report
 }
 
-/// Fewer sites than certain pragmas: `warned_pragma` when every pragma
-/// without a site has a warning pointing at it, else `silent_pragma`. A
-/// pragma that a macro hides (`#define P(x) _Pragma(#x)`) and that dpopt
-/// warns about as such (`dpopt::pragma_in_macro`) is what the contract asks
-/// for (contract issue, item 6: "warn, pointing at it, where a macro hides
-/// it"): no violation.
-fn unapplied(
-    file: &SourceFile,
-    scan: &Scan,
-    outcome: &dpopt::Outcome,
-    forms: &str,
-) -> Option<Violation> {
-    let site_lines: BTreeSet<usize> = outcome
-        .sites
-        .iter()
-        .filter_map(|s| s.location.rsplit(':').nth(1)?.parse().ok())
-        .collect();
-    let overlaps = |a: &std::ops::Range<usize>, b: &std::ops::Range<usize>| {
-        a.start < b.end.max(b.start + 1) && b.start < a.end.max(a.start + 1)
-    };
-    let mut warned = BTreeSet::new();
-    let mut silent = 0;
-    for p in scan.pragmas.iter().filter(|p| p.certain) {
-        let (first, last) = (file.line_of(p.span.start), file.line_of(p.span.end));
-        if site_lines.range(first..=last).next().is_some() {
-            continue;
-        }
-        let warning = outcome.diagnostics.iter().find(|d| {
-            !d.is_error()
-                && std::iter::once(&d.span)
-                    .chain(d.notes.iter().map(|(s, _)| s))
-                    .any(|s| overlaps(s, &p.span))
-        });
-        match warning {
-            Some(d) => {
-                warned.insert(d.kind.code());
+/// The warning dpopt gives for a pragma that a macro hides.
+const PRAGMA_IN_MACRO: &str = "dpopt::pragma_in_macro";
+
+/// The certain pragmas that got no site: how many have no diagnostic at
+/// all, and which warnings (codes, and pragma forms) cover the others.
+#[derive(Debug, Default)]
+struct Unapplied {
+    silent: usize,
+    warned_codes: BTreeSet<&'static str>,
+    warned_forms: BTreeSet<Form>,
+}
+
+impl Unapplied {
+    /// Each site is matched with one pragma: the one whose span holds the
+    /// site's location, or the nearest one on the same line.
+    fn find(file: &SourceFile, scan: &Scan, outcome: &dpopt::Outcome) -> Self {
+        let mut applied = vec![false; scan.pragmas.len()];
+        for site in &outcome.sites {
+            let mut parts = site.location.rsplit(':');
+            let (Some(col), Some(line)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let (Ok(col), Ok(line)) = (col.parse::<usize>(), line.parse::<usize>()) else {
+                continue;
+            };
+            let Some(&line_start) = file.line_starts().get(line.wrapping_sub(1)) else {
+                continue;
+            };
+            let at = line_start + col.saturating_sub(1);
+            let best = scan
+                .pragmas
+                .iter()
+                .enumerate()
+                .filter(|(i, p)| {
+                    !applied[*i]
+                        && file.line_of(p.span.start) <= line
+                        && line <= file.line_of(p.span.end)
+                })
+                .min_by_key(|(_, p)| {
+                    if p.span.contains(&at) {
+                        0
+                    } else {
+                        p.span.start.abs_diff(at) + 1
+                    }
+                })
+                .map(|(i, _)| i);
+            if let Some(i) = best {
+                applied[i] = true;
             }
-            None => silent += 1,
         }
+        let overlaps = |a: &Range<usize>, b: &Range<usize>| {
+            a.start < b.end.max(b.start + 1) && b.start < a.end.max(a.start + 1)
+        };
+        let mut u = Unapplied::default();
+        for (p, _) in scan
+            .pragmas
+            .iter()
+            .zip(&applied)
+            .filter(|(p, &applied)| p.certain && !applied)
+        {
+            let warning = outcome.diagnostics.iter().find(|d| {
+                !d.is_error()
+                    && std::iter::once(&d.span)
+                        .chain(d.notes.iter().map(|(s, _)| s))
+                        .any(|s| overlaps(s, &p.span))
+            });
+            match warning {
+                Some(d) => {
+                    u.warned_codes.insert(d.kind.code());
+                    u.warned_forms.insert(p.form);
+                }
+                None => u.silent += 1,
+            }
+        }
+        u
     }
-    let counts = format!(
-        "{} #pragma dp the preprocessor sees ({forms}), {} site(s), no error",
-        scan.certain(),
-        outcome.sites.len()
-    );
-    if silent == 0 && warned.iter().all(|c| *c == "dpopt::pragma_in_macro") {
-        return None;
+
+    /// `warned_pragma` when every unapplied pragma has a warning, else
+    /// `silent_pragma`. A pragma that a macro hides (`#define P(x)
+    /// _Pragma(#x)`) and that dpopt warns about as such
+    /// (`dpopt::pragma_in_macro`) is what the contract asks for (contract
+    /// issue, item 6: "warn, pointing at it, where a macro hides it"): no
+    /// violation.
+    fn violation(&self, scan: &Scan, sites: usize, forms: &str) -> Option<Violation> {
+        if self.silent == 0 && self.warned_codes.iter().all(|c| *c == PRAGMA_IN_MACRO) {
+            return None;
+        }
+        let counts = format!(
+            "{} #pragma dp the preprocessor sees ({forms}), {sites} site(s), no error",
+            scan.certain()
+        );
+        Some(if self.silent == 0 {
+            let codes: Vec<&str> = self.warned_codes.iter().copied().collect();
+            Violation::new(
+                Class::WarnedPragma,
+                format!("{counts}; warned: {}", codes.join(", ")),
+            )
+        } else {
+            Violation::new(Class::SilentPragma, counts)
+        })
     }
-    Some(if silent == 0 && !warned.is_empty() {
-        let codes: Vec<&str> = warned.into_iter().collect();
-        Violation::new(
-            Class::WarnedPragma,
-            format!("{counts}; warned: {}", codes.join(", ")),
-        )
-    } else {
-        Violation::new(Class::SilentPragma, counts)
-    })
 }
 
 /// A log2-ish bucket, as AFL counts hits.
@@ -456,14 +502,15 @@ fn check_diagnostics(file: &SourceFile, diags: &[Diagnostic], stage: &str, v: &m
 
 /// A transformed output: no pragma left, no new lexical damage, and a
 /// second transformation changes nothing.
-fn check_output(scan: &Scan, out: &[u8], v: &mut Vec<Violation>) {
+fn check_output(scan: &Scan, unapplied: &Unapplied, out: &[u8], v: &mut Vec<Violation>) {
     let out_scan = scanner::scan(out);
-    // Uses of a macro that hides a pragma stay as written (dpopt warns about
-    // them: `unapplied`); any other pragma left in the output is silent.
+    // Uses of a macro that hides a pragma stay as written, and pragmas dpopt
+    // warned about stay too (generated code may copy them): `unapplied`
+    // judges those on the input. Any other pragma left is silent.
     let left = out_scan
         .pragmas
         .iter()
-        .filter(|p| p.certain && p.form != scanner::Form::Macro)
+        .filter(|p| p.certain && p.form != Form::Macro && !unapplied.warned_forms.contains(&p.form))
         .count();
     if left > 0 {
         v.push(Violation::new(

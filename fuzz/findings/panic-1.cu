@@ -1,1 +1,0 @@
-__global__ child(){}__global__ t(){m fuzz_dim223{((1)/2),,,}_Pragma("dp threshold(4)")child<<<fuzz_dim223,(((((((())))))))>>>();}

@@ -1,2 +1,0 @@
-#define DP_PRAGMA(x)_Pragma(#x)
-DP_PRAGMA(dp)
