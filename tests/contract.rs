@@ -89,6 +89,28 @@ fn refused(name: &str, code: &str, line: usize, col: usize, span: &str) {
     assert!(rendered.contains(&format!("{}:{line}:{col}", file.name)));
 }
 
+/// The output compiles with nvcc for sm_90 (when nvcc is installed; the
+/// README's test command installs it).
+fn compiles_when_nvcc_is_here(output: &[u8]) {
+    let Some(nvcc) = common::nvcc() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("out.cu");
+    std::fs::write(&source, output).unwrap();
+    let result = Command::new(nvcc)
+        .args(["-rdc=true", "-arch=sm_90", "-c", "-o"])
+        .arg(dir.path().join("out.o"))
+        .arg(&source)
+        .output()
+        .expect("runs nvcc");
+    assert!(
+        result.status.success(),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+}
+
 #[test]
 fn a_comment_before_the_hash_is_blank() {
     applied("comment_before_hash.cu", 1);
@@ -142,23 +164,7 @@ fn a_comment_inside_a_pragma_does_not_close_the_marker() {
     let out = applied("comment_closes_marker.cu", 1);
     let text = String::from_utf8_lossy(&out);
     assert!(text.contains("/* dpopt: #pragma dp threshold( 64) coarsen(2) -- site"));
-    let Some(nvcc) = common::nvcc() else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("marker.cu");
-    std::fs::write(&source, &out).unwrap();
-    let result = Command::new(nvcc)
-        .args(["-rdc=true", "-arch=sm_90", "-c", "-o"])
-        .arg(dir.path().join("marker.o"))
-        .arg(&source)
-        .output()
-        .expect("runs nvcc");
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
+    compiles_when_nvcc_is_here(&out);
 }
 
 #[test]
@@ -212,23 +218,7 @@ fn same_names_in_two_namespaces_are_two_sites() {
         2,
         "both launches go to the direct stream"
     );
-    let Some(nvcc) = common::nvcc() else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("ns.cu");
-    std::fs::write(&source, &out).unwrap();
-    let result = Command::new(nvcc)
-        .args(["-rdc=true", "-arch=sm_90", "-c", "-o"])
-        .arg(dir.path().join("ns.o"))
-        .arg(&source)
-        .output()
-        .expect("runs nvcc");
-    assert!(
-        result.status.success(),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
+    compiles_when_nvcc_is_here(&out);
 }
 
 #[test]
