@@ -13,8 +13,11 @@ use crate::transform::{Renderer, OUTPUT_LINE_MARKER};
 /// Generate the transformed file. `output_name` names the output in the
 /// `#line` directives of generated code (`<stdout>` when printed).
 pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str) -> Vec<u8> {
-    let templates = Templates::new();
-    let renderer = Renderer::new(file, program, plan, &templates);
+    // The templates are compiled once per process (a fuzzer or a test runs
+    // the pipeline many times).
+    static TEMPLATES: std::sync::OnceLock<Templates> = std::sync::OnceLock::new();
+    let templates = TEMPLATES.get_or_init(Templates::new);
+    let renderer = Renderer::new(file, program, plan, templates);
     let mut inserts: Vec<(usize, Vec<u8>)> = Vec::new();
     for child_plan in &plan.children {
         let child = &program.functions[child_plan.child];
