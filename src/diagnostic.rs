@@ -111,6 +111,11 @@ pub enum DiagnosticKind {
     },
     /// A thresholded launch whose thread count is a constant: the threshold
     /// decides the same way every time.
+    /// A clause value names something this file does not declare.
+    UnseenName {
+        name: String,
+        clause: String,
+    },
     ThresholdDecided {
         kernel: String,
         threads: i128,
@@ -207,6 +212,7 @@ impl DiagnosticKind {
             AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
             PooledClassParameter { .. } => "dpopt::not_implemented",
             ThresholdDecided { .. } => "dpopt::threshold_decided",
+            UnseenName { .. } => "dpopt::unseen_name",
             Unterminated { .. } => "dpopt::unterminated",
             UnreadableToken { .. } => "dpopt::unreadable_token",
             PragmaInMacro { .. } => "dpopt::pragma_in_macro",
@@ -219,7 +225,8 @@ impl DiagnosticKind {
         match self {
             DiagnosticKind::ThreadCountFallback { .. }
             | DiagnosticKind::PragmaInMacro { .. }
-            | DiagnosticKind::ThresholdDecided { .. } => Severity::Warning,
+            | DiagnosticKind::ThresholdDecided { .. }
+            | DiagnosticKind::UnseenName { .. } => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -299,6 +306,9 @@ impl DiagnosticKind {
             } else {
                 format!("every launch of `{kernel}` here has {threads} threads, at least threshold({threshold}): it is never run serially, the threshold has no effect")
             },
+            UnseenName { name, clause } => format!(
+                "`{name}` in `{clause}` is not declared or defined in this file"
+            ),
             PooledClassParameter { granularity, param, class } => format!(
                 "`consldt({granularity})` cannot be applied yet: the child takes `{param}` by value, of class `{class}`, which declares a constructor, and the records of this granularity live in a `__device__` pool that must be constant-initialized"
             ),
@@ -390,6 +400,9 @@ impl DiagnosticKind {
             }
             ThresholdDecided { site, .. } => format!(
                 "if that is what you want, nothing to do; otherwise change the threshold (or build with -DDPOPT_THRESHOLD_{site}=N)"
+            ),
+            UnseenName { name, .. } => format!(
+                "nvcc rejects the output unless a header or the command line defines it (`-D{name}=64`); otherwise define it in this file (`#define {name} 64`) or write the number"
             ),
             PooledClassParameter { .. } => {
                 "use `consldt(warp)` or `consldt(block)`, which keep the records in launch parameters, or pass the object by pointer".to_string()

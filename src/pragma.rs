@@ -71,6 +71,22 @@ impl ClauseKind {
     }
 }
 
+impl ClauseKind {
+    /// The values the clause takes (not its expressions).
+    pub fn values(&self) -> Vec<&Value> {
+        match self {
+            ClauseKind::Threshold(v)
+            | ClauseKind::Coarsen(v)
+            | ClauseKind::AggThreshold(v)
+            | ClauseKind::Threads(v)
+            | ClauseKind::Blocks(v) => vec![v],
+            ClauseKind::Consolidate { group, .. } => group.iter().collect(),
+            ClauseKind::Buffer { sizes, .. } => sizes.iter().collect(),
+            ClauseKind::ChildThreads(_) | ClauseKind::Work(_) => Vec::new(),
+        }
+    }
+}
+
 pub const CLAUSE_NAMES: &[&str] = &[
     "threshold",
     "coarsen",

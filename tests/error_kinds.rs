@@ -914,6 +914,28 @@ case! {
 }
 
 case! {
+    name: unseen_name,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, const int *n) {
+          int m = n[threadIdx.x];
+        #pragma dp threshold(64) coarsen(CHILD_FACTOR)
+          child<<<(m + 255) / 256, 256>>>(a, m);
+        }
+    ",
+    kind: UnseenName { .. },
+    code: "dpopt::unseen_name",
+    severity: Warning,
+    line: 8,
+    column: 34,
+    span: "CHILD_FACTOR",
+}
+
+case! {
     name: pragma_in_macro,
     input: "
         #define DP(x) _Pragma(#x)
@@ -1321,6 +1343,7 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         BlockAggregationHazard { .. } => "dpopt::block_aggregation",
         FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
         ThresholdDecided { .. } => "dpopt::threshold_decided",
+        UnseenName { .. } => "dpopt::unseen_name",
         AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
         TooDeep { .. } => "dpopt::too_deep",
         Unterminated { .. } => "dpopt::unterminated",
@@ -1426,6 +1449,10 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             threads: 0,
             threshold: 0,
             site: s(),
+        },
+        UnseenName {
+            name: s(),
+            clause: s(),
         },
         AmbiguousKernel {
             kernel: s(),

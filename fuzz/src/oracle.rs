@@ -277,7 +277,13 @@ pub fn check(bytes: &[u8], cli: Option<&CliCheck>, keep_output: bool) -> Report 
     sig = mix(sig, fnv1a(codes.join(",").as_bytes()));
     sig = mix(sig, bucket(outcome.sites.len() as u64));
     report.signature = sig;
-    if keep_output && !outcome.sites.is_empty() {
+    // A clause that names something the file does not declare compiles only
+    // where a header or `-D` supplies it; dpopt warned (`dpopt::unseen_name`).
+    let unseen = outcome
+        .diagnostics
+        .iter()
+        .any(|d| d.kind.code() == "dpopt::unseen_name");
+    if keep_output && !outcome.sites.is_empty() && !unseen {
         report.output = outcome.output;
     }
     report
