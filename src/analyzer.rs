@@ -166,7 +166,7 @@ fn word_at(text: &str, word: &str) -> Option<usize> {
     let is_ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'$';
     let b = text.as_bytes();
     text.match_indices(word).map(|(at, _)| at).find(|&at| {
-        (at == 0 || !is_ident(b[at - 1])) && b.get(at + word.len()).is_none_or(|&c| !is_ident(c))
+        (at == 0 || !is_ident(b[at - 1])) && !b.get(at + word.len()).is_some_and(|&c| is_ident(c))
     })
 }
 

@@ -9,7 +9,7 @@ fn fixed_findings_stay_fixed() {
     let mut failures = Vec::new();
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
-        if path.extension().is_none_or(|e| e != "cu") {
+        if !path.extension().is_some_and(|e| e == "cu") {
             continue;
         }
         let bytes = std::fs::read(&path).unwrap();
