@@ -104,13 +104,21 @@ fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
         String::new()
     };
     let head_start = f.start + f.template_header.as_ref().map_or(0, String::len);
-    let specifiers = r
-        .codec
-        .to_text(&r.file.bytes[head_start..f.name_span.start]);
+    // The head's tokens as written, without comments, directives, splices or
+    // a stray `#` (the declaration is one line).
+    let specifiers: Vec<String> = r
+        .program
+        .sig
+        .iter()
+        .filter(|t| t.start >= head_start && t.end <= f.name_span.start)
+        .filter(|t| t.kind != TokenKind::Directive)
+        .map(|t| crate::phases::without_splices(&r.codec.to_text(&r.file.bytes[t.start..t.end])))
+        .filter(|t| t != "#" && t != "%:")
+        .collect();
     let params: Vec<String> = f.params.iter().map(|p| p.declaration.clone()).collect();
     let declaration = format!(
         "{template}{} DPOPT_PARENT_BOUNDS {}({})",
-        specifiers.split_whitespace().collect::<Vec<_>>().join(" "),
+        specifiers.join(" "),
         r.codec.to_text(&r.file.bytes[f.name_span.clone()]),
         params.join(", ")
     );

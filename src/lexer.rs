@@ -123,9 +123,17 @@ fn unterminated_comment_in_directive(text: &str) -> Option<usize> {
 }
 
 fn is_raw_string(text: &str) -> bool {
-    ["R\"", "LR\"", "uR\"", "UR\"", "u8R\""]
-        .iter()
-        .any(|p| text.starts_with(p))
+    let starts = |text: &str| {
+        ["R\"", "LR\"", "uR\"", "UR\"", "u8R\""]
+            .iter()
+            .any(|p| text.starts_with(p))
+    };
+    // The prefix may be split by line splices (`R\` newline `"(`).
+    starts(text)
+        || text.starts_with(['R', 'L', 'u', 'U'])
+            && starts(&crate::phases::without_splices(
+                text.get(..text.len().min(32)).unwrap_or(text),
+            ))
 }
 
 /// Tokens that dpopt cannot read as the compiler does, in a file it must

@@ -94,7 +94,7 @@ pub fn run(file: &SourceFile, output_name: &str, generate: bool) -> Outcome {
     }
     let tokens = lexer::lex(file);
     let program = parser::parse(file, tokens);
-    let hidden = if file.view.contains("_Pragma") {
+    let hidden = if file.view.contains("_Pragma") || has_line_splice(&file.bytes) {
         analyzer::pragma_macros(file, &program)
     } else {
         Vec::new()

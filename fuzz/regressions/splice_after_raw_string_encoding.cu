@@ -1,0 +1,3 @@
+L\
+R"doc(
+#pragma dp)doc"

@@ -1,0 +1,3 @@
+#define FUZZ_DP_754 _Pragm\
+a("dp")
+FUZZ_DP_754

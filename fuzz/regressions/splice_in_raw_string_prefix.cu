@@ -1,0 +1,3 @@
+R\
+"doc(
+#pragma dp)doc"

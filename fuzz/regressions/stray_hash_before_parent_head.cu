@@ -1,0 +1,1 @@
+__global__ child(){}#__global__ t(){_Pragma("dp threshold(4)")child<<<(),2>>>();}
