@@ -106,11 +106,11 @@ fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
     let head_start = f.start + f.template_header.as_ref().map_or(0, String::len);
     // The head's tokens as written, without comments, directives, splices or
     // a stray `#` (the declaration is one line).
-    let specifiers: Vec<String> = r
-        .program
-        .sig
+    let sig = &r.program.sig;
+    let first = sig.partition_point(|t| t.start < head_start);
+    let specifiers: Vec<String> = sig[first..]
         .iter()
-        .filter(|t| t.start >= head_start && t.end <= f.name_span.start)
+        .take_while(|t| t.end <= f.name_span.start)
         .filter(|t| t.kind != TokenKind::Directive)
         .map(|t| crate::phases::without_splices(&r.codec.to_text(&r.file.bytes[t.start..t.end])))
         .filter(|t| t != "#" && t != "%:")

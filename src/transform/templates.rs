@@ -3,8 +3,12 @@
 
 use tera::{Context, Tera};
 
+/// The templates, compiled when first needed: those of every transformed
+/// file at once, each aggregation template (most of the text) with what it
+/// includes only for a file that aggregates at that granularity.
 pub struct Templates {
-    tera: Tera,
+    core: Tera,
+    aggregation: [std::sync::OnceLock<Tera>; 3],
 }
 
 pub const SITE: &str = "site.cu.tera";
@@ -18,51 +22,76 @@ pub const STATS: &str = "stats.cu.tera";
 pub const RECOVER: &str = "recover.cu.tera";
 pub const BOUNDS: &str = "bounds.cu.tera";
 
+/// A tera instance holding these templates (and whatever they import).
+fn compile(templates: Vec<(&str, &str)>) -> Tera {
+    let mut tera = Tera::default();
+    tera.autoescape_on(vec![]);
+    tera.add_raw_templates(templates)
+        .expect("the built-in templates parse");
+    tera
+}
+
+const RECOVER_TEXT: &str = include_str!("../../templates/recover.cu.tera");
+
 impl Templates {
     pub fn new() -> Self {
-        let mut tera = Tera::default();
-        tera.autoescape_on(vec![]);
-        tera.add_raw_templates(vec![
-            (SITE, include_str!("../../templates/site.cu.tera")),
-            (
-                DECLARATIONS,
-                include_str!("../../templates/declarations.cu.tera"),
-            ),
-            (
-                DEFINITIONS,
-                include_str!("../../templates/definitions.cu.tera"),
-            ),
-            (
-                AGGREGATION,
-                include_str!("../../templates/aggregation.cu.tera"),
-            ),
-            (
-                AGGREGATION_GRID,
-                include_str!("../../templates/aggregation_grid.cu.tera"),
-            ),
-            (
-                AGGREGATION_BLOCK,
-                include_str!("../../templates/aggregation_block.cu.tera"),
-            ),
-            (PRELUDE, include_str!("../../templates/prelude.cu.tera")),
-            (
-                "aggregation_config.cu.tera",
-                include_str!("../../templates/aggregation_config.cu.tera"),
-            ),
-            (
-                "disaggregate.cu.tera",
-                include_str!("../../templates/disaggregate.cu.tera"),
-            ),
-            (STATS, include_str!("../../templates/stats.cu.tera")),
-            (RECOVER, include_str!("../../templates/recover.cu.tera")),
-            (BOUNDS, include_str!("../../templates/bounds.cu.tera")),
-        ])
-        .expect("the built-in templates parse");
-        Templates { tera }
+        Templates {
+            core: compile(vec![
+                (SITE, include_str!("../../templates/site.cu.tera")),
+                (
+                    DECLARATIONS,
+                    include_str!("../../templates/declarations.cu.tera"),
+                ),
+                (
+                    DEFINITIONS,
+                    include_str!("../../templates/definitions.cu.tera"),
+                ),
+                (PRELUDE, include_str!("../../templates/prelude.cu.tera")),
+                (STATS, include_str!("../../templates/stats.cu.tera")),
+                (RECOVER, RECOVER_TEXT),
+                (BOUNDS, include_str!("../../templates/bounds.cu.tera")),
+            ]),
+            aggregation: Default::default(),
+        }
+    }
+
+    fn aggregation(&self, which: usize, name: &'static str, text: &'static str) -> &Tera {
+        self.aggregation[which].get_or_init(|| {
+            compile(vec![
+                (name, text),
+                (
+                    "aggregation_config.cu.tera",
+                    include_str!("../../templates/aggregation_config.cu.tera"),
+                ),
+                (
+                    "disaggregate.cu.tera",
+                    include_str!("../../templates/disaggregate.cu.tera"),
+                ),
+                (RECOVER, RECOVER_TEXT),
+            ])
+        })
     }
 
     pub fn render(&self, name: &str, context: &Context) -> String {
-        match self.tera.render(name, context) {
+        let tera = match name {
+            AGGREGATION => self.aggregation(
+                0,
+                AGGREGATION,
+                include_str!("../../templates/aggregation.cu.tera"),
+            ),
+            AGGREGATION_GRID => self.aggregation(
+                1,
+                AGGREGATION_GRID,
+                include_str!("../../templates/aggregation_grid.cu.tera"),
+            ),
+            AGGREGATION_BLOCK => self.aggregation(
+                2,
+                AGGREGATION_BLOCK,
+                include_str!("../../templates/aggregation_block.cu.tera"),
+            ),
+            _ => &self.core,
+        };
+        match tera.render(name, context) {
             Ok(text) => text,
             // The templates and their contexts are both ours: a failure is a
             // bug in dpopt, not in the user's input.
