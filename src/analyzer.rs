@@ -539,26 +539,6 @@ fn site_for(
                 "template kernel",
             ))
         }
-        Some(granularity @ (Granularity::Grid | Granularity::MultiBlock))
-            if constructed_parameter(program, view, child_fn).is_some() =>
-        {
-            let (param, class) = constructed_parameter(program, view, child_fn).unwrap_or_default();
-            return Err(Diagnostic::new(
-                DiagnosticKind::PooledClassParameter {
-                    granularity: if granularity == Granularity::Grid {
-                        "grid"
-                    } else {
-                        "multiblock"
-                    }
-                    .to_string(),
-                    param,
-                    class,
-                },
-                launch.kernel_span.clone(),
-                "records of this launch cannot be pooled",
-            )
-            .with_note(pragma.span.clone(), "requested here"));
-        }
         Some(granularity) => Some(Aggregation {
             granularity,
             recursive: site_is_recursive(program, parent, child),
@@ -793,51 +773,6 @@ fn parent_params_uniform(
                     .is_some_and(|f| program.functions[f].space.runs_on_device())
                     && program.launched_kernels(l).contains(&parent)
             }))
-}
-
-/// A parameter of `child` taken by value whose type is a class of this file
-/// that declares a constructor: (parameter, class).
-fn constructed_parameter(
-    program: &Program,
-    view: &str,
-    child: &Function,
-) -> Option<(String, String)> {
-    let sig = &program.sig;
-    let mut classes = Vec::new();
-    for (i, t) in sig.iter().enumerate() {
-        if !matches!(t.text(view), "struct" | "class") {
-            continue;
-        }
-        let Some(name) = sig.get(i + 1).filter(|n| n.kind == TokenKind::Ident) else {
-            continue;
-        };
-        let Some(open) =
-            (i + 2..sig.len().min(i + 64)).find(|&k| matches!(sig[k].text(view), "{" | ";"))
-        else {
-            continue;
-        };
-        let Some(close) = program.partner[open].filter(|_| sig[open].text(view) == "{") else {
-            continue;
-        };
-        let name = name.text(view);
-        let constructs = (open + 1..close).any(|k| {
-            sig[k].text(view) == name
-                && sig.get(k + 1).is_some_and(|n| n.text(view) == "(")
-                && !sig.get(k - 1).is_some_and(|p| p.text(view) == "~")
-        });
-        if constructs {
-            classes.push(name.to_string());
-        }
-    }
-    child.params.iter().find_map(|p| {
-        let words: Vec<&str> = p
-            .declaration
-            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .collect();
-        let by_value = !p.declaration.contains('*') && !p.declaration.contains('&');
-        let class = classes.iter().find(|c| words.contains(&c.as_str()))?;
-        by_value.then(|| (p.name.clone().unwrap_or_default(), class.clone()))
-    })
 }
 
 /// Which launch arguments vary between the parents of one aggregated launch.

@@ -122,13 +122,6 @@ pub enum DiagnosticKind {
         threshold: i128,
         site: String,
     },
-    /// Pool-based aggregation of a child that takes a class with a
-    /// constructor by value (not implemented yet).
-    PooledClassParameter {
-        granularity: String,
-        param: String,
-        class: String,
-    },
     /// Several definitions fit a launched kernel's name and argument count.
     AmbiguousKernel {
         kernel: String,
@@ -210,7 +203,6 @@ impl DiagnosticKind {
             FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
             TooDeep { .. } => "dpopt::too_deep",
             AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
-            PooledClassParameter { .. } => "dpopt::not_implemented",
             ThresholdDecided { .. } => "dpopt::threshold_decided",
             UnseenName { .. } => "dpopt::unseen_name",
             Unterminated { .. } => "dpopt::unterminated",
@@ -309,9 +301,6 @@ impl DiagnosticKind {
             UnseenName { name, clause } => format!(
                 "`{name}` in `{clause}` is not declared or defined in this file"
             ),
-            PooledClassParameter { granularity, param, class } => format!(
-                "`consldt({granularity})` cannot be applied yet: the child takes `{param}` by value, of class `{class}`, which declares a constructor, and the records of this granularity live in a `__device__` pool that must be constant-initialized"
-            ),
             AmbiguousKernel { kernel, count, arity } => format!(
                 "`{kernel}` with {arity} argument(s) may be any of {count} definitions in this file"
             ),
@@ -404,9 +393,6 @@ impl DiagnosticKind {
             UnseenName { name, .. } => format!(
                 "nvcc rejects the output unless a header or the command line defines it (`-D{name}=64`); otherwise define it in this file (`#define {name} 64`) or write the number"
             ),
-            PooledClassParameter { .. } => {
-                "use `consldt(warp)` or `consldt(block)`, which keep the records in launch parameters, or pass the object by pointer".to_string()
-            }
             AmbiguousKernel { .. } => {
                 "dpopt tells overloads apart by namespace and argument count only: qualify the launch (`ns::kernel<<<...>>>`) or give the overloads different names".to_string()
             }

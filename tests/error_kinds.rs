@@ -341,30 +341,6 @@ case! {
 }
 
 case! {
-    name: pooled_class_parameter,
-    input: "
-        struct Scale {
-          __host__ __device__ explicit Scale(float f) : f_(f) {}
-          float f_;
-        };
-        __global__ void child(float *a, int n, Scale k) {
-          int i = blockIdx.x * blockDim.x + threadIdx.x;
-          if (i < n) a[i] = k.f_;
-        }
-        __global__ void parent(float *a, int n) {
-        #pragma dp consldt(grid)
-          child<<<(n + 31) / 32, 32>>>(a, n, Scale(2.0f));
-        }
-    ",
-    kind: PooledClassParameter { .. },
-    code: "dpopt::not_implemented",
-    severity: Error,
-    line: 11,
-    column: 3,
-    span: "child",
-}
-
-case! {
     name: duplicate_clause,
     input: "
         __global__ void child(int *a, int n) {
@@ -1317,7 +1293,6 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         NotPositive { .. } => "dpopt::clause_value",
         NotAnInteger { .. } => "dpopt::clause_value",
         TooLarge { .. } => "dpopt::clause_value",
-        PooledClassParameter { .. } => "dpopt::not_implemented",
         DuplicateClause { .. } => "dpopt::duplicate_clause",
         BadGranularity { .. } => "dpopt::clause_value",
         BadBufferKind { .. } => "dpopt::clause_value",
@@ -1395,11 +1370,6 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         TooLarge {
             clause: s(),
             value: s(),
-        },
-        PooledClassParameter {
-            granularity: s(),
-            param: s(),
-            class: s(),
         },
         DuplicateClause { clause: s() },
         BadGranularity {

@@ -249,18 +249,24 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
             .name
             .clone()
             .unwrap_or_else(|| format!("dpopt_arg{i}"));
-        let decl = member_declaration(&param.declaration, &name, param.name.is_none());
+        let member = member_declaration(&param.declaration, &name, param.name.is_none());
+        // A class is kept as its bytes (as kernel arguments are copied):
+        // records need no constructor, whatever the class declares.
+        let (decl, read) = match byte_stored_type(&member, &name) {
+            Some(ty) => (format!("dpopt_bytes<{ty}> {name}"), ".get()"),
+            None => (member, ""),
+        };
         // An argument left to its default is the same for every parent.
         let varies = aggregation.varying.get(i).copied().unwrap_or(false);
         if varies {
             varying.push(decl);
-            record_args.push_str(&format!(", dpopt_r.{name}"));
-            pool_args.push(format!("dpopt_r.{name}"));
+            record_args.push_str(&format!(", dpopt_r.{name}{read}"));
+            pool_args.push(format!("dpopt_r.{name}{read}"));
             varying_names.push(name);
         } else {
             invariant.push(decl);
-            record_args.push_str(&format!(", dpopt_s.{name}"));
-            pool_args.push(format!("dpopt_s.{name}"));
+            record_args.push_str(&format!(", dpopt_s.{name}{read}"));
+            pool_args.push(format!("dpopt_s.{name}{read}"));
             invariant_names.push(name);
         }
     }
@@ -379,6 +385,53 @@ fn member_declaration(declaration: &str, name: &str, unnamed: bool) -> String {
         }
     }
     decl.replace("* const ", "* ").replace("*const ", "*")
+}
+
+/// The type of a record member that is stored as bytes: one passed by
+/// value whose type is not built from fundamental types alone (a class, a
+/// vector type such as `float4`, a typedef): it may have constructors or a
+/// destructor, which a `__device__` pool or a launch-parameter record cannot
+/// run. Pointers, references and arrays (pointers too) are stored as they are.
+fn byte_stored_type(member: &str, name: &str) -> Option<String> {
+    const FUNDAMENTAL: &[&str] = &[
+        "const",
+        "volatile",
+        "signed",
+        "unsigned",
+        "short",
+        "long",
+        "int",
+        "char",
+        "bool",
+        "float",
+        "double",
+        "size_t",
+        "ptrdiff_t",
+        "int8_t",
+        "int16_t",
+        "int32_t",
+        "int64_t",
+        "uint8_t",
+        "uint16_t",
+        "uint32_t",
+        "uint64_t",
+        "uintptr_t",
+        "intptr_t",
+        "__int128",
+        "std",
+    ];
+    if member.contains(['*', '&', '[', '(']) {
+        return None;
+    }
+    let ty = member.trim_end().strip_suffix(name)?.trim_end();
+    let words: Vec<&str> = ty
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.is_empty() || words.iter().all(|w| FUNDAMENTAL.contains(w)) {
+        return None;
+    }
+    Some(ty.to_string())
 }
 
 fn render(r: &Renderer, template: &str, ctx: &Context) -> Vec<u8> {
