@@ -872,9 +872,20 @@ fn pragma_operator(sig: &[Token], view: &str, at: usize) -> Option<(usize, usize
     }
     let mut literal = at + 2;
     let first = sig.get(literal)?;
+    // The encoding prefix touches the literal, or only line splices stand
+    // between them (phase 2 joins them).
+    let joined = |from: usize, to: usize| {
+        let gap = &view[from..to];
+        gap.is_empty() || gap.contains('\\') && crate::phases::without_splices(gap).is_empty()
+    };
     if first.kind == TokenKind::Ident
-        && matches!(text(first, view), "L" | "u8" | "u" | "U")
-        && sig.get(literal + 1).is_some_and(|s| s.start == first.end)
+        && matches!(
+            crate::phases::without_splices(text(first, view)).as_str(),
+            "L" | "u8" | "u" | "U"
+        )
+        && sig
+            .get(literal + 1)
+            .is_some_and(|s| s.start >= first.end && joined(first.end, s.start))
     {
         literal += 1;
     }

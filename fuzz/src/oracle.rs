@@ -349,12 +349,20 @@ impl Unapplied {
             .zip(&applied)
             .filter(|(p, &applied)| p.certain && !applied)
         {
-            let warning = outcome.diagnostics.iter().find(|d| {
+            // The warning about this pragma (a pragma hidden in a macro may
+            // also lie inside a span that another warning points at).
+            let covering = |d: &&Diagnostic| {
                 !d.is_error()
                     && std::iter::once(&d.span)
                         .chain(d.notes.iter().map(|(s, _)| s))
                         .any(|s| overlaps(s, &p.span))
-            });
+            };
+            let warning = outcome
+                .diagnostics
+                .iter()
+                .filter(covering)
+                .find(|d| d.kind.code() == PRAGMA_IN_MACRO)
+                .or_else(|| outcome.diagnostics.iter().find(covering));
             match warning {
                 Some(d) => {
                     u.warned_codes.insert(d.kind.code());

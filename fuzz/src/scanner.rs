@@ -55,6 +55,9 @@ pub enum AnomalyKind {
     /// `<...>` of an `#include` holding `/*`, `//`, `'` or `\`, whose meaning
     /// is implementation-defined ([lex.header]).
     OddHeaderName,
+    /// A line that would be a directive inside the arguments of a
+    /// function-like macro: undefined behaviour ([cpp.replace]/11).
+    DirectiveInMacroArguments,
 }
 
 impl AnomalyKind {
@@ -67,6 +70,7 @@ impl AnomalyKind {
                 | AnomalyKind::InvalidRawDelimiter
                 | AnomalyKind::InvalidDirective
                 | AnomalyKind::OddHeaderName
+                | AnomalyKind::DirectiveInMacroArguments
         )
     }
 }
@@ -973,7 +977,19 @@ impl<'l, 's> Analyzer<'l, 's> {
                 // The argument tokens, up to the matching `)`.
                 let mut depth = 0usize;
                 let mut close = None;
+                let mut line_start = false;
+                let mut directive = None;
                 for j in open..toks.len() {
+                    match toks[j].kind {
+                        Kind::Newline => line_start = true,
+                        Kind::Space | Kind::BlockComment => {}
+                        _ => {
+                            if line_start && matches!(self.text_of(j), b"#" | b"%:") {
+                                directive.get_or_insert(j);
+                            }
+                            line_start = false;
+                        }
+                    }
                     match self.text_of(j) {
                         b"(" => depth += 1,
                         b")" => {
@@ -989,6 +1005,13 @@ impl<'l, 's> Analyzer<'l, 's> {
                 let Some(close) = close else {
                     return i + 1;
                 };
+                if let Some(j) = directive {
+                    let at = self.lexed.original_range(&toks[j]).start;
+                    self.scan.anomalies.push(Anomaly {
+                        kind: AnomalyKind::DirectiveInMacroArguments,
+                        at,
+                    });
+                }
                 let span = self.original_span(i, close + 1);
                 // `#define P(x) _Pragma(#x)` used as `P(dp ...)`.
                 let exact = params.len() == 1
