@@ -979,8 +979,8 @@ impl<'l, 's> Analyzer<'l, 's> {
                 let mut close = None;
                 let mut line_start = false;
                 let mut directive = None;
-                for j in open..toks.len() {
-                    match toks[j].kind {
+                for (j, token) in toks.iter().enumerate().skip(open) {
+                    match token.kind {
                         Kind::Newline => line_start = true,
                         Kind::Space | Kind::BlockComment => {}
                         _ => {
