@@ -262,7 +262,10 @@ pub fn pragma_macros(file: &SourceFile, program: &Program) -> Vec<Diagnostic> {
         }
         let warning = |span: Range<usize>, label: &str| {
             Diagnostic::new(
-                DiagnosticKind::PragmaInMacro { name: name.clone() },
+                DiagnosticKind::PragmaInMacro {
+                    name: name.clone(),
+                    in_arguments: false,
+                },
                 span,
                 label.to_string(),
             )
@@ -284,6 +287,16 @@ pub fn pragma_macros(file: &SourceFile, program: &Program) -> Vec<Diagnostic> {
         if literal_dp && !used {
             out.push(warning(t.range(), "this macro"));
         }
+    }
+    for (span, name) in &program.pragmas_in_macro_arguments {
+        out.push(Diagnostic::new(
+            DiagnosticKind::PragmaInMacro {
+                name: name.clone(),
+                in_arguments: true,
+            },
+            span.clone(),
+            "in the macro's arguments",
+        ));
     }
     out
 }

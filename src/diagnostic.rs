@@ -149,6 +149,8 @@ pub enum DiagnosticKind {
     /// cannot see.
     PragmaInMacro {
         name: String,
+        /// The `_Pragma` is written in the macro's arguments (not its body).
+        in_arguments: bool,
     },
     /// Coarsening would change what the child waits for or reads (grid
     /// synchronization, the block index read outside `blockIdx`).
@@ -307,8 +309,11 @@ impl DiagnosticKind {
             TooDeep { limit } => format!("brackets nested more than {limit} deep: dpopt does not read this"),
             Unterminated { what } => format!("this {what} is never closed"),
             UnreadableToken { token, why, .. } => format!("`{token}`: {why}"),
-            PragmaInMacro { name } => format!(
+            PragmaInMacro { name, in_arguments: false } => format!(
                 "macro `{name}` expands to `_Pragma`: a `#pragma dp` written through it is not seen by dpopt and is not applied"
+            ),
+            PragmaInMacro { name, in_arguments: true } => format!(
+                "`_Pragma` in the arguments of macro `{name}`: dpopt does not expand macros, so a `#pragma dp` it may produce is not applied"
             ),
             NotCoarsenable { kernel, construct } => format!(
                 "`coarsen` cannot be applied: child kernel `{kernel}` uses `{construct}`, which depends on the original grid's blocks running as they were launched"

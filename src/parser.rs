@@ -84,7 +84,7 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     program.functions = functions;
     program.usings = usings;
     program.launches = find_launches(&program, view);
-    program.pragmas = find_pragmas(&program, view);
+    (program.pragmas, program.pragmas_in_macro_arguments) = find_pragmas(&program, view);
     program
 }
 
@@ -824,9 +824,14 @@ fn span_of(sig: &[Token], from: usize, to: usize) -> Option<std::ops::Range<usiz
 /// Every `#pragma dp` directive and `_Pragma("dp ...")` operator, in order.
 /// What counts as one is decided on the text after translation phases 1-3
 /// (src/phases.rs), as the preprocessor decides it.
-fn find_pragmas(program: &Program, view: &str) -> Vec<PragmaSite> {
+fn find_pragmas(
+    program: &Program,
+    view: &str,
+) -> (Vec<PragmaSite>, Vec<(std::ops::Range<usize>, String)>) {
     let sig = &program.sig;
     let mut pragmas = Vec::new();
+    let mut in_arguments = Vec::new();
+    let mut function_macros: Option<std::collections::HashSet<String>> = None;
     for (i, t) in sig.iter().enumerate() {
         let (span, logical, last) = match t.kind {
             TokenKind::Directive => {
@@ -845,6 +850,11 @@ fn find_pragmas(program: &Program, view: &str) -> Vec<PragmaSite> {
                 if !is_dp_pragma_text(&logical.text) {
                     continue;
                 }
+                let macros = function_macros.get_or_insert_with(|| function_macro_names(sig, view));
+                if let Some(name) = enclosing_macro_call(sig, view, i, macros) {
+                    in_arguments.push((t.start..sig[close].end, name));
+                    continue;
+                }
                 (t.start..sig[close].end, logical, close)
             }
             _ => continue,
@@ -856,7 +866,53 @@ fn find_pragmas(program: &Program, view: &str) -> Vec<PragmaSite> {
             next_token: (last + 1 < sig.len()).then_some(last + 1),
         });
     }
-    pragmas
+    (pragmas, in_arguments)
+}
+
+/// Names of the function-like macros the file defines (`#define NAME(`).
+fn function_macro_names(sig: &[Token], view: &str) -> std::collections::HashSet<String> {
+    sig.iter()
+        .filter(|t| t.kind == TokenKind::Directive && text(t, view).contains("define"))
+        .filter_map(|t| {
+            let logical = directive_text(text(t, view), t.start);
+            let rest = logical.text.trim_start().strip_prefix('#')?;
+            let rest = rest.trim_start().strip_prefix("define")?;
+            let rest = rest.trim_start_matches([' ', '\t']);
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
+                .collect();
+            (!name.is_empty() && rest[name.len()..].starts_with('(')).then_some(name)
+        })
+        .collect()
+}
+
+/// The function-like macro in whose arguments significant token `at`
+/// stands, if any (looked for up to 4,096 tokens back).
+fn enclosing_macro_call(
+    sig: &[Token],
+    view: &str,
+    at: usize,
+    macros: &std::collections::HashSet<String>,
+) -> Option<String> {
+    if macros.is_empty() {
+        return None;
+    }
+    let mut depth = 0usize;
+    for j in (at.saturating_sub(4096)..at).rev() {
+        match text(&sig[j], view) {
+            ")" => depth += 1,
+            "(" if depth > 0 => depth -= 1,
+            "(" => {
+                let name = crate::phases::without_splices(text(sig.get(j.checked_sub(1)?)?, view));
+                if macros.contains(&name) {
+                    return Some(name);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// `_Pragma`, also when a line splice splits it.

@@ -161,6 +161,11 @@ pub struct Program {
     pub declarations: Vec<Declaration>,
     pub launches: Vec<Launch>,
     pub pragmas: Vec<PragmaSite>,
+    /// `_Pragma("dp ...")` operators written in the arguments of a
+    /// function-like macro of the file (span, macro name): whether they
+    /// become a pragma depends on the macro's expansion, which dpopt does not
+    /// perform.
+    pub pragmas_in_macro_arguments: Vec<(Range<usize>, String)>,
     /// First function of each name.
     pub by_name: std::collections::HashMap<String, usize>,
     /// Every function of each (unqualified) name.

@@ -926,12 +926,36 @@ case! {
           child<<<(n + 31) / 32, 32>>>(a, n);
         }
     ",
-    kind: PragmaInMacro { .. },
+    kind: PragmaInMacro { in_arguments: false, .. },
     code: "dpopt::pragma_in_macro",
     severity: Warning,
     line: 9,
     column: 3,
     span: "DP",
+}
+
+case! {
+    name: pragma_in_macro_arguments,
+    input: "
+        #define STR(x) #x
+        #define WRAP(x) STR(x)
+
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+          WRAP(_Pragma(\"dp threshold(4)\"))
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: PragmaInMacro { in_arguments: true, .. },
+    code: "dpopt::pragma_in_macro",
+    severity: Warning,
+    line: 10,
+    column: 8,
+    span: "_Pragma(\"dp threshold(4)\")",
 }
 
 // ---------------------------------------------------------- the child ----
@@ -1436,7 +1460,10 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             why: "",
             fix: s(),
         },
-        PragmaInMacro { name: s() },
+        PragmaInMacro {
+            name: s(),
+            in_arguments: false,
+        },
         NotCoarsenable {
             kernel: s(),
             construct: s(),
