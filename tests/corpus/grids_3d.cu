@@ -31,7 +31,7 @@ __device__ unsigned g_fail;
 __global__ void box3x3(const int *src, int *dst, int w, int h) {
   extern __shared__ int tile[];  // (blockDim.x + 2) x (blockDim.y + 2)
   const int tw = blockDim.x + 2, th = blockDim.y + 2;
-  const int x0 = blockIdx.x * blockDim.x - 1, y0 = blockIdx.y * blockDim.y - 1;
+  const int x0 = (int)(blockIdx.x * blockDim.x) - 1, y0 = (int)(blockIdx.y * blockDim.y) - 1;
   for (int ty = threadIdx.y; ty < th; ty += blockDim.y)
     for (int tx = threadIdx.x; tx < tw; tx += blockDim.x) {
       const int gx = min(max(x0 + tx, 0), w - 1), gy = min(max(y0 + ty, 0), h - 1);
