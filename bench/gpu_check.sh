@@ -19,7 +19,8 @@
 #   C     coarsening only     (-DDPOPT_COARSEN=...)
 #   TC    threshold + coarsen (both macros)
 # Each binary also runs the flat (no-CDP) implementation of the example.
-# Fixtures (tests/fixtures) run as written, original and transformed.
+# Fixtures (tests/fixtures) run as written, original and transformed; the
+# corpus (tests/corpus) as written and in every variant expected.txt marks ok.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=gpu-build
@@ -115,6 +116,58 @@ VARIANTS
         awk -v d="$defines" '{ $3 = $3 "+defines"; $5 = ($5 == "-") ? d : $5 "," d; print }' >> "$BUILD/jobs.txt"
     fi
   done
+  # The corpus (tests/corpus): each program as written (orig) and in every
+  # variant of tests/corpus/expected.txt (every pragma line replaced, as in
+  # tests/common CORPUS_VARIANTS) that it marks `ok`, run and verified as
+  # the fixtures are; headers next to the sources. A variant whose outcome
+  # differs from expected.txt is reported and left out.
+  cp tests/corpus/*.cuh "$BUILD/src/"
+  local corpus_before; corpus_before=$(wc -l < "$BUILD/jobs.txt")
+  for prog in tests/corpus/*.cu; do
+    local name; name=$(basename "$prog" .cu)
+    local jobs_before; jobs_before=$(wc -l < "$BUILD/jobs.txt")
+    cp "$prog" "$BUILD/src/${name}__orig.cu"
+    echo "$name orig - ${name}__orig -" >> "$BUILD/jobs.txt"
+    while IFS='|' read -r v pragma; do
+      if [ -z "$pragma" ]; then cp "$prog" "$BUILD/tmp.cu"; else
+        awk -v p="$pragma" 'skip { skip = /\\[ \t\r]*$/; next }
+          /^[ \t]*#[ \t]*pragma[ \t]+dp([ \t]|$)/ { print p; skip = /\\[ \t\r]*$/; next } { print }' \
+          "$prog" > "$BUILD/tmp.cu"
+      fi
+      local expected got=ok
+      expected=$(awk -v n="$name" -v v="$v" '$1 == n && $2 == v { print $3 }' tests/corpus/expected.txt)
+      "$dpopt" transform "$BUILD/tmp.cu" -o "$BUILD/src/${name}__$v.cu" 2>/dev/null || got=refused
+      if [ "$expected" = ok ] && [ "$got" = ok ]; then
+        echo "$name $v corpus ${name}__$v -" >> "$BUILD/jobs.txt"
+      elif [ "$expected" = ok-nvcc-fails ]; then
+        rm -f "$BUILD/src/${name}__$v.cu"
+        echo "corpus $name $v: left out (nvcc rejects dpopt's output: tests/corpus/PROBLEMS.md)"
+      elif [ "$expected" != "$got" ]; then
+        rm -f "$BUILD/src/${name}__$v.cu"
+        echo "corpus $name $v: dpopt says $got, tests/corpus/expected.txt says ${expected:-nothing}: left out"
+      fi
+    done <<'CORPUS_VARIANTS'
+as-annotated|
+T|#pragma dp threshold(128)
+C|#pragma dp coarsen(8)
+TC|#pragma dp threshold(128) coarsen(8)
+Aw|#pragma dp consldt(warp)
+Ab|#pragma dp consldt(block)
+Am|#pragma dp consldt(multiblock, 8)
+Ag|#pragma dp consldt(grid)
+TCAw|#pragma dp threshold(128) coarsen(8) consldt(warp)
+TCAb|#pragma dp threshold(128) coarsen(8) consldt(block)
+TCAm|#pragma dp threshold(128) coarsen(8) consldt(multiblock, 8)
+TCAg|#pragma dp threshold(128) coarsen(8) consldt(grid)
+CORPUS_VARIANTS
+    rm -f "$BUILD/tmp.cu"
+    local defines; defines=$(sed -n 's|^// dpopt-defines: *||p' "$prog" | head -n1 | tr ' ' ',')
+    if [ -n "$defines" ]; then
+      tail -n +"$((jobs_before + 1))" "$BUILD/jobs.txt" |
+        awk -v d="$defines" '{ $3 = $3 "+defines"; $5 = ($5 == "-") ? d : $5 "," d; print }' >> "$BUILD/jobs.txt"
+    fi
+  done
+  echo "corpus: $(($(wc -l < "$BUILD/jobs.txt") - corpus_before)) jobs"
   # Pools so small that nearly every launch falls back to a direct launch,
   # while those also overflow the pending-launch limit (the grid case hung
   # while pool-full launches waited for the dispatcher: docs/AGGREGATION.md).

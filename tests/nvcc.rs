@@ -1,6 +1,7 @@
 //! Every example and fixture, transformed, compiles with a real nvcc for
 //! sm_90 (`-rdc=true`), and the generated code itself draws no warning.
-//! The examples are also compiled with each clause alone.
+//! The examples are also compiled with each clause alone, and the corpus
+//! programs (tests/corpus/) as written and in every variant dpopt applies.
 //!
 //! nvcc comes from `scripts/setup-nvcc.sh` (pip, no GPU needed), DPOPT_NVCC
 //! or PATH. Without it this test fails, unless DPOPT_SKIP_NVCC=1 is set.
@@ -113,6 +114,11 @@ fn compile_with(
         .args(defines)
         // Examples share host code in examples/common/ (included as "common/...").
         .arg(format!("-I{}", common::root().join("examples").display()))
+        // Corpus programs include their headers from tests/corpus/.
+        .arg(format!(
+            "-I{}",
+            common::root().join("tests/corpus").display()
+        ))
         .arg("-o")
         .arg(&object)
         .arg(&out)
@@ -216,6 +222,112 @@ fn transformed_programs_compile_for_sm_90() {
             });
         }
     });
+    let failures = failures.into_inner().unwrap();
+    assert!(
+        failures.is_empty(),
+        "{} of {total} failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// A corpus program as written (nvcc alone, the pragmas ignored), in its
+/// default configuration and the one its `// dpopt-defines:` line names.
+fn compile_original(nvcc: &Path, dir: &Path, name: &str, source: &Path) -> Result<(), String> {
+    let bytes = std::fs::read(source).unwrap();
+    let mut configurations = vec![Vec::new()];
+    let defines = extra_defines(&bytes);
+    if !defines.is_empty() {
+        configurations.push(defines);
+    }
+    for (k, defines) in configurations.iter().enumerate() {
+        let result = Command::new(nvcc)
+            .args(["-rdc=true", "-arch=sm_90", "-O3", "-c"])
+            .args(defines)
+            .arg("-o")
+            .arg(dir.join(format!("{name}_{k}.o")))
+            .arg(source)
+            .output()
+            .map_err(|e| format!("cannot run nvcc: {e}"))?;
+        if !result.status.success() {
+            return Err(format!(
+                "{name} {defines:?}: nvcc failed:\n{}",
+                String::from_utf8_lossy(&result.stderr)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The corpus (tests/corpus/): every program as written, and every variant
+/// tests/corpus/expected.txt marks `ok`, transformed (as the other programs
+/// here: no warning in generated code, parents fit 64 registers), each in
+/// the configurations its `// dpopt-defines:` line names; a variant marked
+/// `ok-nvcc-fails` must still fail (when dpopt is fixed, this says so).
+/// Two compiles at a time; the time taken is printed.
+#[test]
+fn corpus_compiles_for_sm_90() {
+    let Some(nvcc) = common::nvcc() else {
+        if std::env::var("DPOPT_SKIP_NVCC").as_deref() == Ok("1") {
+            eprintln!("DPOPT_SKIP_NVCC=1: nvcc test skipped");
+            return;
+        }
+        panic!("nvcc not found: run scripts/setup-nvcc.sh, set DPOPT_NVCC, or DPOPT_SKIP_NVCC=1");
+    };
+    enum Job {
+        Original(std::path::PathBuf),
+        Variant { source: Vec<u8>, must_fail: bool },
+    }
+    let mut jobs: Vec<(String, Job)> = common::corpus_programs()
+        .into_iter()
+        .map(|p| (format!("{}_orig", common::stem(&p)), Job::Original(p)))
+        .collect();
+    for e in common::corpus_expectations() {
+        let must_fail = match e.outcome {
+            common::CorpusOutcome::Ok => false,
+            common::CorpusOutcome::OkNvccFails => true,
+            common::CorpusOutcome::Refused(_) => continue,
+        };
+        let source = common::corpus_variant(&e.program, &e.variant);
+        jobs.push((
+            format!("{}_{}", e.program, e.variant),
+            Job::Variant { source, must_fail },
+        ));
+    }
+    let total = jobs.len();
+    assert!(total >= 24, "too few corpus programs to compile: {total}");
+    let dir = tempfile::tempdir().unwrap();
+    let queue = Mutex::new(jobs);
+    let failures = Mutex::new(Vec::<String>::new());
+    let started = std::time::Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let Some((name, job)) = queue.lock().unwrap().pop() else {
+                    break;
+                };
+                let result = match job {
+                    Job::Original(path) => compile_original(&nvcc, dir.path(), &name, &path),
+                    Job::Variant { source, must_fail } => {
+                        match (compile(&nvcc, dir.path(), &name, &source), must_fail) {
+                            (Ok(()), true) => Err(format!(
+                                "{name}: compiles now: mark it `ok` in tests/corpus/expected.txt and update PROBLEMS.md"
+                            )),
+                            (Err(_), true) => Ok(()),
+                            (result, false) => result,
+                        }
+                    }
+                };
+                if let Err(e) = result {
+                    failures.lock().unwrap().push(e);
+                }
+            });
+        }
+    });
+    eprintln!(
+        "corpus: {total} programs and variants compiled in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
     let failures = failures.into_inner().unwrap();
     assert!(
         failures.is_empty(),

@@ -121,3 +121,111 @@ pub fn append_to_pragmas(text: &str, suffix: &str) -> String {
     }
     out
 }
+
+/// The corpus programs (`tests/corpus/*.cu`): written as real code bases
+/// write CDP code, with what tests/corpus/expected.txt says dpopt does with
+/// each of them in each variant of `CORPUS_VARIANTS`.
+pub fn corpus_programs() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/corpus"))
+        .expect("tests/corpus")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// The corpus variants: each replaces every `#pragma dp` line of a program
+/// (`None`: the program as annotated). bench/gpu_check.sh uses the same list.
+pub const CORPUS_VARIANTS: [(&str, Option<&str>); 12] = [
+    ("as-annotated", None),
+    ("T", Some("#pragma dp threshold(128)")),
+    ("C", Some("#pragma dp coarsen(8)")),
+    ("TC", Some("#pragma dp threshold(128) coarsen(8)")),
+    ("Aw", Some("#pragma dp consldt(warp)")),
+    ("Ab", Some("#pragma dp consldt(block)")),
+    ("Am", Some("#pragma dp consldt(multiblock, 8)")),
+    ("Ag", Some("#pragma dp consldt(grid)")),
+    (
+        "TCAw",
+        Some("#pragma dp threshold(128) coarsen(8) consldt(warp)"),
+    ),
+    (
+        "TCAb",
+        Some("#pragma dp threshold(128) coarsen(8) consldt(block)"),
+    ),
+    (
+        "TCAm",
+        Some("#pragma dp threshold(128) coarsen(8) consldt(multiblock, 8)"),
+    ),
+    (
+        "TCAg",
+        Some("#pragma dp threshold(128) coarsen(8) consldt(grid)"),
+    ),
+];
+
+/// What dpopt does with one corpus program in one variant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CorpusOutcome {
+    /// Transformed, and nvcc compiles the output.
+    Ok,
+    /// Transformed, but nvcc rejects the output (tests/corpus/PROBLEMS.md).
+    OkNvccFails,
+    /// Refused with this diagnostic code (`dpopt::...`).
+    Refused(String),
+}
+
+/// One line of tests/corpus/expected.txt: `PROGRAM VARIANT OUTCOME`.
+#[derive(Debug, Clone)]
+pub struct CorpusExpectation {
+    pub program: String,
+    pub variant: String,
+    pub outcome: CorpusOutcome,
+    pub line: usize,
+}
+
+/// tests/corpus/expected.txt (`#` starts a comment line).
+pub fn corpus_expectations() -> Vec<CorpusExpectation> {
+    let text = std::fs::read_to_string(root().join("tests/corpus/expected.txt"))
+        .expect("tests/corpus/expected.txt");
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line_no = i + 1;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let outcome = match fields[..] {
+            [_, _, "ok"] => CorpusOutcome::Ok,
+            [_, _, "ok-nvcc-fails"] => CorpusOutcome::OkNvccFails,
+            [_, _, "refused", code] if code.starts_with("dpopt::") => {
+                CorpusOutcome::Refused(code.to_string())
+            }
+            _ => panic!("tests/corpus/expected.txt:{line_no}: malformed line `{line}`"),
+        };
+        out.push(CorpusExpectation {
+            program: fields[0].to_string(),
+            variant: fields[1].to_string(),
+            outcome,
+            line: line_no,
+        });
+    }
+    out
+}
+
+/// The text of corpus program `program` in variant `variant`.
+pub fn corpus_variant(program: &str, variant: &str) -> Vec<u8> {
+    let path = root().join("tests/corpus").join(format!("{program}.cu"));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let pragma = CORPUS_VARIANTS
+        .iter()
+        .find(|(name, _)| *name == variant)
+        .unwrap_or_else(|| panic!("unknown corpus variant `{variant}`"))
+        .1;
+    match pragma {
+        None => bytes,
+        Some(p) => with_pragmas(&String::from_utf8(bytes).unwrap(), p).into_bytes(),
+    }
+}
