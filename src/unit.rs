@@ -273,3 +273,113 @@ fn quoted_includes(file: &SourceFile, tokens: &[Token]) -> Vec<(String, usize)> 
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn names(unit: &Unit) -> Vec<String> {
+        unit.file
+            .parts
+            .iter()
+            .map(|p| {
+                Path::new(&p.file.name)
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn quoted_includes_are_followed_once_through_cycles_and_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let input = write(
+            d,
+            "src/main.cu",
+            "#include <vector>\n#include \"a.cuh\"\n  #  include \"b.cuh\"\nint main() {}",
+        );
+        write(d, "src/a.cuh", "#include \"b.cuh\"\nint a;\n");
+        write(
+            d,
+            "inc/b.cuh",
+            "#include \"a.cuh\"\n#include \"b.cuh\"\nint b;\n",
+        );
+        write(d, "inc/a.cuh", "int not_this_one;\n");
+        let file = SourceFile::new(input.display().to_string(), std::fs::read(&input).unwrap());
+        let options = Options {
+            include_dirs: vec![d.join("inc")],
+            input_dir: Some(d.join("src")),
+            ..Default::default()
+        };
+        let unit = load(&file, &options);
+        // a.cuh next to the input, b.cuh from -I, and the a.cuh that b.cuh
+        // includes is inc/a.cuh (its own directory comes first), another
+        // file; b.cuh including itself is read once.
+        assert_eq!(names(&unit), ["a.cuh", "b.cuh", "a.cuh"]);
+        assert!(unit.file.parts[2].file.name.contains("inc"));
+        // The input ends without a newline: one is added between files.
+        assert_eq!(unit.file.input_len(), file.bytes.len());
+        assert_eq!(unit.file.parts[0].start, file.bytes.len() + 1);
+        // Headers of the input are anchored at their own #include; nested
+        // ones at the includer's.
+        let include_a = file.view.find("#include \"a.cuh\"").unwrap();
+        let anchor = unit.file.parts[0].anchor.unwrap();
+        assert_eq!(anchor, include_a + "#include \"a.cuh\"".len());
+        assert_eq!(unit.file.parts[1].anchor, Some(anchor));
+        // Tokens tile the whole unit.
+        let mut at = 0;
+        for t in &unit.tokens {
+            assert_eq!(t.start, at);
+            at = t.end;
+        }
+        assert_eq!(at, unit.file.bytes.len());
+        // Locations name each file.
+        let b = &unit.file.parts[1];
+        assert!(unit
+            .file
+            .location(b.start + "#include \"a.cuh\"\n".len())
+            .ends_with("b.cuh:2:1"));
+    }
+
+    #[test]
+    fn headers_not_found_and_child_sources_are_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let input = write(d, "main.cu", "#include \"missing.cuh\"\n");
+        let child = write(
+            d,
+            "other/child.cu",
+            "#include \"util.cuh\"\n__global__ void k() {}\n",
+        );
+        write(d, "other/util.cuh", "int u;\n");
+        let file = SourceFile::new(input.display().to_string(), std::fs::read(&input).unwrap());
+        let options = Options {
+            include_dirs: vec![d.join("nowhere")],
+            input_dir: Some(d.to_path_buf()),
+            child_sources: vec![child.clone()],
+        };
+        let unit = load(&file, &options);
+        assert_eq!(names(&unit), ["child.cu", "util.cuh"]);
+        assert!(unit.file.parts.iter().all(|p| p.anchor.is_none()));
+        assert!(unit
+            .file
+            .parts
+            .iter()
+            .all(|p| p.origin == Origin::ChildSource));
+        let searched = unit.file.searched.join("\n");
+        assert!(searched.contains("\"missing.cuh\""), "{searched}");
+        assert!(searched.contains("nowhere"), "{searched}");
+        assert!(searched.contains("child.cu (--child-source)"), "{searched}");
+        assert!(searched.contains("util.cuh (included by"), "{searched}");
+    }
+}
