@@ -80,11 +80,14 @@ VARIANTS
     done < "$BUILD/variants.txt"
     rm -f "$BUILD/tmp.cu" "$BUILD/tmp.err"
   done
+  # Headers of the fixtures (header_child.cuh), next to their sources as
+  # nvcc looks for them; dpopt finds them with -I tests/fixtures.
+  cp tests/fixtures/*.cuh "$BUILD/src/"
   for fx in tests/fixtures/*.cu; do
     local name; name=$(basename "$fx" .cu)
     local jobs_before; jobs_before=$(wc -l < "$BUILD/jobs.txt")
     cp "$fx" "$BUILD/src/${name}__orig.cu"
-    "$dpopt" transform "$fx" -o "$BUILD/src/${name}__dp.cu"
+    "$dpopt" transform "$fx" -I tests/fixtures -o "$BUILD/src/${name}__dp.cu"
     echo "$name orig - ${name}__orig -" >> "$BUILD/jobs.txt"
     echo "$name dp as-annotated ${name}__dp -" >> "$BUILD/jobs.txt"
     # The same with warp aggregation added to every pragma (template kernels
@@ -93,14 +96,14 @@ VARIANTS
       cont { if ($0 ~ /\\[ \t\r]*$/) { print; next } add(); print; cont = 0; next }
       /^[ \t]*#[ \t]*pragma[ \t]+dp([ \t]|$)/ { if ($0 ~ /\\[ \t\r]*$/) { cont = 1; print; next } add(); print; next }
       { print }' "$fx" > "$BUILD/tmp.cu"
-    if "$dpopt" transform "$BUILD/tmp.cu" -o "$BUILD/src/${name}__dpA.cu" 2>/dev/null; then
+    if "$dpopt" transform "$BUILD/tmp.cu" -I tests/fixtures -o "$BUILD/src/${name}__dpA.cu" 2>/dev/null; then
       echo "$name dpA as-annotated+warp ${name}__dpA -" >> "$BUILD/jobs.txt"
     else
       echo "fixture $name: aggregation refused by dpopt (expected only for template kernels)"
     fi
     for g in grid:G block:B multiblock,8:M; do
       sed "s/ consldt(warp)/ consldt(${g%%:*})/" "$BUILD/tmp.cu" > "$BUILD/tmpg.cu"
-      if "$dpopt" transform "$BUILD/tmpg.cu" -o "$BUILD/src/${name}__dp${g#*:}.cu" 2>/dev/null; then
+      if "$dpopt" transform "$BUILD/tmpg.cu" -I tests/fixtures -o "$BUILD/src/${name}__dp${g#*:}.cu" 2>/dev/null; then
         echo "$name dp${g#*:} as-annotated+${g%%[:,]*} ${name}__dp${g#*:} -" >> "$BUILD/jobs.txt"
       else
         echo "fixture $name: ${g%%:*} aggregation refused by dpopt"
@@ -188,6 +191,23 @@ CORPUS_VARIANTS
     file=two_files__${tag//,/}
     echo "$BUILD/src/two_files_host.cu" > "$BUILD/src/$file.extra"
     echo "two_files ${tag//,/} ${tag//,/} $file -" >> "$BUILD/jobs.txt"
+  done
+  # The same with the child in a third file (split_child.cu, compiled as
+  # it is): the parent's file is transformed with --child-source.
+  cp tests/multi_tu/split_child.cu "$BUILD/src/two_files_split_child.cu"
+  for g in orig:- dp:- warp:A block:B multiblock,8:M grid:G; do
+    local tag=${g%%:*} add=${g#*:} file
+    if [ "$tag" = orig ]; then
+      cp tests/multi_tu/split_parent.cu "$BUILD/src/two_files_split__orig.cu"
+    else
+      if [ "$add" = - ]; then cp tests/multi_tu/split_parent.cu "$BUILD/tmp.cu"
+      else sed "s/coarsen(2)\$/coarsen(2) consldt(${tag/,/, })/" tests/multi_tu/split_parent.cu > "$BUILD/tmp.cu"; fi
+      "$dpopt" transform "$BUILD/tmp.cu" --child-source tests/multi_tu/split_child.cu \
+        -o "$BUILD/src/two_files_split__${tag//,/}.cu"
+    fi
+    file=two_files_split__${tag//,/}
+    printf '%s\n' "$BUILD/src/two_files_host.cu" "$BUILD/src/two_files_split_child.cu" > "$BUILD/src/$file.extra"
+    echo "two_files_split ${tag//,/} ${tag//,/} $file -" >> "$BUILD/jobs.txt"
   done
   rm -f "$BUILD/tmp.cu"
   # Inputs per example: name|arguments (one binary run per input).

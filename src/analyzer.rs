@@ -26,7 +26,12 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     if program.pragmas.is_empty() {
         return Analysis { plan, diagnostics };
     }
-    diagnostics.extend(crate::lexer::unreadable_tokens(&program.tokens, view));
+    // Only the input's tokens: the other files are read, never rewritten.
+    let input_tokens = program.tokens.partition_point(|t| file.in_input(t.start));
+    diagnostics.extend(crate::lexer::unreadable_tokens(
+        &program.tokens[..input_tokens],
+        view,
+    ));
     if !diagnostics.is_empty() {
         return Analysis { plan, diagnostics };
     }
@@ -92,8 +97,14 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             .iter()
             .any(|s| s.child == child && s.threshold.is_some() && s.parent == child);
         // Before the child's first declaration: in its namespace, and before
-        // every parent that launches it.
-        let declare_at = function.first_declared;
+        // every parent that launches it. A child defined in another file
+        // gets everything at one place of the input (`elsewhere`).
+        let (declare_at, elsewhere) = if file.in_input(function.start) {
+            (function.first_declared, None)
+        } else {
+            let at = place_for_outside_child(file, program, child, &sites, &plan);
+            (at, Some(at))
+        };
         plan.children.push(ChildPlan {
             child,
             serial,
@@ -102,10 +113,69 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             recursive,
             sites,
             declare_at,
+            elsewhere,
         });
     }
     plan.bounded = kernels_to_bound(program, view, &plan);
+    plan.bounded
+        .retain(|&k| file.in_input(program.functions[k].start));
     Analysis { plan, diagnostics }
+}
+
+/// Where the code generated for a child defined in another file goes: a
+/// line start of the input after which the child is declared: after the
+/// `#include` that brings in its header, or after the input's (or an
+/// included header's) first declaration of it, whichever comes first;
+/// before the first parent when there is none.
+fn place_for_outside_child(
+    file: &SourceFile,
+    program: &Program,
+    child: usize,
+    sites: &[usize],
+    plan: &Plan,
+) -> usize {
+    let function = &program.functions[child];
+    let mut places = Vec::new();
+    if let Some(anchor) = file.part_at(function.start).and_then(|p| p.anchor) {
+        places.push(anchor);
+    }
+    let first = function.first_declared;
+    if file.in_input(first) {
+        // The end of the declaration: its `;` (or the end of its line).
+        let from = program.sig_index_at(first);
+        let end = program.sig[from..]
+            .iter()
+            .take_while(|t| file.in_input(t.start))
+            .find(|t| t.text(&file.view) == ";")
+            .map_or(file.line_start(first), |t| t.end);
+        places.push(end);
+    } else if let Some(anchor) = file.part_at(first).and_then(|p| p.anchor) {
+        places.push(anchor);
+    }
+    let Some(&at) = places.iter().min() else {
+        let parent = sites
+            .iter()
+            .map(|&s| program.functions[plan.sites[s].parent].start)
+            .min()
+            .unwrap_or(0);
+        return file.line_start(parent);
+    };
+    // The first line start after it (not inside a comment or directive).
+    let starts = file.line_starts();
+    for &line_start in &starts[starts.partition_point(|&s| s <= at)..] {
+        if !file.in_input(line_start) {
+            break;
+        }
+        let newline = program.tokens.partition_point(|t| t.end < line_start);
+        if program
+            .tokens
+            .get(newline)
+            .is_some_and(|t| t.kind == TokenKind::Newline && t.end == line_start)
+        {
+            return line_start;
+        }
+    }
+    file.input_len()
 }
 
 /// Names in clause values (`threshold(TH)`) that nothing in the file
@@ -229,7 +299,7 @@ pub fn pragma_macros(file: &SourceFile, program: &Program) -> Vec<Diagnostic> {
     for t in program
         .sig
         .iter()
-        .filter(|t| t.kind == TokenKind::Directive)
+        .filter(|t| t.kind == TokenKind::Directive && file.in_input(t.start))
     {
         let logical = crate::phases::directive_text(t.text(view), t.start);
         let text = logical.text.trim_start();
@@ -274,7 +344,10 @@ pub fn pragma_macros(file: &SourceFile, program: &Program) -> Vec<Diagnostic> {
         let mut used = false;
         for (i, u) in program.sig.iter().enumerate() {
             // A use may be split by a line splice (`NA\` newline `ME`).
-            if u.kind != TokenKind::Ident || crate::phases::without_splices(u.text(view)) != name {
+            if u.kind != TokenKind::Ident
+                || !file.in_input(u.start)
+                || crate::phases::without_splices(u.text(view)) != name
+            {
                 continue;
             }
             let arg_is_dp = program.sig.get(i + 1).is_some_and(|n| n.text(view) == "(")
@@ -391,20 +464,38 @@ fn site_for(
         .next()
         .unwrap_or(&launch.kernel)
         .trim();
-    let (child, alternatives) = match program.resolve(
+    let resolution = match program.resolve(
         &launch.kernel,
         Some(parent),
         launch.span.start,
         Some(launch.args.len()),
     ) {
+        // A definition in the unit itself (the input and its headers) wins
+        // over one in a `--child-source` file (another translation unit).
+        Resolution::Ambiguous(candidates) => {
+            let in_unit = |&c: &usize| {
+                file.part_at(program.functions[c].start)
+                    .map_or(true, |p| p.origin == crate::source::Origin::Header)
+            };
+            let own: Vec<usize> = candidates.iter().copied().filter(in_unit).collect();
+            match own.as_slice() {
+                [] => Resolution::Ambiguous(candidates),
+                [one] => Resolution::Found(*one),
+                _ => Resolution::Ambiguous(own),
+            }
+        }
+        other => other,
+    };
+    let (child, alternatives) = match resolution {
         Resolution::Found(child) => (child, Vec::new()),
         Resolution::NotFound => {
             return Err(Diagnostic::new(
                 DiagnosticKind::KernelNotDefined {
                     kernel: launch.kernel.split_whitespace().collect(),
+                    searched: file.searched.clone(),
                 },
                 launch.kernel_span.clone(),
-                "no definition of this kernel in the file",
+                "no definition of this kernel found",
             ))
         }
         Resolution::Ambiguous(candidates) => {
@@ -434,6 +525,24 @@ fn site_for(
         }
     };
     let child_fn = &program.functions[child];
+    if let Some(&other) = alternatives
+        .iter()
+        .find(|&&a| !file.in_input(program.functions[a].start) || !file.in_input(child_fn.start))
+    {
+        // Code for a child of another file goes to one place of the input,
+        // outside the `#if` branches it is defined in.
+        return Err(Diagnostic::new(
+            DiagnosticKind::AmbiguousKernel {
+                kernel: launch.kernel.split_whitespace().collect(),
+                count: alternatives.len() + 1,
+                arity: launch.args.len(),
+            },
+            launch.kernel_span.clone(),
+            "defined in `#if` branches of another file",
+        )
+        .with_note(child_fn.name_span.clone(), "one definition")
+        .with_note(program.functions[other].name_span.clone(), "another"));
+    }
     if let Some(&other) = alternatives.iter().find(|&&a| {
         let f = &program.functions[a];
         f.space.global != child_fn.space.global

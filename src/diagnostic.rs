@@ -72,6 +72,9 @@ pub enum DiagnosticKind {
     LaunchOutsideFunction,
     KernelNotDefined {
         kernel: String,
+        /// Where dpopt looked: the input, each header and child source read,
+        /// each include it could not find and the directories searched.
+        searched: Vec<String>,
     },
     NotAKernel {
         kernel: String,
@@ -268,8 +271,12 @@ impl DiagnosticKind {
             LaunchOutsideFunction => {
                 "`#pragma dp` on a launch that is not in a function at namespace level (a class member function, or no function at all)".to_string()
             }
-            KernelNotDefined { kernel } => {
-                format!("kernel `{kernel}` is launched here but not defined in this file")
+            KernelNotDefined { kernel, searched } => {
+                if searched.len() > 1 {
+                    format!("kernel `{kernel}` is launched here but not defined in this file or any file dpopt read")
+                } else {
+                    format!("kernel `{kernel}` is launched here but not defined in this file")
+                }
             }
             NotAKernel { kernel } => format!("`{kernel}` is defined in this file but is not a `__global__` kernel"),
             MalformedLaunch { reason } => format!("cannot read this launch: {reason}"),
@@ -370,8 +377,13 @@ impl DiagnosticKind {
             LaunchOutsideFunction => {
                 "move the launch into a `__global__` or `__device__` function at namespace level".to_string()
             }
-            KernelNotDefined { .. } => {
-                "dpopt needs the child kernel's body: define it in the same file as the launch".to_string()
+            KernelNotDefined { searched, .. } => {
+                let mut help = "dpopt needs the child kernel's body: define it in this file or in a header it includes with `#include \"...\"` (found next to the including file or in a directory given with `-I DIR`), or name the source that defines it with `--child-source FILE.cu`".to_string();
+                if !searched.is_empty() {
+                    help.push_str("; looked in: ");
+                    help.push_str(&searched.join("; "));
+                }
+                help
             }
             NotAKernel { .. } => "only launches of `__global__` functions can be transformed".to_string(),
             MalformedLaunch { .. } => "write the launch as `kernel<<<grid, block[, smem[, stream]]>>>(args);`".to_string(),
@@ -455,7 +467,8 @@ impl Diagnostic {
         self.kind.severity() == Severity::Error
     }
 
-    /// A miette report with the file's source attached.
+    /// A miette report with the file's source attached (`file` may be a
+    /// unit of several files: each span is shown in its own file).
     pub fn to_report(&self, file: &SourceFile) -> miette::Report {
         miette::Report::new(Rendered::new(self, file))
     }
@@ -474,30 +487,64 @@ struct Rendered {
     severity: Severity,
     labels: Vec<LabeledSpan>,
     code_source: NamedSource<String>,
+    /// Notes in another file than the primary span.
+    related: Vec<Rendered>,
 }
 
 impl Rendered {
-    fn new(diagnostic: &Diagnostic, file: &SourceFile) -> Self {
+    /// The diagnostic shown in the file that holds its primary span (the
+    /// input, or a header or other source of its unit); notes in another
+    /// file become related notes, each shown in its own file.
+    fn new(diagnostic: &Diagnostic, unit: &SourceFile) -> Self {
+        let (file, local) = unit.local(diagnostic.span.start);
+        let base = diagnostic.span.start - local;
+        let same_file = |r: &Range<usize>| r.start - unit.local(r.start).1 == base;
+        let here: Vec<&(Range<usize>, String)> = diagnostic
+            .notes
+            .iter()
+            .filter(|(r, _)| same_file(r))
+            .collect();
+        let shift = |r: &Range<usize>| r.start - base..r.end.max(r.start) - base;
         let points: Vec<usize> = std::iter::once(&diagnostic.span)
-            .chain(diagnostic.notes.iter().map(|(s, _)| s))
-            .map(|s| s.start)
+            .chain(here.iter().map(|(s, _)| s))
+            .map(|s| s.start - base)
             .collect();
         let shown = ShownSource::new(file, &points);
         let len = shown.text.len();
         let clamp = |r: &Range<usize>| -> SourceSpan {
+            let r = shift(r);
             let start = shown.offset(r.start).min(len);
-            let end = shown.offset(r.end.max(r.start)).clamp(start, len);
+            let end = shown.offset(r.end).clamp(start, len);
             (start, end - start).into()
         };
         let mut labels = vec![LabeledSpan::new_primary_with_span(
             Some(diagnostic.label.clone()),
             clamp(&diagnostic.span),
         )];
-        for (span, label) in &diagnostic.notes {
+        for (span, label) in &here {
             labels.push(LabeledSpan::new_with_span(Some(label.clone()), clamp(span)));
         }
+        let related = diagnostic
+            .notes
+            .iter()
+            .filter(|(r, _)| !same_file(r))
+            .map(|(span, label)| {
+                let note = Diagnostic {
+                    kind: diagnostic.kind.clone(),
+                    span: span.clone(),
+                    label: label.clone(),
+                    notes: Vec::new(),
+                };
+                let mut r = Rendered::new(&note, unit);
+                r.kind = "note";
+                r.message = label.clone();
+                r.help = None;
+                r.severity = Severity::Advice;
+                r
+            })
+            .collect();
         Rendered {
-            location: file.location(diagnostic.span.start),
+            location: unit.location(diagnostic.span.start),
             kind: if diagnostic.is_error() {
                 "error"
             } else {
@@ -509,6 +556,7 @@ impl Rendered {
             severity: diagnostic.kind.severity(),
             labels,
             code_source: NamedSource::new(file.name.clone(), shown.text),
+            related,
         }
     }
 }
@@ -623,6 +671,14 @@ impl miette::Diagnostic for Rendered {
     }
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
         Some(Box::new(self.labels.iter().cloned()))
+    }
+    fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn miette::Diagnostic> + 'a>> {
+        if self.related.is_empty() {
+            return None;
+        }
+        Some(Box::new(
+            self.related.iter().map(|r| r as &dyn miette::Diagnostic),
+        ))
     }
 }
 

@@ -21,6 +21,12 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     let mut inserts: Vec<(usize, Vec<u8>)> = Vec::new();
     for child_plan in &plan.children {
         let child = &program.functions[child_plan.child];
+        if let Some(at) = child_plan.elsewhere {
+            // A child of another file: declarations and definitions at one
+            // line start of the input, in the child's namespace.
+            inserts.push((at, elsewhere(&renderer, child_plan, at)));
+            continue;
+        }
         let (at, prefix) = insertion_before(file, child_plan.declare_at);
         let mut fragment = prefix;
         fragment.extend(declarations(
@@ -45,9 +51,10 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     if aggregate || !plan.bounded.is_empty() {
         inserts.insert(0, (0, prelude(&renderer, aggregate)));
     }
+    let input = file.input_bytes();
     if !plan.sites.is_empty() {
-        let len = file.bytes.len();
-        let mut fragment = if file.bytes.is_empty() || file.bytes.ends_with(b"\n") {
+        let len = input.len();
+        let mut fragment = if input.is_empty() || input.ends_with(b"\n") {
             Vec::new()
         } else {
             file.newline.as_bytes().to_vec()
@@ -58,15 +65,56 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     // Stable: at one offset, definitions of an earlier child come first.
     inserts.sort_by_key(|(at, _)| *at);
 
-    let mut out = Vec::with_capacity(file.bytes.len() * 2);
+    let mut out = Vec::with_capacity(input.len() * 2);
     let mut pos = 0;
     for (at, fragment) in inserts {
         out.extend(renderer.render(pos..at, None, &[]));
         out.extend(fragment);
         pos = at;
     }
-    out.extend(renderer.render(pos..file.bytes.len(), None, &[]));
+    out.extend(renderer.render(pos..input.len(), None, &[]));
     resolve_output_lines(out, output_name)
+}
+
+/// The declarations and definitions of a child defined in another file, for
+/// the line start `at` of the input: wrapped in the child's namespaces (the
+/// input is taken to include its header at namespace scope).
+fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> {
+    let child = &r.program.functions[plan.child];
+    let resume = r.file.line_of(at);
+    if child.namespace.is_empty() {
+        let mut out = declarations(r, plan, resume);
+        out.extend(definitions(r, plan, resume));
+        return out;
+    }
+    let open: Vec<String> = child
+        .namespace
+        .iter()
+        .map(|n| {
+            if n.is_empty() {
+                "namespace {".to_string()
+            } else {
+                format!("namespace {n} {{")
+            }
+        })
+        .collect();
+    let newline = r.file.newline.as_bytes();
+    let mut out = OUTPUT_LINE_MARKER.as_bytes().to_vec();
+    out.extend_from_slice(newline);
+    out.extend(open.join(" ").into_bytes());
+    out.extend_from_slice(newline);
+    out.extend(declarations(r, plan, resume));
+    let mut definitions = definitions(r, plan, resume);
+    // The definitions end with `#line` back to the input: the namespaces
+    // close before it.
+    let body = definitions.strip_suffix(b"\n").unwrap_or(&definitions);
+    let last = body.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let resync = definitions.split_off(last);
+    out.extend(definitions);
+    out.extend(vec!["}"; child.namespace.len()].join(" ").into_bytes());
+    out.extend_from_slice(newline);
+    out.extend(resync);
+    out
 }
 
 /// At the top of the file: the launch-bounds macro of the parent kernels, and
@@ -204,6 +252,9 @@ fn insertion_before(file: &SourceFile, offset: usize) -> (usize, Vec<u8>) {
 fn insertion_after(file: &SourceFile, program: &Program, end: usize) -> (usize, Vec<u8>) {
     let starts = file.line_starts();
     for &line_start in &starts[starts.partition_point(|&s| s <= end)..] {
+        if !file.in_input(line_start) {
+            break;
+        }
         // The byte before a line start is `\n`; is it a plain newline token?
         let newline = program.tokens.partition_point(|t| t.end < line_start);
         if program
@@ -214,8 +265,8 @@ fn insertion_after(file: &SourceFile, program: &Program, end: usize) -> (usize, 
             return (line_start, Vec::new());
         }
     }
-    let len = file.bytes.len();
-    let prefix = if file.bytes.ends_with(b"\n") {
+    let len = file.input_len();
+    let prefix = if file.input_bytes().ends_with(b"\n") {
         Vec::new()
     } else {
         file.newline.as_bytes().to_vec()

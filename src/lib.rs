@@ -30,6 +30,7 @@ pub mod source;
 pub mod thread_count;
 pub mod token;
 pub mod transform;
+pub mod unit;
 
 use diagnostic::Diagnostic;
 use source::SourceFile;
@@ -45,6 +46,9 @@ pub struct Outcome {
     pub sites: Vec<SiteSummary>,
     /// The kernels that get `DPOPT_PARENT_BOUNDS` (qualified names).
     pub bounded_kernels: Vec<String>,
+    /// The translation unit read when other files were read too (headers,
+    /// child sources): diagnostics' spans are offsets into it.
+    pub unit: Option<SourceFile>,
 }
 
 #[derive(Debug, Clone)]
@@ -62,6 +66,11 @@ impl Outcome {
     pub fn has_errors(&self) -> bool {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
+
+    /// The source the diagnostics point into: the unit, or the input.
+    pub fn source<'a>(&'a self, input: &'a SourceFile) -> &'a SourceFile {
+        self.unit.as_ref().unwrap_or(input)
+    }
 }
 
 /// Does the text hold a backslash that ends a line (blanks may follow it)?
@@ -75,9 +84,22 @@ fn has_line_splice(bytes: &[u8]) -> bool {
     })
 }
 
-/// Run lex -> parse -> analyze, and transform + emit when there is no error.
-/// `output_name` is used in `#line` directives for generated code.
+/// Run lex -> parse -> analyze, and transform + emit when there is no error,
+/// on the input alone. `output_name` is used in `#line` directives for
+/// generated code.
 pub fn run(file: &SourceFile, output_name: &str, generate: bool) -> Outcome {
+    run_with(file, None, output_name, generate)
+}
+
+/// `run`, reading the headers the input includes and the other sources
+/// `options` names too (`unit.rs`), when given.
+pub fn run_with(
+    input: &SourceFile,
+    options: Option<&unit::Options>,
+    output_name: &str,
+    generate: bool,
+) -> Outcome {
+    let file = input;
     // Fast path: a file that cannot hold a `#pragma dp` (or `_Pragma`) is
     // passed through byte for byte. A line splice can split any word, so a
     // file with one takes the full path.
@@ -90,10 +112,20 @@ pub fn run(file: &SourceFile, output_name: &str, generate: bool) -> Outcome {
             diagnostics: Vec::new(),
             sites: Vec::new(),
             bounded_kernels: Vec::new(),
+            unit: None,
         };
     }
-    let tokens = lexer::lex(file);
-    let program = parser::parse(file, tokens);
+    let (unit, tokens) = match options {
+        Some(options) => {
+            let unit = unit::load(file, options);
+            (Some(unit.file), unit.tokens)
+        }
+        None => (None, lexer::lex(file)),
+    };
+    let file = unit.as_ref().unwrap_or(input);
+    let mut program = parser::parse(file, tokens);
+    // Only the input is rewritten: directives in other files are not sites.
+    program.pragmas.retain(|p| file.in_input(p.span.start));
     let hidden = if file.view.contains("_Pragma") || has_line_splice(&file.bytes) {
         analyzer::pragma_macros(file, &program)
     } else {
@@ -101,10 +133,11 @@ pub fn run(file: &SourceFile, output_name: &str, generate: bool) -> Outcome {
     };
     if program.pragmas.is_empty() {
         return Outcome {
-            output: Some(file.bytes.clone()),
+            output: Some(input.bytes.clone()),
             diagnostics: hidden,
             sites: Vec::new(),
             bounded_kernels: Vec::new(),
+            unit: None,
         };
     }
     let analysis = analyzer::analyze(file, &program);
@@ -181,5 +214,6 @@ pub fn run(file: &SourceFile, output_name: &str, generate: bool) -> Outcome {
         diagnostics,
         sites,
         bounded_kernels,
+        unit,
     }
 }

@@ -23,13 +23,50 @@ enum Command {
         /// Output file (written atomically); standard output if omitted.
         #[arg(short, long)]
         output: Option<PathBuf>,
+        #[command(flatten)]
+        search: Search,
     },
     /// Parse and validate INPUT; print diagnostics and the tuning macros of
     /// every launch site.
     Check {
         /// The annotated .cu file, or - for standard input.
         input: String,
+        #[command(flatten)]
+        search: Search,
     },
+}
+
+/// Where child kernels defined outside INPUT are looked for.
+#[derive(clap::Args)]
+struct Search {
+    /// Search DIR for headers included with `#include "..."` (after the
+    /// including file's directory), as nvcc -I does; repeatable.
+    #[arg(short = 'I', long = "include-dir", value_name = "DIR")]
+    include_dirs: Vec<PathBuf>,
+    /// Another source file (a separate translation unit) that defines
+    /// kernels INPUT launches; repeatable.
+    #[arg(long = "child-source", value_name = "FILE.cu")]
+    child_sources: Vec<PathBuf>,
+}
+
+impl Search {
+    fn options(&self, input: &str) -> Result<dpopt::unit::Options, String> {
+        for path in &self.child_sources {
+            if !path.is_file() {
+                return Err(format!(
+                    "cannot read `--child-source {}`: no such file",
+                    path.display()
+                ));
+            }
+        }
+        Ok(dpopt::unit::Options {
+            include_dirs: self.include_dirs.clone(),
+            child_sources: self.child_sources.clone(),
+            input_dir: (input != "-")
+                .then(|| Path::new(input).parent().map(Path::to_path_buf))
+                .flatten(),
+        })
+    }
 }
 
 /// Stack for the pipeline: every recursion in dpopt is bounded, and this
@@ -39,8 +76,12 @@ const STACK_BYTES: usize = 256 << 20;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let work = move || match cli.command {
-        Command::Transform { input, output } => transform(&input, output.as_deref()),
-        Command::Check { input } => check(&input),
+        Command::Transform {
+            input,
+            output,
+            search,
+        } => transform(&input, output.as_deref(), &search),
+        Command::Check { input, search } => check(&input, &search),
     };
     match std::thread::Builder::new()
         .name("dpopt".into())
@@ -66,8 +107,9 @@ fn read_input(input: &str) -> Result<SourceFile, String> {
 }
 
 fn report(file: &SourceFile, outcome: &dpopt::Outcome) {
+    let source = outcome.source(file);
     for d in &outcome.diagnostics {
-        eprintln!("{:?}", d.to_report(file));
+        eprintln!("{:?}", d.to_report(source));
     }
 }
 
@@ -76,7 +118,7 @@ fn fail(message: &str, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
-fn transform(input: &str, output: Option<&Path>) -> ExitCode {
+fn transform(input: &str, output: Option<&Path>, search: &Search) -> ExitCode {
     if let Some(out) = output {
         if input != "-" && same_file(Path::new(input), out) {
             return fail(
@@ -92,8 +134,12 @@ fn transform(input: &str, output: Option<&Path>) -> ExitCode {
         Ok(f) => f,
         Err(e) => return fail(&e, 1),
     };
+    let options = match search.options(input) {
+        Ok(o) => o,
+        Err(e) => return fail(&e, 1),
+    };
     let output_name = output.map_or("<stdout>".to_string(), |p| p.display().to_string());
-    let outcome = dpopt::run(&file, &output_name, true);
+    let outcome = dpopt::run_with(&file, Some(&options), &output_name, true);
     report(&file, &outcome);
     let Some(bytes) = outcome.output else {
         return ExitCode::from(1);
@@ -111,12 +157,16 @@ fn transform(input: &str, output: Option<&Path>) -> ExitCode {
     }
 }
 
-fn check(input: &str) -> ExitCode {
+fn check(input: &str, search: &Search) -> ExitCode {
     let file = match read_input(input) {
         Ok(f) => f,
         Err(e) => return fail(&e, 1),
     };
-    let outcome = dpopt::run(&file, "<check>", false);
+    let options = match search.options(input) {
+        Ok(o) => o,
+        Err(e) => return fail(&e, 1),
+    };
+    let outcome = dpopt::run_with(&file, Some(&options), "<check>", false);
     report(&file, &outcome);
     for site in &outcome.sites {
         let macros: Vec<String> = site

@@ -88,6 +88,11 @@ pub struct ChildPlan {
     pub sites: Vec<usize>,
     /// Byte offset before which declarations and macros are inserted.
     pub declare_at: usize,
+    /// For a child defined in another file (a header, a child source): the
+    /// line start of the input where its declarations and definitions go
+    /// (in its namespace); `None` for a child of the input, whose
+    /// definitions go after it.
+    pub elsewhere: Option<usize>,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -23,6 +23,40 @@ pub struct SourceFile {
     line_starts: Vec<usize>,
     /// `"\r\n"` when the file mostly uses CRLF line endings, else `"\n"`.
     pub newline: &'static str,
+    /// When this is a translation unit read from several files (the input
+    /// followed by the headers it includes and other sources: `unit.rs`),
+    /// the files after the input, in offset order; empty for one file.
+    pub parts: Vec<Part>,
+    /// Where dpopt looked for other files (headers, child sources), for
+    /// the error that says a kernel's definition was not found.
+    pub searched: Vec<String>,
+    /// Bytes of the input itself (all of them for one file).
+    input_len: usize,
+}
+
+/// A file read after the input, as part of its translation unit: its bytes
+/// lie at `start..start + file.bytes.len()` (a line break may follow).
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub start: usize,
+    /// The file on its own (local offsets), for locations and reports.
+    pub file: SourceFile,
+    /// How dpopt came to read it.
+    pub origin: Origin,
+    /// For a header the input includes (directly or through other
+    /// headers): the line start in the input after the `#include` that
+    /// brings it in, where code generated for its kernels goes.
+    pub anchor: Option<usize>,
+}
+
+/// Why a file is part of a translation unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Named by a quoted `#include`.
+    Header,
+    /// Named by `--child-source` (a separate translation unit, or a header
+    /// it includes).
+    ChildSource,
 }
 
 impl SourceFile {
@@ -38,6 +72,7 @@ impl SourceFile {
             }
             (0..chunk.invalid().len()).for_each(|_| view.push('\x7f'));
         }
+        let bytes_len = bytes.len();
         let display = match std::str::from_utf8(&bytes) {
             Ok(text) => text.to_string(),
             Err(_) => view.clone(),
@@ -62,7 +97,67 @@ impl SourceFile {
             display,
             line_starts,
             newline: if crlf > lf { "\r\n" } else { "\n" },
+            parts: Vec::new(),
+            searched: Vec::new(),
+            input_len: bytes_len,
         }
+    }
+
+    /// Length of the input file itself (the unit's first part).
+    pub fn input_len(&self) -> usize {
+        self.input_len
+    }
+
+    /// The input's own bytes.
+    pub fn input_bytes(&self) -> &[u8] {
+        &self.bytes[..self.input_len]
+    }
+
+    /// This file as the first part of a unit: the bytes of the whole unit,
+    /// the other files' parts and where dpopt looked for files.
+    pub fn into_unit(
+        mut self,
+        bytes: Vec<u8>,
+        parts: Vec<Part>,
+        searched: Vec<String>,
+    ) -> SourceFile {
+        let input_len = self.bytes.len();
+        let newline = self.newline;
+        self = SourceFile::new(std::mem::take(&mut self.name), bytes);
+        self.input_len = input_len;
+        self.newline = newline;
+        self.parts = parts;
+        self.searched = searched;
+        self
+    }
+
+    /// Is the offset in the input file (not in a header or other source)?
+    pub fn in_input(&self, offset: usize) -> bool {
+        offset < self.input_len()
+    }
+
+    /// The part holding an offset beyond the input, if any.
+    pub fn part_at(&self, offset: usize) -> Option<&Part> {
+        if self.in_input(offset) {
+            return None;
+        }
+        let k = self.parts.partition_point(|p| p.start <= offset);
+        k.checked_sub(1).map(|i| &self.parts[i])
+    }
+
+    /// The file holding an offset and the offset in it.
+    pub fn local(&self, offset: usize) -> (&SourceFile, usize) {
+        match self.part_at(offset) {
+            Some(p) => (&p.file, (offset - p.start).min(p.file.bytes.len())),
+            None => (self, offset),
+        }
+    }
+
+    /// The 1-based line of an offset in the file holding it, and that
+    /// file's name quoted for `#line`.
+    pub fn line_directive_at(&self, offset: usize) -> (usize, String) {
+        let (file, at) = self.local(offset);
+        (file.line_of(at), file.quoted_name())
     }
 
     /// 1-based line of a byte offset.
@@ -79,8 +174,12 @@ impl SourceFile {
         (line, offset - self.line_starts[line - 1] + 1)
     }
 
-    /// `FILE:LINE:COL` of a byte offset.
+    /// `FILE:LINE:COL` of a byte offset (in a header or other source of
+    /// the unit: that file's name, line and column).
     pub fn location(&self, offset: usize) -> String {
+        if let Some(p) = self.part_at(offset) {
+            return p.file.location(offset - p.start);
+        }
         let (line, col) = self.line_col(offset);
         format!("{}:{}:{}", self.name, line, col)
     }

@@ -217,3 +217,151 @@ fn check_shows_what_aggregation_stores_per_parent() {
         "{stdout}"
     );
 }
+
+// ------------------------------------------- children in other files ----
+
+const HEADER: &str = "#pragma once\n__device__ inline int twice(int x) { return 2 * x; }\n__global__ void child(int *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] = twice(i);\n}\n";
+const USES_HEADER: &str = "#include <cuda_runtime.h>\n#include \"kernels.cuh\"\n__global__ void parent(int *a, int n) {\n#pragma dp threshold(64) coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}\n";
+
+/// A child defined in a header found with `-I DIR` (not next to the input):
+/// without `-I` the error lists every place dpopt looked; with it, the
+/// generated code is in the output after the `#include`, its body copied
+/// under a `#line` that names the header, and the header is unchanged.
+#[test]
+fn include_dir_finds_a_child_in_a_header() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::create_dir_all(dir.path().join("inc")).unwrap();
+    let input = dir.path().join("src/main.cu");
+    let header = dir.path().join("inc/kernels.cuh");
+    std::fs::write(&input, USES_HEADER).unwrap();
+    std::fs::write(&header, HEADER).unwrap();
+    let other = dir.path().join("elsewhere");
+    let run = dpopt()
+        .args(["transform", input.to_str().unwrap(), "-I"])
+        .arg(&other)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    assert!(run.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&run.stderr).replace('\n', " ");
+    let stderr: String = stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(stderr.contains("dpopt::unknown_kernel"), "{stderr}");
+    assert!(stderr.contains("looked in:"), "{stderr}");
+    assert!(stderr.contains("\"kernels.cuh\""), "{stderr}");
+    assert!(stderr.contains("elsewhere"), "{stderr}");
+    assert!(stderr.contains("--child-source"), "{stderr}");
+    for flag in ["-I", "--include-dir"] {
+        let run = dpopt()
+            .args(["transform", input.to_str().unwrap(), flag])
+            .arg(&other)
+            .arg(flag)
+            .arg(dir.path().join("inc"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let out = String::from_utf8(run.stdout).unwrap();
+        let include = out.find("#include \"kernels.cuh\"").unwrap();
+        let serial = out
+            .find("static __device__ void dpopt_serial_child")
+            .unwrap();
+        assert!(include < serial, "{out}");
+        assert!(out.contains("static __global__ void dpopt_coarse_child"));
+        let quoted = format!("#line 3 \"{}\"", header.display());
+        assert!(out.contains(&quoted), "{quoted} missing in\n{out}");
+        assert!(out.contains("twice(i)"));
+    }
+    let check = dpopt()
+        .args(["check", input.to_str().unwrap(), "-I"])
+        .arg(dir.path().join("inc"))
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&check.stdout).contains("site parent_1 (child `child`)"));
+    assert_eq!(std::fs::read_to_string(&header).unwrap(), HEADER);
+}
+
+/// A child defined in another translation unit, named with
+/// `--child-source`: its code is generated after the input's declaration of
+/// it; a file that does not exist is an error.
+#[test]
+fn child_source_finds_a_kernel_of_another_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("parent.cu");
+    let child = dir.path().join("child.cu");
+    std::fs::write(&input, "__global__ void child(int *a, int n);\n__global__ void parent(int *a, int n) {\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}\n").unwrap();
+    std::fs::write(&child, "__global__ void child(int *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] = i;\n}\n").unwrap();
+    let run = dpopt()
+        .args(["transform", input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    let run = dpopt()
+        .args(["transform", input.to_str().unwrap(), "--child-source"])
+        .arg(&child)
+        .output()
+        .unwrap();
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let out = String::from_utf8(run.stdout).unwrap();
+    let declaration = out.find("__global__ void child(int *a, int n);").unwrap();
+    let serial = out
+        .find("static __device__ void dpopt_serial_child")
+        .unwrap();
+    let parent = out.find("__global__ void parent").unwrap();
+    assert!(declaration < serial && serial < parent, "{out}");
+    assert!(
+        out.contains(&format!("#line 1 \"{}\"", child.display())),
+        "{out}"
+    );
+    // The child's definition itself is not copied into the output.
+    assert_eq!(out.matches("__global__ void child(").count(), 1, "{out}");
+    let run = dpopt()
+        .args(["transform", input.to_str().unwrap(), "--child-source"])
+        .arg(dir.path().join("missing.cu"))
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("missing.cu"));
+}
+
+/// An error about code in a header names the header's path, line and
+/// column, with a note at the pragma in the input.
+#[test]
+fn diagnostics_in_a_header_name_the_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("main.cu");
+    std::fs::write(&input, USES_HEADER).unwrap();
+    let header = dir.path().join("kernels.cuh");
+    std::fs::write(
+        &header,
+        "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n  a[0] = s[0];\n}\n",
+    )
+    .unwrap();
+    let run = dpopt()
+        .args(["check", input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let location = format!("{}:2:3", header.display());
+    assert!(
+        stderr.contains(&location),
+        "{location} missing in\n{stderr}"
+    );
+    assert!(stderr.contains("__shared__ int s[32];"), "{stderr}");
+    // The pragma's note is shown in the input.
+    assert!(
+        stderr.contains("#pragma dp threshold(64) coarsen(2)"),
+        "{stderr}"
+    );
+}

@@ -1411,7 +1411,10 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         NoLaunchAfterPragma { found: s() },
         HostSideLaunch { function: s() },
         LaunchOutsideFunction,
-        KernelNotDefined { kernel: s() },
+        KernelNotDefined {
+            kernel: s(),
+            searched: Vec::new(),
+        },
         NotAKernel { kernel: s() },
         MalformedLaunch { reason: s() },
         NotSerializable {

@@ -12,6 +12,20 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
+/// dpopt on a program of the corpus, reading the headers of tests/fixtures
+/// (header_child.cu's children are in one).
+fn transform(
+    file: &dpopt::source::SourceFile,
+    output_name: &str,
+    generate: bool,
+) -> dpopt::Outcome {
+    let options = dpopt::unit::Options {
+        include_dirs: vec![common::root().join("tests/fixtures")],
+        ..Default::default()
+    };
+    dpopt::run_with(file, Some(&options), output_name, generate)
+}
+
 fn jobs() -> Vec<(String, Vec<u8>)> {
     let mut jobs = Vec::new();
     for path in common::corpus() {
@@ -24,7 +38,7 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
             for granularity in ["warp", "grid", "block", "multiblock, 8"] {
                 let t = common::append_to_pragmas(&text, &format!(" consldt({granularity})"));
                 let file = dpopt::source::SourceFile::new("x.cu", t.clone().into_bytes());
-                if dpopt::run(&file, "x.cu", false).has_errors() {
+                if transform(&file, "x.cu", false).has_errors() {
                     continue; // template kernels, recursive grid, barriers next to block: refused with a clear error
                 }
                 jobs.push((
@@ -100,7 +114,7 @@ fn compile_with(
 ) -> Result<(), String> {
     let out = dir.join(format!("{name}.dp.cu"));
     let file = dpopt::source::SourceFile::new(format!("{name}.cu"), source.to_vec());
-    let outcome = dpopt::run(&file, &out.display().to_string(), true);
+    let outcome = transform(&file, &out.display().to_string(), true);
     let bytes = outcome
         .output
         .ok_or_else(|| format!("{name}: dpopt reported errors"))?;
@@ -114,10 +128,15 @@ fn compile_with(
         .args(defines)
         // Examples share host code in examples/common/ (included as "common/...").
         .arg(format!("-I{}", common::root().join("examples").display()))
-        // Corpus programs include their headers from tests/corpus/.
+        // Corpus programs include their headers from tests/corpus/,
+        // fixtures theirs from tests/fixtures/ (header_child.cuh).
         .arg(format!(
             "-I{}",
             common::root().join("tests/corpus").display()
+        ))
+        .arg(format!(
+            "-I{}",
+            common::root().join("tests/fixtures").display()
         ))
         .arg("-o")
         .arg(&object)
@@ -203,9 +222,16 @@ fn transformed_programs_compile_for_sm_90() {
         panic!("nvcc not found: run scripts/setup-nvcc.sh, set DPOPT_NVCC, or DPOPT_SKIP_NVCC=1");
     };
     let dir = tempfile::tempdir().unwrap();
-    let queue = Mutex::new(jobs());
+    // DPOPT_NVCC_FILTER=text compiles only the programs whose name holds it.
+    let filter = std::env::var("DPOPT_NVCC_FILTER").ok();
+    let mut all = jobs();
+    all.retain(|(name, _)| filter.as_deref().map_or(true, |f| name.contains(f)));
+    let queue = Mutex::new(all);
     let total = queue.lock().unwrap().len();
-    assert!(total >= 12, "too few programs to compile: {total}");
+    assert!(
+        total >= 12 || filter.is_some(),
+        "too few programs to compile: {total}"
+    );
     let failures = Mutex::new(Vec::<String>::new());
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
@@ -369,6 +395,54 @@ fn two_file_program_links() {
         assert!(
             result.status.success(),
             "consldt({granularity}): nvcc failed:\n{}",
+            String::from_utf8_lossy(&result.stderr)
+        );
+    }
+}
+
+/// The child in a third translation unit (split_child.cu), read with
+/// `--child-source`: the generated code is internal to the parent's file,
+/// so the three files link without duplicate symbols, at every granularity.
+#[test]
+fn child_in_another_translation_unit_links() {
+    let Some(nvcc) = common::nvcc() else {
+        if std::env::var("DPOPT_SKIP_NVCC").as_deref() == Ok("1") {
+            return;
+        }
+        panic!("nvcc not found: run scripts/setup-nvcc.sh, set DPOPT_NVCC, or DPOPT_SKIP_NVCC=1");
+    };
+    let root = common::root().join("tests/multi_tu");
+    let parent = std::fs::read_to_string(root.join("split_parent.cu")).unwrap();
+    let options = dpopt::unit::Options {
+        child_sources: vec![root.join("split_child.cu")],
+        ..Default::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for add in [
+        "",
+        " consldt(warp)",
+        " consldt(multiblock, 8)",
+        " consldt(grid)",
+    ] {
+        let text = common::append_to_pragmas(&parent, add);
+        let file = dpopt::source::SourceFile::new("split_parent.cu", text.into_bytes());
+        let output = dpopt::run_with(&file, Some(&options), "split_parent.dp.cu", true)
+            .output
+            .expect("dpopt transforms split_parent.cu with --child-source");
+        let source = dir.path().join("split_parent.dp.cu");
+        std::fs::write(&source, output).unwrap();
+        let result = Command::new(&nvcc)
+            .args(["-rdc=true", "-arch=sm_90", "-O3", "-o"])
+            .arg(dir.path().join("two_files_split"))
+            .arg(&source)
+            .arg(root.join("split_child.cu"))
+            .arg(root.join("host.cu"))
+            .arg("-lcudadevrt")
+            .output()
+            .expect("runs nvcc");
+        assert!(
+            result.status.success(),
+            "`{add}`: nvcc failed:\n{}",
             String::from_utf8_lossy(&result.stderr)
         );
     }

@@ -36,7 +36,7 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
         let bytes = std::fs::read(&path).unwrap();
         let file = SourceFile::new("in.cu", bytes.clone());
         let program = parse(&file, lex(&file));
-        let output = dpopt::run(&file, "out.cu", true)
+        let output = common::transform_with_headers(&file, "out.cu")
             .output
             .expect("transforms");
         // Chunks between sites (pragma start .. end of the launch statement).
@@ -83,7 +83,7 @@ fn line_directives_resynchronise_with_the_original() {
     for path in common::corpus() {
         let bytes = std::fs::read(&path).unwrap();
         let file = SourceFile::new("in.cu", bytes.clone());
-        let output = dpopt::run(&file, "out.cu", true)
+        let output = common::transform_with_headers(&file, "out.cu")
             .output
             .expect("transforms");
         let original: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();

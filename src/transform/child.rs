@@ -212,7 +212,10 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
         "serial_bound",
         &crate::guard::bounding_parameter(&r.file.view[child.body.clone()], &names),
     );
-    ctx.insert("body_line", &r.file.line_of(child.body.start));
+    // The body's own file and line (a header's, for a child defined there).
+    let (body_line, body_file) = r.file.line_directive_at(child.body.start);
+    ctx.insert("body_line", &body_line);
+    ctx.insert("body_file", &body_file);
     ctx.insert("body", "\u{E000}body\u{E001}");
     let aggregation: String = plan
         .sites

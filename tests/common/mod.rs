@@ -45,6 +45,16 @@ pub fn load(path: &Path) -> SourceFile {
     )
 }
 
+/// dpopt as the command line runs it, with tests/fixtures as an include
+/// directory (header_child.cu's children are in a header there).
+pub fn transform_with_headers(file: &SourceFile, output_name: &str) -> dpopt::Outcome {
+    let options = dpopt::unit::Options {
+        include_dirs: vec![root().join("tests/fixtures")],
+        ..Default::default()
+    };
+    dpopt::run_with(file, Some(&options), output_name, true)
+}
+
 pub fn transform_bytes(name: &str, bytes: &[u8]) -> dpopt::Outcome {
     let file = SourceFile::new(name, bytes.to_vec());
     dpopt::run(&file, "out.cu", true)
