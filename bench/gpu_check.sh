@@ -139,7 +139,7 @@ VARIANTS
       fi
       local expected got=ok
       expected=$(awk -v n="$name" -v v="$v" '$1 == n && $2 == v { print $3 }' tests/corpus/expected.txt)
-      "$dpopt" transform "$BUILD/tmp.cu" -o "$BUILD/src/${name}__$v.cu" 2>/dev/null || got=refused
+      "$dpopt" transform "$BUILD/tmp.cu" -I tests/corpus -o "$BUILD/src/${name}__$v.cu" 2>/dev/null || got=refused
       if [ "$expected" = ok ] && [ "$got" = ok ]; then
         echo "$name $v corpus ${name}__$v -" >> "$BUILD/jobs.txt"
       elif [ "$expected" = ok-nvcc-fails ]; then

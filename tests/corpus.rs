@@ -91,7 +91,8 @@ fn outcomes_match_expected() {
     let (mut applied, mut refused) = (0, 0);
     for e in common::corpus_expectations() {
         let source = common::corpus_variant(&e.program, &e.variant);
-        let outcome = common::transform_bytes(&format!("{}.cu", e.program), &source);
+        let file = dpopt::source::SourceFile::new(format!("{}.cu", e.program), source.clone());
+        let outcome = common::transform_with_headers(&file, "out.cu");
         let errors: Vec<&str> = outcome
             .diagnostics
             .iter()

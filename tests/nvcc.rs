@@ -12,15 +12,18 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
-/// dpopt on a program of the corpus, reading the headers of tests/fixtures
-/// (header_child.cu's children are in one).
+/// dpopt as the command line runs it, reading the headers of tests/fixtures
+/// and tests/corpus (the header_child programs' children are in them).
 fn transform(
     file: &dpopt::source::SourceFile,
     output_name: &str,
     generate: bool,
 ) -> dpopt::Outcome {
     let options = dpopt::unit::Options {
-        include_dirs: vec![common::root().join("tests/fixtures")],
+        include_dirs: vec![
+            common::root().join("tests/fixtures"),
+            common::root().join("tests/corpus"),
+        ],
         ..Default::default()
     };
     dpopt::run_with(file, Some(&options), output_name, generate)

@@ -45,11 +45,12 @@ pub fn load(path: &Path) -> SourceFile {
     )
 }
 
-/// dpopt as the command line runs it, with tests/fixtures as an include
-/// directory (header_child.cu's children are in a header there).
+/// dpopt as the command line runs it, with tests/fixtures and tests/corpus
+/// as include directories (the header_child programs' children are in
+/// headers there).
 pub fn transform_with_headers(file: &SourceFile, output_name: &str) -> dpopt::Outcome {
     let options = dpopt::unit::Options {
-        include_dirs: vec![root().join("tests/fixtures")],
+        include_dirs: vec![root().join("tests/fixtures"), root().join("tests/corpus")],
         ..Default::default()
     };
     dpopt::run_with(file, Some(&options), output_name, true)
