@@ -351,7 +351,10 @@ pub fn pragma_macros(file: &SourceFile, program: &Program) -> Vec<Diagnostic> {
                 continue;
             }
             let arg_is_dp = program.sig.get(i + 1).is_some_and(|n| n.text(view) == "(")
-                && program.sig.get(i + 2).is_some_and(|a| a.text(view) == "dp");
+                && program
+                    .sig
+                    .get(i + 2)
+                    .is_some_and(|a| crate::phases::without_splices(a.text(view)) == "dp");
             if literal_dp || arg_is_dp {
                 used = true;
                 out.push(warning(u.range(), "a `#pragma dp` through a macro"));

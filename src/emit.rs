@@ -261,6 +261,7 @@ fn insertion_after(file: &SourceFile, program: &Program, end: usize) -> (usize, 
             .tokens
             .get(newline)
             .is_some_and(|t| t.kind == TokenKind::Newline && t.end == line_start)
+            && between_declarations(file, program, end, line_start)
         {
             return (line_start, Vec::new());
         }
@@ -272,6 +273,32 @@ fn insertion_after(file: &SourceFile, program: &Program, end: usize) -> (usize, 
         file.newline.as_bytes().to_vec()
     };
     (len, prefix)
+}
+
+/// Is `line_start` (after the end `end` of a definition) between two
+/// declarations of the file: no bracket opened since `end` is still open,
+/// and the code since `end` (if any) ends with `;`, `}` or a directive?
+fn between_declarations(
+    file: &SourceFile,
+    program: &Program,
+    end: usize,
+    line_start: usize,
+) -> bool {
+    let sig = &program.sig;
+    let from = sig.partition_point(|t| t.start < end);
+    let to = sig.partition_point(|t| t.start < line_start);
+    let open = (from..to).any(|k| {
+        matches!(sig[k].text(&file.view), "(" | "[" | "{")
+            && match program.partner.get(k).copied().flatten() {
+                Some(partner) => partner >= to,
+                None => true,
+            }
+    });
+    let ended = match sig[from..to].last() {
+        Some(t) => t.kind == TokenKind::Directive || matches!(t.text(&file.view), ";" | "}"),
+        None => true,
+    };
+    !open && ended
 }
 
 /// Replace each marker line by `#line N "output"`, N being the number of

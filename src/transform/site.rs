@@ -220,6 +220,12 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     }
     let resume = file.line_of(launch.span.end.saturating_sub(1));
     text.push_str(&format!("\n#line {resume} {quoted}\n"));
+    // The rest of the launch's line now starts a line: a stray `#` there
+    // (no directive where it stood) must not become one.
+    let rest = file.view[launch.span.end..].trim_start_matches([' ', '\t']);
+    if rest.starts_with('#') || rest.starts_with("%:") {
+        text.push_str("; ");
+    }
     r.codec.to_bytes(&with_newlines(&text, file.newline))
 }
 
