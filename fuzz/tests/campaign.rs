@@ -127,7 +127,6 @@ fn smoke_campaign_runs_and_is_reproducible() {
 /// 20,000 with `--release`; `DPOPT_FUZZ_CASES` overrides. On failure the
 /// minimized examples are in target/fuzz-fixtures/.
 #[test]
-#[ignore = "enable when the lexer fixes land (on main dd70924: silent_pragma, passthrough_changed, misplaced_diagnostic; see fuzz/findings/)"]
 fn fixed_seed_campaign_has_no_violations() {
     let cases = std::env::var("DPOPT_FUZZ_CASES")
         .ok()
