@@ -1,8 +1,8 @@
-// header_child.cu - corpus program for dpopt: the parent launches a child
+// child_in_header.cu - corpus program for dpopt: the parent launches a child
 // kernel that is defined in a header ("header_child_kernels.cuh"), as code
 // that keeps its kernels in a library header does. Segments of varying
 // length are weighted by one child grid each.
-// Build: nvcc -O3 -rdc=true -arch=sm_90 -o header_child header_child.cu -lcudadevrt
+// Build: nvcc -O3 -rdc=true -arch=sm_90 -o child_in_header child_in_header.cu -lcudadevrt
 #include <cuda_runtime.h>
 
 #include <cinttypes>
@@ -80,7 +80,7 @@ int main() {
       if (out[k] != (long long)(s % 7 + 1) * (in[k] + i)) ok = false;
       checksum = (checksum ^ (uint64_t)out[k]) * 1099511628211ull;
     }
-  printf("result example=header_child input=default impl=cdp time_ms=%.4f verified=%s checksum=%016" PRIx64 " launch_failures=%u\n",
+  printf("result example=child_in_header input=default impl=cdp time_ms=%.4f verified=%s checksum=%016" PRIx64 " launch_failures=%u\n",
          ms, ok ? "yes" : "no", checksum, errors);
   CUDA_RT_CALL(cudaFree(d_in));
   CUDA_RT_CALL(cudaFree(d_out));
