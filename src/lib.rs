@@ -103,9 +103,10 @@ pub fn run_with(
     // Fast path: a file that cannot hold a `#pragma dp` (or `_Pragma`) is
     // passed through byte for byte. A line splice can split any word, so a
     // file with one takes the full path.
+    let spliced = has_line_splice(&file.bytes);
     let may_hold_pragma = (file.view.contains("dp")
         && (file.view.contains("pragma") || file.view.contains("Pragma")))
-        || has_line_splice(&file.bytes);
+        || spliced;
     if !may_hold_pragma {
         return Outcome {
             output: Some(file.bytes.clone()),
@@ -126,7 +127,7 @@ pub fn run_with(
     let mut program = parser::parse(file, tokens);
     // Only the input is rewritten: directives in other files are not sites.
     program.pragmas.retain(|p| file.in_input(p.span.start));
-    let hidden = if file.view.contains("_Pragma") || has_line_splice(&file.bytes) {
+    let hidden = if file.view.contains("_Pragma") || spliced {
         analyzer::pragma_macros(file, &program)
     } else {
         Vec::new()

@@ -387,20 +387,32 @@ fn two_file_program_links() {
             .expect("dpopt transforms kernels.cu");
         let source = dir.path().join("kernels.dp.cu");
         std::fs::write(&source, output).unwrap();
-        let result = Command::new(&nvcc)
-            .args(["-rdc=true", "-arch=sm_90", "-O3", "-o"])
-            .arg(dir.path().join("two_files"))
-            .arg(&source)
-            .arg(root.join("host.cu"))
-            .arg("-lcudadevrt")
-            .output()
-            .expect("runs nvcc");
+        let result = link(
+            &nvcc,
+            &dir.path().join("two_files"),
+            &[source, root.join("host.cu")],
+        );
         assert!(
             result.status.success(),
             "consldt({granularity}): nvcc failed:\n{}",
             String::from_utf8_lossy(&result.stderr)
         );
     }
+}
+
+/// Compile and link `sources` into one program with nvcc (`-rdc=true`).
+fn link(
+    nvcc: &std::path::Path,
+    program: &std::path::Path,
+    sources: &[std::path::PathBuf],
+) -> std::process::Output {
+    Command::new(nvcc)
+        .args(["-rdc=true", "-arch=sm_90", "-O3", "-o"])
+        .arg(program)
+        .args(sources)
+        .arg("-lcudadevrt")
+        .output()
+        .expect("runs nvcc")
 }
 
 /// The child in a third translation unit (split_child.cu), read with
@@ -434,15 +446,11 @@ fn child_in_another_translation_unit_links() {
             .expect("dpopt transforms split_parent.cu with --child-source");
         let source = dir.path().join("split_parent.dp.cu");
         std::fs::write(&source, output).unwrap();
-        let result = Command::new(&nvcc)
-            .args(["-rdc=true", "-arch=sm_90", "-O3", "-o"])
-            .arg(dir.path().join("two_files_split"))
-            .arg(&source)
-            .arg(root.join("split_child.cu"))
-            .arg(root.join("host.cu"))
-            .arg("-lcudadevrt")
-            .output()
-            .expect("runs nvcc");
+        let result = link(
+            &nvcc,
+            &dir.path().join("two_files_split"),
+            &[source, root.join("split_child.cu"), root.join("host.cu")],
+        );
         assert!(
             result.status.success(),
             "`{add}`: nvcc failed:\n{}",
