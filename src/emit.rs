@@ -54,7 +54,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     let input = file.input_bytes();
     if !plan.sites.is_empty() {
         let len = input.len();
-        let mut fragment = if input.is_empty() || input.ends_with(b"\n") {
+        let mut fragment = if input.is_empty() || input.ends_with(b"\n") || input.ends_with(b"\r") {
             Vec::new()
         } else {
             file.newline.as_bytes().to_vec()
@@ -107,8 +107,11 @@ fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> 
     let mut definitions = definitions(r, plan, resume);
     // The definitions end with `#line` back to the input: the namespaces
     // close before it.
-    let body = definitions.strip_suffix(b"\n").unwrap_or(&definitions);
-    let last = body.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let body = definitions.strip_suffix(newline).unwrap_or(&definitions);
+    let last = body
+        .iter()
+        .rposition(|&b| b == b'\n' || b == b'\r')
+        .map_or(0, |i| i + 1);
     let resync = definitions.split_off(last);
     out.extend(definitions);
     out.extend(vec!["}"; child.namespace.len()].join(" ").into_bytes());
@@ -255,7 +258,7 @@ fn insertion_after(file: &SourceFile, program: &Program, end: usize) -> (usize, 
         if !file.in_input(line_start) {
             break;
         }
-        // The byte before a line start is `\n`; is it a plain newline token?
+        // The byte before a line start ends a line; is it a plain newline token?
         let newline = program.tokens.partition_point(|t| t.end < line_start);
         if program
             .tokens
@@ -267,7 +270,7 @@ fn insertion_after(file: &SourceFile, program: &Program, end: usize) -> (usize, 
         }
     }
     let len = file.input_len();
-    let prefix = if file.input_bytes().ends_with(b"\n") {
+    let prefix = if file.input_bytes().ends_with(b"\n") || file.input_bytes().ends_with(b"\r") {
         Vec::new()
     } else {
         file.newline.as_bytes().to_vec()
@@ -310,7 +313,7 @@ fn resolve_output_lines(out: Vec<u8>, output_name: &str) -> Vec<u8> {
     }
     let quoted = quote_for_line_directive(output_name);
     let mut result = Vec::with_capacity(out.len() + 256);
-    for (line, chunk) in (1usize..).zip(out.split_inclusive(|&b| b == b'\n')) {
+    for (line, chunk) in (1usize..).zip(lines_with_endings(&out)) {
         let content = chunk.strip_suffix(b"\n").unwrap_or(chunk);
         let content = content.strip_suffix(b"\r").unwrap_or(content);
         if content == marker {
@@ -324,9 +327,34 @@ fn resolve_output_lines(out: Vec<u8>, output_name: &str) -> Vec<u8> {
     result
 }
 
+/// The lines of a text, each with its ending (`\r\n`, `\n` or a lone
+/// `\r`); the last may have none.
+fn lines_with_endings(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
+            Some(i) if rest[i] == b'\r' && rest.get(i + 1) == Some(&b'\n') => i + 2,
+            Some(i) => i + 1,
+            None => rest.len(),
+        };
+        let (line, tail) = rest.split_at(end);
+        rest = tail;
+        Some(line)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_end_at_each_kind_of_ending() {
+        let lines: Vec<&[u8]> = lines_with_endings(b"a\r\nb\rc\nd").collect();
+        assert_eq!(lines, [&b"a\r\n"[..], b"b\r", b"c\n", b"d"]);
+    }
 
     #[test]
     fn markers_name_the_following_line() {

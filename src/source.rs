@@ -21,7 +21,8 @@ pub struct SourceFile {
     /// otherwise the ASCII view (same offsets either way).
     pub display: String,
     line_starts: Vec<usize>,
-    /// `"\r\n"` when the file mostly uses CRLF line endings, else `"\n"`.
+    /// The line ending most of the file uses: `"\n"`, `"\r\n"` or `"\r"`
+    /// (a lone carriage return ends a line for nvcc's preprocessor too).
     pub newline: &'static str,
     /// When this is a translation unit read from several files (the input
     /// followed by the headers it includes and other sources: `unit.rs`),
@@ -78,25 +79,38 @@ impl SourceFile {
             Err(_) => view.clone(),
         };
         let mut line_starts = vec![0];
-        let mut crlf = 0usize;
-        let mut lf = 0usize;
+        let (mut crlf, mut lf, mut cr) = (0usize, 0usize, 0usize);
         for (i, &b) in bytes.iter().enumerate() {
-            if b == b'\n' {
-                line_starts.push(i + 1);
-                if i > 0 && bytes[i - 1] == b'\r' {
-                    crlf += 1;
-                } else {
-                    lf += 1;
+            match b {
+                b'\n' => {
+                    line_starts.push(i + 1);
+                    if i > 0 && bytes[i - 1] == b'\r' {
+                        crlf += 1;
+                    } else {
+                        lf += 1;
+                    }
                 }
+                b'\r' if bytes.get(i + 1) != Some(&b'\n') => {
+                    line_starts.push(i + 1);
+                    cr += 1;
+                }
+                _ => {}
             }
         }
+        let newline = if cr > crlf && cr > lf {
+            "\r"
+        } else if crlf > lf {
+            "\r\n"
+        } else {
+            "\n"
+        };
         SourceFile {
             name: name.into(),
             bytes,
             view,
             display,
             line_starts,
-            newline: if crlf > lf { "\r\n" } else { "\n" },
+            newline,
             parts: Vec::new(),
             searched: Vec::new(),
             input_len: bytes_len,
@@ -263,4 +277,14 @@ mod tests {
             "\"C:\\\\a \\\"b\\\".cu\""
         );
     }
+}
+
+/// How many lines a text ends: `\r\n`, a lone `\n` and a lone `\r` each
+/// end one (as for nvcc's preprocessor).
+pub fn line_breaks(text: &str) -> usize {
+    let b = text.as_bytes();
+    b.iter()
+        .enumerate()
+        .filter(|&(i, &c)| c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n')))
+        .count()
 }

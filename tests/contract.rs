@@ -221,6 +221,55 @@ fn same_names_in_two_namespaces_are_two_sites() {
     compiles_when_nvcc_is_here(&out);
 }
 
+/// CR (old Mac) and CRLF line endings: a lone `\r` ends a line for nvcc's
+/// preprocessor, so lines, `#line` numbers and where generated
+/// definitions go (inside each child's namespace) follow it.
+#[test]
+fn every_kind_of_line_ending() {
+    let lf = std::fs::read(common::root().join("tests/contract/namespaces_same_names.cu")).unwrap();
+    for ending in ["\r", "\r\n"] {
+        let text = String::from_utf8(lf.clone()).unwrap().replace('\n', ending);
+        let file = SourceFile::new("cr.cu", text.into_bytes());
+        assert_eq!(file.newline, ending);
+        let outcome = dpopt::run(&file, "out.cu", true);
+        let rendered = render_all(&file, &outcome);
+        let out = outcome
+            .output
+            .unwrap_or_else(|| panic!("refused:\n{rendered}"));
+        assert_eq!(outcome.sites.len(), 2);
+        // The pragmas are on lines 5 and 13 whatever the line ending.
+        let locations: Vec<&str> = outcome.sites.iter().map(|s| s.location.as_str()).collect();
+        assert_eq!(locations, ["cr.cu:5:1", "cr.cu:13:1"], "{ending:?}");
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            !out.contains('\n') || ending == "\r\n",
+            "generated code uses the file's ending"
+        );
+        let as_lf = out.replace("\r\n", "\n").replace('\r', "\n");
+        for (ns, close) in [("a", "}  // namespace a"), ("b", "}  // namespace b")] {
+            let open = as_lf.find(&format!("namespace {ns} {{")).unwrap();
+            let close = as_lf.find(close).unwrap();
+            let definition = as_lf[open..]
+                .find("static __device__ void dpopt_serial_child(const dim3 dpopt_gridDim, const dim3 dpopt_blockDim, ")
+                .map(|i| open + i);
+            assert!(
+                definition.is_some_and(|d| d < close),
+                "{ending:?}: namespace {ns}'s serial child is not defined inside it:\n{as_lf}"
+            );
+        }
+        // Every `#line N "out.cu"` names the line after it.
+        for (i, line) in as_lf.lines().enumerate() {
+            if let Some(n) = line
+                .strip_prefix("#line ")
+                .and_then(|l| l.strip_suffix(" \"out.cu\""))
+            {
+                assert_eq!(n.parse::<usize>().unwrap(), i + 2, "{ending:?}: {line}");
+            }
+        }
+        compiles_when_nvcc_is_here(out.as_bytes());
+    }
+}
+
 #[test]
 fn overloads_with_the_same_arity_are_refused() {
     refused(

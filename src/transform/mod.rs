@@ -64,7 +64,8 @@ impl TextCodec {
 }
 
 /// Use the file's line ending in generated text: in a CRLF file every bare
-/// `\n` becomes `\r\n` (copied user text already has `\r\n`).
+/// `\n` becomes `\r\n`, in a CR file `\r` (copied user text already has
+/// the file's endings).
 pub fn with_newlines(text: &str, newline: &str) -> String {
     if newline == "\n" {
         return text.to_string();
@@ -74,6 +75,10 @@ pub fn with_newlines(text: &str, newline: &str) -> String {
     for c in text.chars() {
         if c == '\n' && prev != '\r' {
             out.push('\r');
+            if newline == "\r" {
+                prev = c;
+                continue;
+            }
         }
         out.push(c);
         prev = c;
@@ -103,6 +108,7 @@ mod tests {
     #[test]
     fn crlf_conversion_leaves_existing_crlf() {
         assert_eq!(with_newlines("a\nb\r\nc", "\r\n"), "a\r\nb\r\nc");
+        assert_eq!(with_newlines("a\nb\rc\r\nd\n\n", "\r"), "a\rb\rc\r\nd\r\r");
         assert_eq!(with_newlines("a\nb", "\n"), "a\nb");
     }
 }

@@ -277,7 +277,7 @@ fn write_mapped(
             out.push_str(before);
         }
         out.push_str(piece);
-        *state = LineState::Input(from + piece.matches('\n').count());
+        *state = LineState::Input(from + crate::source::line_breaks(piece));
         at_line_start = false;
         rest = &after[close + '\u{E001}'.len_utf8()..];
     }
