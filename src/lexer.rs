@@ -90,38 +90,6 @@ fn forms_operator(a: u8, b: u8) -> bool {
     PAIRS.contains(&&[a, b])
 }
 
-/// Offset of a `/*` in a directive's text that is never closed (it runs to
-/// the end of the file), if there is one; literals and `//` comments are
-/// skipped.
-fn unterminated_comment_in_directive(text: &str) -> Option<usize> {
-    let b = text.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'"' | b'\'' => {
-                let q = b[i];
-                i += 1;
-                while i < b.len() && b[i] != q && b[i] != b'\n' {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
-            b'/' if b.get(i + 1) == Some(&b'/') => {
-                // To the end of the line (splices continue it).
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => match text[i + 2..].find("*/") {
-                Some(e) => i += 2 + e + 2,
-                None => return Some(i),
-            },
-            _ => i += 1,
-        }
-    }
-    None
-}
-
 fn is_raw_string(text: &str) -> bool {
     let starts = |text: &str| {
         ["R\"", "LR\"", "uR\"", "UR\"", "u8R\""]
@@ -146,7 +114,7 @@ pub fn unreadable_tokens(tokens: &[Token], view: &str) -> Vec<Diagnostic> {
     for (i, t) in tokens.iter().enumerate() {
         match t.kind {
             TokenKind::Directive => {
-                if let Some(at) = unterminated_comment_in_directive(t.text(view)) {
+                if let Some(at) = crate::phases::unclosed_block_comment(t.text(view)) {
                     out.push(Diagnostic::new(
                         DiagnosticKind::Unterminated { what: "comment" },
                         t.start + at..t.start + at + 2,

@@ -178,17 +178,70 @@ fn next_significant_pos(bytes: &[u8], mut i: usize) -> (Option<u8>, usize) {
 
 /// Offset just past the `*/` closing a comment whose body starts at `i`
 /// (splices may split the `*/`), or the end of the text.
-fn block_comment_end(bytes: &[u8], mut i: usize) -> usize {
+fn block_comment_end(bytes: &[u8], i: usize) -> usize {
+    block_comment_close(bytes, i).unwrap_or(bytes.len())
+}
+
+/// Offset just past the `*/` closing a comment whose body starts at `i`
+/// (splices may split the `*/`), if the text holds one.
+fn block_comment_close(bytes: &[u8], mut i: usize) -> Option<usize> {
     while i < bytes.len() {
         if bytes[i] == b'*' {
             let (next, at) = next_significant_pos(bytes, i + 1);
             if next == Some(b'/') {
-                return at + 1;
+                return Some(at + 1);
             }
         }
         i += 1;
     }
-    bytes.len()
+    None
+}
+
+/// Offset of a `/*` in a directive's text (splices included) that the text
+/// never closes, if there is one: the comment then runs past the directive.
+/// Literals and `//` comments are skipped, and splices may split `/*` and
+/// `*/` as they do for the preprocessor.
+pub fn unclosed_block_comment(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(len) = splice_at(bytes, i) {
+            i += len;
+            continue;
+        }
+        match bytes[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() {
+                    if let Some(len) = splice_at(bytes, i) {
+                        i += len;
+                        continue;
+                    }
+                    let c = bytes[i];
+                    i += 1;
+                    if c == b'\\' && i < bytes.len() && splice_at(bytes, i).is_none() {
+                        i += 1;
+                    } else if c == q || c == b'\n' || c == b'\r' {
+                        break;
+                    }
+                }
+            }
+            b'/' => match next_significant(bytes, i + 1) {
+                Some((b'*', _)) => {
+                    let (_, star) = next_significant_pos(bytes, i + 1);
+                    match block_comment_close(bytes, star + 1) {
+                        Some(end) => i = end,
+                        None => return Some(i),
+                    }
+                }
+                // A line comment runs to the end of the directive.
+                Some((b'/', _)) => return None,
+                _ => i += 1,
+            },
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// The text of the string literal of `_Pragma("...")` (token text including
@@ -265,6 +318,16 @@ mod tests {
     #[test]
     fn splices_join_words() {
         assert_eq!(logical("#pra\\\ngma d\\\r\np x"), "#pragma dp x");
+    }
+
+    #[test]
+    fn unclosed_comments_follow_splices() {
+        assert_eq!(unclosed_block_comment("#pragma dp /* x */"), None);
+        assert_eq!(unclosed_block_comment("#pragma dp /* x"), Some(11));
+        // `/**\` newline `//*/`: the splice makes `/**//*/`: a closed comment, then `/*/`.
+        assert_eq!(unclosed_block_comment("%:pragma dp/**\\\n//*/\n"), Some(17));
+        assert_eq!(unclosed_block_comment("#pragma dp \"/*\" // /*"), None);
+        assert_eq!(unclosed_block_comment("#pragma dp /\\\n* x *\\\n/"), None);
         assert_eq!(logical("#\\\npragma dp"), "#pragma dp");
         assert!(is_dp_pragma_text(&logical("#pra\\  \ngma dp threshold(4)")));
     }
