@@ -90,8 +90,8 @@ VARIANTS
     "$dpopt" transform "$fx" -I tests/fixtures -o "$BUILD/src/${name}__dp.cu"
     echo "$name orig - ${name}__orig -" >> "$BUILD/jobs.txt"
     echo "$name dp as-annotated ${name}__dp -" >> "$BUILD/jobs.txt"
-    # The same with warp aggregation added to every pragma (template kernels
-    # are not aggregated yet: dpopt refuses them).
+    # The same with warp aggregation added to every pragma, then each other
+    # granularity instead of warp.
     LC_ALL=C awk 'function add() { sub(/[ \t\r]*$/, " consldt(warp)&") }
       cont { if ($0 ~ /\\[ \t\r]*$/) { print; next } add(); print; cont = 0; next }
       /^[ \t]*#[ \t]*pragma[ \t]+dp([ \t]|$)/ { if ($0 ~ /\\[ \t\r]*$/) { cont = 1; print; next } add(); print; next }
@@ -99,7 +99,7 @@ VARIANTS
     if "$dpopt" transform "$BUILD/tmp.cu" -I tests/fixtures -o "$BUILD/src/${name}__dpA.cu" 2>/dev/null; then
       echo "$name dpA as-annotated+warp ${name}__dpA -" >> "$BUILD/jobs.txt"
     else
-      echo "fixture $name: aggregation refused by dpopt (expected only for template kernels)"
+      echo "fixture $name: warp aggregation refused by dpopt"
     fi
     for g in grid:G block:B multiblock,8:M; do
       sed "s/ consldt(warp)/ consldt(${g%%:*})/" "$BUILD/tmp.cu" > "$BUILD/tmpg.cu"

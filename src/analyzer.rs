@@ -713,8 +713,10 @@ fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
 /// Block and multiblock aggregation wait at a block barrier until every other
 /// thread of the block has launched or exited. That deadlocks when code
 /// running in the same blocks waits for the waiting threads: a barrier, a
-/// warp-synchronous primitive, grid synchronization, or the barrier of a
-/// second block-aggregated site; and dpopt must see all that code. Check
+/// warp-synchronous primitive or grid synchronization; and dpopt must see
+/// all that code. (Every block-aggregated site of a kernel waits at the same
+/// named barrier, so several sites in one block take part in the same
+/// barrier instances and need nothing more: docs/AGGREGATION.md.) Check
 /// every function that can run in the parent's blocks (the parent, the
 /// functions that call it, and everything they call) with the hazard model.
 fn check_block_aggregation(
@@ -724,8 +726,7 @@ fn check_block_aggregation(
     hazards: &Hazards,
 ) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
-    let mut claimed: Vec<(Vec<usize>, usize)> = Vec::new();
-    for (index, site) in plan.sites.iter().enumerate() {
+    for site in &plan.sites {
         let Some(aggregation) = &site.aggregation else {
             continue;
         };
@@ -774,32 +775,7 @@ fn check_block_aggregation(
                 ));
             }
         }
-        if found.is_none() {
-            if let Some((_, other)) = claimed
-                .iter()
-                .find(|(fs, _)| fs.iter().any(|f| functions.contains(f)))
-            {
-                found = Some(
-                    Diagnostic::new(
-                        DiagnosticKind::BlockAggregationHazard {
-                            granularity: granularity.to_string(),
-                            function: program.functions[site.parent].name.clone(),
-                            construct: "a second block-aggregated launch".to_string(),
-                        },
-                        pragma.clone(),
-                        "second block-level aggregation in the same blocks",
-                    )
-                    .with_note(
-                        program.pragmas[plan.sites[*other].pragma].span.clone(),
-                        "first one",
-                    ),
-                );
-            }
-        }
-        match found {
-            Some(d) => diagnostics.push(d),
-            None => claimed.push((functions, index)),
-        }
+        diagnostics.extend(found);
     }
     diagnostics
 }

@@ -420,7 +420,7 @@ impl DiagnosticKind {
                 "write `#pragma dp ...` (or `_Pragma(\"dp ...\")`) directly on the line before the launch".to_string()
             }
             BlockAggregationHazard { .. } => {
-                "block and multiblock aggregation make the launching threads wait at a block barrier for the other threads of the block, which would deadlock with a barrier or warp-synchronous operation of the parent (or a second block-aggregated launch); use `consldt(warp)` or `consldt(grid)`, which need no block barrier".to_string()
+                "block and multiblock aggregation make the launching threads wait at a block barrier for the other threads of the block, which would deadlock with a barrier or warp-synchronous operation of the parent; use `consldt(warp)` or `consldt(grid)`, which need no block barrier".to_string()
             }
             NotCoarsenable { .. } => {
                 "a coarsened block runs several original blocks one after the other: grid-wide (or cluster) synchronization would wait for blocks that no longer run side by side, and a block index read through cooperative groups or `asm` is not replaced; remove `coarsen` from this pragma".to_string()
