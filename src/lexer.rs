@@ -182,7 +182,7 @@ pub fn unreadable_tokens(tokens: &[Token], view: &str) -> Vec<Diagnostic> {
                     && text.starts_with('\\')
                     && text
                         .trim_end_matches(['\r', '\n'])
-                        .trim_end_matches([' ', '\t'])
+                        .trim_end_matches([' ', '\t', '\x0b', '\x0c', '\0'])
                         == "\\";
                 let splits = (word(last) && word(first))
                     || (before.kind == TokenKind::Punct

@@ -79,7 +79,7 @@ fn has_line_splice(bytes: &[u8]) -> bool {
         b == b'\\'
             && bytes[i + 1..]
                 .iter()
-                .find(|&&c| c != b' ' && c != b'\t')
+                .find(|&&c| !matches!(c, b' ' | b'\t' | 0x0b | 0x0c | 0))
                 .map_or(true, |&c| c == b'\n' || c == b'\r')
     })
 }

@@ -152,7 +152,7 @@ fn splice_at(bytes: &[u8], i: usize) -> Option<usize> {
         return None;
     }
     let mut j = i + 1;
-    while matches!(bytes.get(j), Some(b' ' | b'\t')) {
+    while matches!(bytes.get(j), Some(b' ' | b'\t' | 0x0b | 0x0c | 0)) {
         j += 1;
     }
     match bytes.get(j) {

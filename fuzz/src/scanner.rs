@@ -218,7 +218,7 @@ struct Lexed<'a> {
 /// the offset just after it.
 fn splice_end(bytes: &[u8], i: usize) -> Option<usize> {
     let mut j = i + 1;
-    while j < bytes.len() && matches!(bytes[j], b' ' | b'\t' | 0x0b | 0x0c) {
+    while j < bytes.len() && matches!(bytes[j], b' ' | b'\t' | 0x0b | 0x0c | 0) {
         j += 1;
     }
     match bytes.get(j) {

@@ -222,7 +222,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     text.push_str(&format!("\n#line {resume} {quoted}\n"));
     // The rest of the launch's line now starts a line: a stray `#` there
     // (no directive where it stood) must not become one.
-    let rest = file.view[launch.span.end..].trim_start_matches([' ', '\t']);
+    let rest = file.view[launch.span.end..].trim_start_matches([' ', '\t', '\x0b', '\x0c', '\0']);
     if rest.starts_with('#') || rest.starts_with("%:") {
         text.push_str("; ");
     }
