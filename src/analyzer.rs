@@ -655,15 +655,6 @@ fn site_for(
     }
     let aggregation = match directive.consolidation() {
         None => None,
-        Some(_) if child_fn.template_header.is_some() => {
-            return Err(Diagnostic::new(
-                DiagnosticKind::NotImplementedYet {
-                    clause: format!("consldt` on the template kernel `{simple_name}"),
-                },
-                launch.kernel_span.clone(),
-                "template kernel",
-            ))
-        }
         Some(granularity) => Some(Aggregation {
             granularity,
             recursive: site_is_recursive(program, parent, child),
@@ -1225,13 +1216,11 @@ mod tests {
     }
 
     #[test]
-    fn template_children_are_not_aggregated_yet() {
+    fn template_children_are_aggregated() {
         let text = "template <typename T> __global__ void child(T *a) { a[0] = 1; }\n\
                     __global__ void parent(float *a) {\n#pragma dp consldt(warp)\n  child<float><<<1, 32>>>(a);\n}\n";
-        let (_, diagnostics) = analysis(text);
-        assert!(matches!(
-            diagnostics[0].kind,
-            DiagnosticKind::NotImplementedYet { .. }
-        ));
+        let (plan, diagnostics) = analysis(text);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        assert!(plan.sites[0].aggregation.is_some());
     }
 }

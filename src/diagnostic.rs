@@ -363,7 +363,7 @@ impl DiagnosticKind {
             NeedsConsolidation { .. } => "add `consldt(warp|block|multiblock, G|grid)` or remove this clause".to_string(),
             NeedsThreshold { .. } => "add `threshold(N)` or remove this clause".to_string(),
             NotImplementedYet { .. } => {
-                "this version applies every `consldt` granularity with `agg_threshold`, `work`, `threads`, `blocks` and `buffer(default, ...)`; not yet: other buffer kinds, aggregation of template kernels; remove or change the clause".to_string()
+                "this version applies every `consldt` granularity with `agg_threshold`, `work`, `threads`, `blocks` and `buffer(default, ...)`; not yet: other buffer kinds; remove or change the clause".to_string()
             }
             EmptyPragma => "add clauses, e.g. `#pragma dp threshold(128) coarsen(8)`".to_string(),
             MalformedPragma => "write clauses as `name(args)`, e.g. `#pragma dp threshold(128) coarsen(8)`".to_string(),

@@ -488,28 +488,6 @@ case! {
 }
 
 case! {
-    name: consolidation_of_a_template_kernel_not_implemented_yet,
-    input: "
-        template <typename T>
-        __global__ void child(T *a, int n) {
-          int i = blockIdx.x * blockDim.x + threadIdx.x;
-          if (i < n) a[i] = T(i);
-        }
-
-        __global__ void parent(float *a, int n) {
-        #pragma dp consldt(warp)
-          child<float><<<(n + 31) / 32, 32>>>(a, n);
-        }
-    ",
-    kind: NotImplementedYet { .. },
-    code: "dpopt::not_implemented",
-    severity: Error,
-    line: 9,
-    column: 3,
-    span: "child",
-}
-
-case! {
     name: empty_pragma,
     input: "
         __global__ void child(int *a, int n) {

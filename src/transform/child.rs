@@ -175,28 +175,9 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
 pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8> {
     let child = &r.program.functions[plan.child];
     let mut ctx = common_context(r, plan, resume_line);
-    let header = if child.template_params.is_empty() {
-        String::new()
-    } else {
-        let decls: Vec<&str> = child
-            .template_params
-            .iter()
-            .map(|t| t.declaration.as_str())
-            .collect();
-        format!("template <{}> ", decls.join(", "))
-    };
-    let names = if child.template_params.is_empty() {
-        String::new()
-    } else {
-        let names: Vec<&str> = child
-            .template_params
-            .iter()
-            .map(|t| t.name.as_str())
-            .collect();
-        format!("<{}>", names.join(", "))
-    };
-    ctx.insert("template_header", &header);
-    ctx.insert("template_names", &names);
+    let tpl = TemplateParts::of(child);
+    ctx.insert("template_header", &tpl.header);
+    ctx.insert("template_names", &tpl.args);
     ctx.insert(
         "serial",
         &plan.serial.then(|| format!("dpopt_serial_{}", child.name)),
@@ -243,6 +224,14 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     let child = &r.program.functions[plan.child];
     let p = params(child);
     let mut ctx = common_context(r, plan, 0);
+    // A template child: every entity of the site is a template over the
+    // child's parameters, which the site's launch names or deduces.
+    let tpl = TemplateParts::of(child);
+    ctx.insert("tpl", &tpl.header);
+    ctx.insert("tpl_args", &tpl.args);
+    ctx.insert("tpl_lead", &tpl.lead);
+    ctx.insert("tpl_args_lead", &tpl.args_lead);
+    let targs = &tpl.args;
     let (mut varying, mut invariant, mut varying_names, mut invariant_names) =
         (vec![], vec![], vec![], vec![]);
     let mut record_args = String::new();
@@ -275,10 +264,10 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     }
     let names = p.names.trim_start_matches(", ");
     let direct = if site.coarsen.is_some() {
-        format!("dpopt_coarse_{}<<<dpopt_lgrid, dpopt_block, dpopt_smem, dpopt_stream>>>(dpopt_ogrid{})", child.name, p.names)
+        format!("dpopt_coarse_{}{targs}<<<dpopt_lgrid, dpopt_block, dpopt_smem, dpopt_stream>>>(dpopt_ogrid{})", child.name, p.names)
     } else {
         format!(
-            "{}<<<dpopt_ogrid, dpopt_block, dpopt_smem, dpopt_stream>>>({names})",
+            "{}{targs}<<<dpopt_ogrid, dpopt_block, dpopt_smem, dpopt_stream>>>({names})",
             child.name
         )
     };
@@ -292,7 +281,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
             String::new()
         };
         format!(
-            "dpopt_serial_{}(dpopt_ogrid, dpopt_block{depth}{})",
+            "dpopt_serial_{}{targs}(dpopt_ogrid, dpopt_block{depth}{})",
             child.name, p.names
         )
     } else {
@@ -331,12 +320,12 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         let args = pool_args.join(", ");
         let record_launch = if site.coarsen.is_some() {
             format!(
-                "dpopt_coarse_{}<<<dim3(dpopt_r.dpopt_lgrid), dim3(dpopt_r.dpopt_block), dpopt_r.dpopt_smem, cudaStreamFireAndForget>>>(dim3(dpopt_r.dpopt_ogrid){}{args})",
+                "dpopt_coarse_{}{targs}<<<dim3(dpopt_r.dpopt_lgrid), dim3(dpopt_r.dpopt_block), dpopt_r.dpopt_smem, cudaStreamFireAndForget>>>(dim3(dpopt_r.dpopt_ogrid){}{args})",
                 child.name,
                 if args.is_empty() { "" } else { ", " }
             )
         } else {
-            format!("{}<<<dim3(dpopt_r.dpopt_ogrid), dim3(dpopt_r.dpopt_block), dpopt_r.dpopt_smem, cudaStreamFireAndForget>>>({args})", child.name)
+            format!("{}{targs}<<<dim3(dpopt_r.dpopt_ogrid), dim3(dpopt_r.dpopt_block), dpopt_r.dpopt_smem, cudaStreamFireAndForget>>>({args})", child.name)
         };
         ctx.insert("record_launch", &record_launch);
         ctx.insert("pools", &if aggregation.recursive { 4 } else { 1 });
@@ -371,6 +360,48 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
                     .map_or("8".to_string(), |v| v.to_source()),
             );
             r.templates.render(AGGREGATION_BLOCK, &ctx)
+        }
+    }
+}
+
+/// A template child's parameters as generated code needs them (all empty
+/// for a child that is no template).
+struct TemplateParts {
+    /// `template <typename T, int N> ` (no defaults).
+    header: String,
+    /// `<T, N>`.
+    args: String,
+    /// `typename T, int N, `: before further parameters of a template.
+    lead: String,
+    /// `T, N, `: before further arguments.
+    args_lead: String,
+}
+
+impl TemplateParts {
+    fn of(child: &crate::program::Function) -> TemplateParts {
+        if child.template_params.is_empty() {
+            return TemplateParts {
+                header: String::new(),
+                args: String::new(),
+                lead: String::new(),
+                args_lead: String::new(),
+            };
+        }
+        let decls: Vec<&str> = child
+            .template_params
+            .iter()
+            .map(|t| t.declaration.as_str())
+            .collect();
+        let names: Vec<&str> = child
+            .template_params
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        TemplateParts {
+            header: format!("template <{}> ", decls.join(", ")),
+            args: format!("<{}>", names.join(", ")),
+            lead: format!("{}, ", decls.join(", ")),
+            args_lead: format!("{}, ", names.join(", ")),
         }
     }
 }
