@@ -182,6 +182,8 @@ CORPUS_VARIANTS
   # room for every launch (roomy), the cost the fallback is compared with.
   echo "overflow_large_children dp retry0 overflow_large_children__dp -DDPOPT_RETRY_MAX_NS=0" >> "$BUILD/jobs.txt"
   echo "overflow_large_children dp roomy overflow_large_children__dp -DROOM_FOR_ALL" >> "$BUILD/jobs.txt"
+  echo "overflow_large_children dp stats overflow_large_children__dp -DDPOPT_STATS" >> "$BUILD/jobs.txt"
+  echo "overflow_large_children dp retry0-stats overflow_large_children__dp -DDPOPT_RETRY_MAX_NS=0,-DDPOPT_STATS" >> "$BUILD/jobs.txt"
   # A program in two files: the parent's host launch is in host.cu, which
   # knows nothing of dpopt (the .extra file names the second source).
   cp tests/multi_tu/host.cu "$BUILD/src/two_files_host.cu"
