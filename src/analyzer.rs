@@ -653,26 +653,23 @@ fn site_for(
             );
         }
     }
-    let aggregation = match directive.consolidation() {
-        None => None,
-        Some(granularity) => Some(Aggregation {
-            granularity,
-            recursive: site_is_recursive(program, parent, child),
-            group: directive.group().cloned(),
-            pool_records: directive.pool_records().cloned(),
-            agg_threshold: directive.agg_threshold().cloned(),
-            varying: varying_arguments(
-                program,
-                view,
-                launch,
-                parent,
-                child_fn,
-                directive.work(),
-                parent_params_uniform(program, parent, granularity),
-            ),
-            asserted: directive.work().is_some(),
-        }),
-    };
+    let aggregation = directive.consolidation().map(|granularity| Aggregation {
+        granularity,
+        recursive: site_is_recursive(program, parent, child),
+        group: directive.group().cloned(),
+        pool_records: directive.pool_records().cloned(),
+        agg_threshold: directive.agg_threshold().cloned(),
+        varying: varying_arguments(
+            program,
+            view,
+            launch,
+            parent,
+            child_fn,
+            directive.work(),
+            parent_params_uniform(program, parent, granularity),
+        ),
+        asserted: directive.work().is_some(),
+    });
     Ok((
         Site {
             aggregation,

@@ -244,6 +244,16 @@ pub fn quote_for_line_directive(name: &str) -> String {
     quoted
 }
 
+/// How many lines a text ends: `\r\n`, a lone `\n` and a lone `\r` each
+/// end one (as for nvcc's preprocessor).
+pub fn line_breaks(text: &str) -> usize {
+    let b = text.as_bytes();
+    b.iter()
+        .enumerate()
+        .filter(|&(i, &c)| c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n')))
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,14 +287,4 @@ mod tests {
             "\"C:\\\\a \\\"b\\\".cu\""
         );
     }
-}
-
-/// How many lines a text ends: `\r\n`, a lone `\n` and a lone `\r` each
-/// end one (as for nvcc's preprocessor).
-pub fn line_breaks(text: &str) -> usize {
-    let b = text.as_bytes();
-    b.iter()
-        .enumerate()
-        .filter(|&(i, &c)| c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n')))
-        .count()
 }
