@@ -121,6 +121,15 @@ pub fn unreadable_tokens(tokens: &[Token], view: &str) -> Vec<Diagnostic> {
                         "opened here, never closed",
                     ));
                 }
+                if let Some(at) = crate::phases::unclosed_raw_string(t.text(view)) {
+                    out.push(Diagnostic::new(
+                        DiagnosticKind::Unterminated {
+                            what: "raw string literal",
+                        },
+                        t.start + at..t.start + at + 2,
+                        "opened here; in a directive it ends with the line",
+                    ));
+                }
             }
             TokenKind::BlockComment | TokenKind::Str => {
                 if let Some(what @ ("comment" | "raw string literal")) = unterminated(t, view) {

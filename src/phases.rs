@@ -197,6 +197,69 @@ fn block_comment_close(bytes: &[u8], mut i: usize) -> Option<usize> {
     None
 }
 
+/// Offset of a raw string literal's prefix in a directive's text that the
+/// text never closes, if there is one: a raw string in a directive ends with
+/// the directive's line (GCC reports it unterminated). Comments, ordinary
+/// literals and identifiers that merely end in `R` are skipped.
+pub fn unclosed_raw_string(text: &str) -> Option<usize> {
+    const PREFIXES: &[&str] = &["R", "LR", "uR", "UR", "u8R"];
+    let bytes = text.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(len) = splice_at(bytes, i) {
+            i += len;
+            continue;
+        }
+        match bytes[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() {
+                    if let Some(len) = splice_at(bytes, i) {
+                        i += len;
+                        continue;
+                    }
+                    let c = bytes[i];
+                    i += 1;
+                    if c == b'\\' && i < bytes.len() && splice_at(bytes, i).is_none() {
+                        i += 1;
+                    } else if c == q || c == b'\n' || c == b'\r' {
+                        break;
+                    }
+                }
+            }
+            b'/' => match next_significant(bytes, i + 1) {
+                Some((b'*', _)) => {
+                    let (_, star) = next_significant_pos(bytes, i + 1);
+                    i = block_comment_close(bytes, star + 1)?;
+                }
+                Some((b'/', _)) => return None,
+                _ => i += 1,
+            },
+            b if word(b) => {
+                let start = i;
+                while i < bytes.len() && (word(bytes[i]) || bytes[i] == b'.') {
+                    i += 1;
+                }
+                if bytes.get(i) == Some(&b'"') && PREFIXES.contains(&&text[start..i]) {
+                    let open = i + 1;
+                    let Some(paren) = text[open..].find('(').map(|p| open + p) else {
+                        return Some(start);
+                    };
+                    let delimiter = &text[open..paren];
+                    let close = format!("){delimiter}\"");
+                    match text[paren + 1..].find(&close) {
+                        Some(at) => i = paren + 1 + at + close.len(),
+                        None => return Some(start),
+                    }
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
+}
+
 /// Offset of a `/*` in a directive's text (splices included) that the text
 /// never closes, if there is one: the comment then runs past the directive.
 /// Literals and `//` comments are skipped, and splices may split `/*` and
@@ -318,6 +381,18 @@ mod tests {
     #[test]
     fn splices_join_words() {
         assert_eq!(logical("#pra\\\ngma d\\\r\np x"), "#pragma dp x");
+    }
+
+    #[test]
+    fn unclosed_raw_strings_in_directives() {
+        assert_eq!(unclosed_raw_string("#define _(R\"(/*"), Some(10));
+        assert_eq!(unclosed_raw_string("#define S R\"x(a)x\" R\"(b)\""), None);
+        assert_eq!(unclosed_raw_string("#define S FOOR\"(\""), None);
+        assert_eq!(unclosed_raw_string("#define S \"R\\\"(\" // R\"("), None);
+        assert_eq!(
+            unclosed_raw_string("#define S /* R\"( */ u8R\"d("),
+            Some(20)
+        );
     }
 
     #[test]

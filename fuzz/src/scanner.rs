@@ -495,7 +495,16 @@ impl<'a> Lexed<'a> {
                     self.anomaly(kind, start);
                     break;
                 }
-                Some(b'\\') => e += if t.get(e + 1).is_some() { 2 } else { 1 },
+                // A backslash escapes the next character, but not a newline:
+                // one left after splice removal (`"\\` + newline + an empty
+                // line: only the last backslash of a line splices) ends the
+                // line, as in GCC.
+                Some(b'\\') => {
+                    e += match t.get(e + 1) {
+                        None | Some(b'\n') | Some(b'\r') => 1,
+                        Some(_) => 2,
+                    }
+                }
                 Some(&c) if c == q => {
                     e += 1;
                     break;
@@ -503,8 +512,7 @@ impl<'a> Lexed<'a> {
                 Some(_) => e += 1,
             }
         }
-        // `\` + newline is spliced away, so an escape never eats a newline;
-        // but `\` + CR alone was a splice too: keep `e` within the text.
+        // Keep `e` within the text.
         let e = e.min(self.text.len());
         (if q == b'"' { Kind::Str } else { Kind::Char }, e)
     }
