@@ -197,6 +197,26 @@ fn block_comment_close(bytes: &[u8], mut i: usize) -> Option<usize> {
     None
 }
 
+/// Offset just past an ordinary string or character literal whose body
+/// starts at `i` (`q` its quote): after the closing quote, or at the end of
+/// its line; splices are skipped and a backslash escapes the next character.
+fn literal_end(bytes: &[u8], mut i: usize, q: u8) -> usize {
+    while i < bytes.len() {
+        if let Some(len) = splice_at(bytes, i) {
+            i += len;
+            continue;
+        }
+        let c = bytes[i];
+        i += 1;
+        if c == b'\\' && i < bytes.len() && splice_at(bytes, i).is_none() {
+            i += 1;
+        } else if c == q || c == b'\n' || c == b'\r' {
+            break;
+        }
+    }
+    i
+}
+
 /// Offset of a raw string literal's prefix in a directive's text that the
 /// text never closes, if there is one: a raw string in a directive ends with
 /// the directive's line (GCC reports it unterminated). Comments, ordinary
@@ -212,22 +232,7 @@ pub fn unclosed_raw_string(text: &str) -> Option<usize> {
             continue;
         }
         match bytes[i] {
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < bytes.len() {
-                    if let Some(len) = splice_at(bytes, i) {
-                        i += len;
-                        continue;
-                    }
-                    let c = bytes[i];
-                    i += 1;
-                    if c == b'\\' && i < bytes.len() && splice_at(bytes, i).is_none() {
-                        i += 1;
-                    } else if c == q || c == b'\n' || c == b'\r' {
-                        break;
-                    }
-                }
-            }
+            q @ (b'"' | b'\'') => i = literal_end(bytes, i + 1, q),
             b'/' => match next_significant(bytes, i + 1) {
                 Some((b'*', _)) => {
                     let (_, star) = next_significant_pos(bytes, i + 1);
@@ -273,22 +278,7 @@ pub fn unclosed_block_comment(text: &str) -> Option<usize> {
             continue;
         }
         match bytes[i] {
-            q @ (b'"' | b'\'') => {
-                i += 1;
-                while i < bytes.len() {
-                    if let Some(len) = splice_at(bytes, i) {
-                        i += len;
-                        continue;
-                    }
-                    let c = bytes[i];
-                    i += 1;
-                    if c == b'\\' && i < bytes.len() && splice_at(bytes, i).is_none() {
-                        i += 1;
-                    } else if c == q || c == b'\n' || c == b'\r' {
-                        break;
-                    }
-                }
-            }
+            q @ (b'"' | b'\'') => i = literal_end(bytes, i + 1, q),
             b'/' => match next_significant(bytes, i + 1) {
                 Some((b'*', _)) => {
                     let (_, star) = next_significant_pos(bytes, i + 1);
