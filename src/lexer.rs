@@ -114,21 +114,21 @@ pub fn unreadable_tokens(tokens: &[Token], view: &str) -> Vec<Diagnostic> {
     for (i, t) in tokens.iter().enumerate() {
         match t.kind {
             TokenKind::Directive => {
-                if let Some(at) = crate::phases::unclosed_block_comment(t.text(view)) {
-                    out.push(Diagnostic::new(
+                use crate::phases::{unclosed_in_directive, Unclosed};
+                match unclosed_in_directive(t.text(view)) {
+                    Some(Unclosed::Comment(at)) => out.push(Diagnostic::new(
                         DiagnosticKind::Unterminated { what: "comment" },
                         t.start + at..t.start + at + 2,
                         "opened here, never closed",
-                    ));
-                }
-                if let Some(at) = crate::phases::unclosed_raw_string(t.text(view)) {
-                    out.push(Diagnostic::new(
+                    )),
+                    Some(Unclosed::RawString(at)) => out.push(Diagnostic::new(
                         DiagnosticKind::Unterminated {
                             what: "raw string literal",
                         },
                         t.start + at..t.start + at + 2,
                         "opened here; in a directive it ends with the line",
-                    ));
+                    )),
+                    None => {}
                 }
             }
             TokenKind::BlockComment | TokenKind::Str => {

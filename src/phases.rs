@@ -217,11 +217,23 @@ fn literal_end(bytes: &[u8], mut i: usize, q: u8) -> usize {
     i
 }
 
-/// Offset of a raw string literal's prefix in a directive's text that the
-/// text never closes, if there is one: a raw string in a directive ends with
-/// the directive's line (GCC reports it unterminated). Comments, ordinary
-/// literals and identifiers that merely end in `R` are skipped.
-pub fn unclosed_raw_string(text: &str) -> Option<usize> {
+/// What a directive leaves open past its line, if anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unclosed {
+    /// A `/*` that the text never closes (the comment runs on past the
+    /// directive), at this offset.
+    Comment(usize),
+    /// A raw string literal whose prefix starts at this offset and that the
+    /// line does not close: in a directive it ends with the line (GCC
+    /// reports it unterminated).
+    RawString(usize),
+}
+
+/// The first comment or raw string literal of a directive's text (splices
+/// included) that the text leaves open. Ordinary literals, `//` comments and
+/// identifiers that merely end in `R` (`FOOR"(` is a word and a string) are
+/// skipped; splices may split `/*` and `*/` as they do for the preprocessor.
+pub fn unclosed_in_directive(text: &str) -> Option<Unclosed> {
     const PREFIXES: &[&str] = &["R", "LR", "uR", "UR", "u8R"];
     let bytes = text.as_bytes();
     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
@@ -236,8 +248,12 @@ pub fn unclosed_raw_string(text: &str) -> Option<usize> {
             b'/' => match next_significant(bytes, i + 1) {
                 Some((b'*', _)) => {
                     let (_, star) = next_significant_pos(bytes, i + 1);
-                    i = block_comment_close(bytes, star + 1)?;
+                    match block_comment_close(bytes, star + 1) {
+                        Some(end) => i = end,
+                        None => return Some(Unclosed::Comment(i)),
+                    }
                 }
+                // A line comment runs to the end of the directive.
                 Some((b'/', _)) => return None,
                 _ => i += 1,
             },
@@ -248,49 +264,20 @@ pub fn unclosed_raw_string(text: &str) -> Option<usize> {
                 }
                 if bytes.get(i) == Some(&b'"') && PREFIXES.contains(&&text[start..i]) {
                     let open = i + 1;
-                    let Some(paren) = text[open..].find('(').map(|p| open + p) else {
-                        return Some(start);
+                    let line_end = text[open..]
+                        .find(['\n', '\r'])
+                        .map_or(text.len(), |e| open + e);
+                    let line = &text[..line_end];
+                    let Some(paren) = line[open..].find('(').map(|p| open + p) else {
+                        return Some(Unclosed::RawString(start));
                     };
-                    let delimiter = &text[open..paren];
-                    let close = format!("){delimiter}\"");
-                    match text[paren + 1..].find(&close) {
+                    let close = format!("){}\"", &line[open..paren]);
+                    match line[paren + 1..].find(&close) {
                         Some(at) => i = paren + 1 + at + close.len(),
-                        None => return Some(start),
+                        None => return Some(Unclosed::RawString(start)),
                     }
                 }
             }
-            _ => i += 1,
-        }
-    }
-    None
-}
-
-/// Offset of a `/*` in a directive's text (splices included) that the text
-/// never closes, if there is one: the comment then runs past the directive.
-/// Literals and `//` comments are skipped, and splices may split `/*` and
-/// `*/` as they do for the preprocessor.
-pub fn unclosed_block_comment(text: &str) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if let Some(len) = splice_at(bytes, i) {
-            i += len;
-            continue;
-        }
-        match bytes[i] {
-            q @ (b'"' | b'\'') => i = literal_end(bytes, i + 1, q),
-            b'/' => match next_significant(bytes, i + 1) {
-                Some((b'*', _)) => {
-                    let (_, star) = next_significant_pos(bytes, i + 1);
-                    match block_comment_close(bytes, star + 1) {
-                        Some(end) => i = end,
-                        None => return Some(i),
-                    }
-                }
-                // A line comment runs to the end of the directive.
-                Some((b'/', _)) => return None,
-                _ => i += 1,
-            },
             _ => i += 1,
         }
     }
@@ -375,24 +362,38 @@ mod tests {
 
     #[test]
     fn unclosed_raw_strings_in_directives() {
-        assert_eq!(unclosed_raw_string("#define _(R\"(/*"), Some(10));
-        assert_eq!(unclosed_raw_string("#define S R\"x(a)x\" R\"(b)\""), None);
-        assert_eq!(unclosed_raw_string("#define S FOOR\"(\""), None);
-        assert_eq!(unclosed_raw_string("#define S \"R\\\"(\" // R\"("), None);
         assert_eq!(
-            unclosed_raw_string("#define S /* R\"( */ u8R\"d("),
-            Some(20)
+            unclosed_in_directive("#define _(R\"(/*"),
+            Some(Unclosed::RawString(10))
+        );
+        assert_eq!(unclosed_in_directive("#define S R\"x(a)x\" R\"(b)\""), None);
+        assert_eq!(unclosed_in_directive("#define S FOOR\"(\""), None);
+        assert_eq!(unclosed_in_directive("#define S \"R\\\"(\" // R\"("), None);
+        assert_eq!(
+            unclosed_in_directive("#define S /* R\"( */ u8R\"d("),
+            Some(Unclosed::RawString(20))
         );
     }
 
     #[test]
     fn unclosed_comments_follow_splices() {
-        assert_eq!(unclosed_block_comment("#pragma dp /* x */"), None);
-        assert_eq!(unclosed_block_comment("#pragma dp /* x"), Some(11));
+        assert_eq!(
+            unclosed_in_directive("#define U(R\"(\"/*)\""),
+            None,
+            "a raw string holds the /*"
+        );
+        assert_eq!(unclosed_in_directive("#pragma dp /* x */"), None);
+        assert_eq!(
+            unclosed_in_directive("#pragma dp /* x"),
+            Some(Unclosed::Comment(11))
+        );
         // `/**\` newline `//*/`: the splice makes `/**//*/`: a closed comment, then `/*/`.
-        assert_eq!(unclosed_block_comment("%:pragma dp/**\\\n//*/\n"), Some(17));
-        assert_eq!(unclosed_block_comment("#pragma dp \"/*\" // /*"), None);
-        assert_eq!(unclosed_block_comment("#pragma dp /\\\n* x *\\\n/"), None);
+        assert_eq!(
+            unclosed_in_directive("%:pragma dp/**\\\n//*/\n"),
+            Some(Unclosed::Comment(17))
+        );
+        assert_eq!(unclosed_in_directive("#pragma dp \"/*\" // /*"), None);
+        assert_eq!(unclosed_in_directive("#pragma dp /\\\n* x *\\\n/"), None);
         assert_eq!(logical("#\\\npragma dp"), "#pragma dp");
         assert!(is_dp_pragma_text(&logical("#pra\\  \ngma dp threshold(4)")));
     }

@@ -1,0 +1,2 @@
+#define U(R"("/*)"
+_Pragma("dp")
