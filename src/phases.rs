@@ -264,10 +264,9 @@ pub fn unclosed_in_directive(text: &str) -> Option<Unclosed> {
                 }
                 if bytes.get(i) == Some(&b'"') && PREFIXES.contains(&&text[start..i]) {
                     let open = i + 1;
-                    let line_end = text[open..]
-                        .find(['\n', '\r'])
-                        .map_or(text.len(), |e| open + e);
-                    let line = &text[..line_end];
+                    // The directive's text is its logical line (splices
+                    // continue it): the raw string may close anywhere in it.
+                    let line = text;
                     let Some(paren) = line[open..].find('(').map(|p| open + p) else {
                         return Some(Unclosed::RawString(start));
                     };
@@ -362,6 +361,11 @@ mod tests {
 
     #[test]
     fn unclosed_raw_strings_in_directives() {
+        assert_eq!(
+            unclosed_in_directive("#define _ R\"(\\\n_Pragma(\"dp)\")"),
+            None,
+            "closed on the spliced line"
+        );
         assert_eq!(
             unclosed_in_directive("#define _(R\"(/*"),
             Some(Unclosed::RawString(10))

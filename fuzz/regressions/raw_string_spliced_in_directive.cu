@@ -1,0 +1,2 @@
+#define _ R"(\
+_Pragma("dp)")
