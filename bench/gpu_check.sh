@@ -177,13 +177,18 @@ CORPUS_VARIANTS
   echo "pending_overflow dpG pool1 pending_overflow__dpG -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
   echo "pending_overflow dpM pool1 pending_overflow__dpM -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
   # Few parents with large children past the pending-launch limit: the
-  # launches that find no room wait and retry (as annotated), run serially at
-  # once (retry0: the fallback without waiting), and the same variant with
-  # room for every launch (roomy), the cost the fallback is compared with.
-  echo "overflow_large_children dp retry0 overflow_large_children__dp -DDPOPT_RETRY_MAX_NS=0" >> "$BUILD/jobs.txt"
+  # launches that find no room are deferred (as annotated: queued, launched by
+  # one thread as room frees up), run serially at once (serial: deferral
+  # off), and the same variant with room for every launch (roomy), the cost
+  # the fallback is compared with. Many small children deferred too (every
+  # child deferred, and a queue of 16 records that fills up).
+  echo "overflow_large_children dp serial overflow_large_children__dp -DDPOPT_DEFER_MIN_THREADS=2000000000" >> "$BUILD/jobs.txt"
   echo "overflow_large_children dp roomy overflow_large_children__dp -DROOM_FOR_ALL" >> "$BUILD/jobs.txt"
   echo "overflow_large_children dp stats overflow_large_children__dp -DDPOPT_STATS" >> "$BUILD/jobs.txt"
-  echo "overflow_large_children dp retry0-stats overflow_large_children__dp -DDPOPT_RETRY_MAX_NS=0,-DDPOPT_STATS" >> "$BUILD/jobs.txt"
+  echo "overflow_large_children dp serial-stats overflow_large_children__dp -DDPOPT_DEFER_MIN_THREADS=2000000000,-DDPOPT_STATS" >> "$BUILD/jobs.txt"
+  echo "pending_overflow dp defer-all pending_overflow__dp -DDPOPT_DEFER_MIN_THREADS=1" >> "$BUILD/jobs.txt"
+  echo "pending_overflow dp defer-all-q16 pending_overflow__dp -DDPOPT_DEFER_MIN_THREADS=1,-DDPOPT_DEFER_RECORDS=16" >> "$BUILD/jobs.txt"
+  echo "pending_overflow dp defer-all-stats pending_overflow__dp -DDPOPT_DEFER_MIN_THREADS=1,-DDPOPT_STATS" >> "$BUILD/jobs.txt"
   # A program in two files: the parent's host launch is in host.cu, which
   # knows nothing of dpopt (the .extra file names the second source).
   cp tests/multi_tu/host.cu "$BUILD/src/two_files_host.cu"

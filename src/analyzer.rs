@@ -275,8 +275,16 @@ fn kernels_to_bound(program: &Program, view: &str, plan: &Plan) -> Vec<usize> {
             // `void ns::k(...) {...}`: a qualified name cannot be declared
             // again outside its namespace.
             let qualified = view[f.start..f.name_span.start].trim_end().ends_with("::");
+            // A literal left open in the head ends at its line: repeated on
+            // one line it would swallow what follows (and could turn text
+            // after it into a directive).
+            let unterminated = program
+                .sig_in(f.start..f.name_span.start)
+                .iter()
+                .any(|t| crate::lexer::unterminated(t, view).is_some());
             f.space.global
                 && !qualified
+                && !unterminated
                 && f.launch_bounds.is_none()
                 && !head.contains("__launch_bounds__")
                 && !head.contains("__maxnreg__")

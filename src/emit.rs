@@ -48,8 +48,16 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         inserts.push((at, fragment));
     }
     let aggregate = plan.sites.iter().any(|s| s.aggregation.is_some());
-    if aggregate || !plan.bounded.is_empty() {
-        inserts.insert(0, (0, prelude(&renderer, aggregate)));
+    // Records keep classes as their bytes: aggregation's, and the queues of
+    // deferred launches.
+    let bytes = aggregate
+        || plan.children.iter().any(|c| {
+            let child = &program.functions[c.child];
+            crate::transform::child::defers(child, c)
+                && crate::transform::child::stores_bytes(child)
+        });
+    if aggregate || bytes || !plan.bounded.is_empty() {
+        inserts.insert(0, (0, prelude(&renderer, aggregate, bytes)));
     }
     let input = file.input_bytes();
     if !plan.sites.is_empty() {
@@ -122,9 +130,10 @@ fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> 
 
 /// At the top of the file: the launch-bounds macro of the parent kernels, and
 /// the includes and helpers that aggregated launches need.
-fn prelude(r: &Renderer, aggregate: bool) -> Vec<u8> {
+fn prelude(r: &Renderer, aggregate: bool, bytes: bool) -> Vec<u8> {
     let mut ctx = tera::Context::new();
     ctx.insert("aggregate", &aggregate);
+    ctx.insert("bytes", &bytes);
     ctx.insert("bounded", &!r.plan.bounded.is_empty());
     ctx.insert("file_name", &r.file.name);
     ctx.insert("resume_line", &1);

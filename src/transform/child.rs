@@ -160,6 +160,10 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
         &plan.coarse.then(|| format!("dpopt_coarse_{}", child.name)),
     );
     ctx.insert(
+        "defer",
+        &defers(child, plan).then(|| format!("dpopt_defer_{}", child.name)),
+    );
+    ctx.insert(
         "template_header",
         &child
             .template_header
@@ -188,6 +192,28 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
     );
     ctx.insert("inline", "__forceinline__ ");
     ctx.insert("uses_shared", &plan.uses_shared);
+    let queue = members(child);
+    ctx.insert(
+        "defer",
+        &defers(child, plan).then(|| format!("dpopt_defer_{}", child.name)),
+    );
+    ctx.insert(
+        "defer_members",
+        &queue.iter().map(|m| m.decl.as_str()).collect::<Vec<_>>(),
+    );
+    ctx.insert(
+        "defer_names",
+        &queue.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(),
+    );
+    let reads: Vec<String> = queue
+        .iter()
+        .map(|m| format!("dpopt_r.{}{}", m.name, m.read))
+        .collect();
+    ctx.insert("defer_args", &reads.join(", "));
+    ctx.insert(
+        "defer_reads",
+        &reads.iter().map(|r| format!(", {r}")).collect::<String>(),
+    );
     let names: Vec<Option<String>> = child.params.iter().map(|p| p.name.clone()).collect();
     ctx.insert(
         "serial_bound",
@@ -236,18 +262,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         (vec![], vec![], vec![], vec![]);
     let mut record_args = String::new();
     let mut pool_args = Vec::new();
-    for (i, param) in child.params.iter().enumerate() {
-        let name = param
-            .name
-            .clone()
-            .unwrap_or_else(|| format!("dpopt_arg{i}"));
-        let member = member_declaration(&param.declaration, &name, param.name.is_none());
-        // A class is kept as its bytes (as kernel arguments are copied):
-        // records need no constructor, whatever the class declares.
-        let (decl, read) = match byte_stored_type(&member, &name) {
-            Some(ty) => (format!("dpopt_bytes<{ty}> {name}"), ".get()"),
-            None => (member, ""),
-        };
+    for (i, Member { decl, name, read }) in members(child).into_iter().enumerate() {
         // An argument left to its default is the same for every parent.
         let varies = aggregation.varying.get(i).copied().unwrap_or(false);
         if varies {
@@ -304,6 +319,23 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     ctx.insert("asserted", &aggregation.asserted);
     ctx.insert("direct_launch", &direct);
     ctx.insert("direct_serial", &direct_serial);
+    let direct_defer = if defers(child, plan) {
+        let lgrid = if site.coarsen.is_some() {
+            "dpopt_lgrid"
+        } else {
+            "dpopt_ogrid"
+        };
+        format!(
+            "dpopt_defer_{}(DPOPT_STATS_OF_{}, {}, {lgrid}, dpopt_ogrid, dpopt_block, dpopt_smem{})",
+            child.name,
+            site.id,
+            site.coarsen.is_some(),
+            p.names
+        )
+    } else {
+        String::new()
+    };
+    ctx.insert("direct_defer", &direct_defer);
     let blocks = site.directive.agg_blocks().map(|v| v.to_source());
     let threads = site.directive.agg_threads().map(|v| v.to_source());
     ctx.insert("block_loop", &blocks.is_some());
@@ -408,6 +440,58 @@ impl TemplateParts {
 
 /// A parameter declaration as a struct member: top-level `const` removed
 /// (records are assigned), unnamed parameters named.
+/// A child parameter as a record member.
+struct Member {
+    /// `int n`, `const float *a`, `dpopt_bytes<Graph> g`.
+    decl: String,
+    /// The parameter's name (`dpopt_argN` when unnamed).
+    name: String,
+    /// What reads the value back from the member: `.get()` for a class
+    /// kept as its bytes (as kernel arguments are copied: records need no
+    /// constructor, whatever the class declares), else nothing.
+    read: &'static str,
+}
+
+fn members(child: &Function) -> Vec<Member> {
+    child
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, param)| {
+            let name = param
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("dpopt_arg{i}"));
+            let member = member_declaration(&param.declaration, &name, param.name.is_none());
+            match byte_stored_type(&member, &name) {
+                Some(ty) => Member {
+                    decl: format!("dpopt_bytes<{ty}> {name}"),
+                    name,
+                    read: ".get()",
+                },
+                None => Member {
+                    decl: member,
+                    name,
+                    read: "",
+                },
+            }
+        })
+        .collect()
+}
+
+/// Whether a record of the child's parameters keeps one as its bytes
+/// (`dpopt_bytes`, from the prelude).
+pub fn stores_bytes(child: &Function) -> bool {
+    members(child).iter().any(|m| !m.read.is_empty())
+}
+
+/// Whether the child has a queue of deferred launches (templates/defer.cu.tera):
+/// every child with a serial version, except templates (their queue would be
+/// one per instantiation).
+pub fn defers(child: &Function, plan: &ChildPlan) -> bool {
+    plan.serial && child.template_header.is_none()
+}
+
 fn member_declaration(declaration: &str, name: &str, unnamed: bool) -> String {
     let mut decl = declaration.trim().to_string();
     if unnamed {

@@ -170,6 +170,20 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         &nested.then(|| format!("DPOPT_SERIAL_DEPTH_{}", child.symbol)),
     );
     ctx.insert("coarse", &format!("{qualifier}dpopt_coarse_{}", child.name));
+    let defers = r
+        .plan
+        .children
+        .iter()
+        .find(|c| c.child == site.child)
+        .is_some_and(|c| super::child::defers(child, c));
+    ctx.insert(
+        "defer",
+        &if defers {
+            format!("{qualifier}dpopt_defer_{}", child.name)
+        } else {
+            String::new()
+        },
+    );
     let code = r.templates.render(SITE, &ctx);
 
     // In a __host__ __device__ function the host compilation keeps the

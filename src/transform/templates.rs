@@ -21,6 +21,8 @@ pub const PRELUDE: &str = "prelude.cu.tera";
 pub const STATS: &str = "stats.cu.tera";
 pub const RECOVER: &str = "recover.cu.tera";
 pub const BOUNDS: &str = "bounds.cu.tera";
+/// Included by DEFINITIONS: the queue of a child's deferred launches.
+const DEFER: &str = "defer.cu.tera";
 
 /// A tera instance holding these templates (and whatever they import).
 fn compile(templates: Vec<(&str, &str)>) -> Tera {
@@ -50,6 +52,7 @@ impl Templates {
                 (STATS, include_str!("../../templates/stats.cu.tera")),
                 (RECOVER, RECOVER_TEXT),
                 (BOUNDS, include_str!("../../templates/bounds.cu.tera")),
+                (DEFER, include_str!("../../templates/defer.cu.tera")),
             ]),
             aggregation: Default::default(),
         }
