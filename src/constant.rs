@@ -121,6 +121,11 @@ impl Constants {
                 _ => {}
             }
         }
+        // `-D NAME=VALUE` wins over the file's definitions: the usual
+        // `#ifndef NAME` / `#define NAME default` keeps the command line's.
+        for (name, value) in &program.defines {
+            c.definitions.insert(name.clone(), Some(value.clone()));
+        }
         c
     }
 
