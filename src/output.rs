@@ -25,15 +25,24 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     }
     let mut tmp = builder
         .tempfile_in(&dir)
-        .map_err(|e| format!("cannot write `{}`: {}", path.display(), e.kind()))?;
+        .map_err(|e| format!("cannot write `{}`: {}", path.display(), describe(&e)))?;
     tmp.write_all(bytes)
-        .map_err(|e| format!("cannot write `{}`: {}", path.display(), e.kind()))?;
+        .map_err(|e| format!("cannot write `{}`: {}", path.display(), describe(&e)))?;
     if let Some(permissions) = existing {
         tmp.as_file()
             .set_permissions(permissions)
-            .map_err(|e| format!("cannot write `{}`: {}", path.display(), e.kind()))?;
+            .map_err(|e| format!("cannot write `{}`: {}", path.display(), describe(&e)))?;
     }
     tmp.persist(path)
-        .map_err(|e| format!("cannot write `{}`: {}", path.display(), e.error.kind()))?;
+        .map_err(|e| format!("cannot write `{}`: {}", path.display(), describe(&e.error)))?;
     Ok(())
+}
+
+/// The operating system's words for an error, without the temporary file's
+/// path that some errors carry.
+fn describe(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code).to_string(),
+        None => e.kind().to_string(),
+    }
 }
