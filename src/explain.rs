@@ -5,7 +5,7 @@
 //! the aggregated grid's configuration, the knobs with their values, and the
 //! checks the site passed.
 
-use crate::plan::{Aggregation, Plan, Site, DEFAULT_POOL_BLOCKS};
+use crate::plan::{Aggregation, Plan, Site, DEFAULT_POOL_BLOCKS, DEFAULT_SERIAL_DEPTH};
 use crate::pragma::Granularity;
 use crate::program::Program;
 use crate::source::SourceFile;
@@ -211,10 +211,15 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
         }
     });
     if child_plan.is_some_and(|c| c.recursive) && site.threshold.is_some() {
+        let depth = format!("DPOPT_SERIAL_DEPTH_{}", child.symbol);
         serialized.push(format!(
-            "the child is recursive: serial recursion is bounded by DPOPT_SERIAL_DEPTH_{} (raise the device stack size, cudaLimitStackSize, for deep serial recursion)",
-            child.name
+            "the child is recursive: at most {DEFAULT_SERIAL_DEPTH} levels run serially ({depth}), deeper small launches are launched; raise it together with the device stack size (cudaDeviceSetLimit(cudaLimitStackSize, ...))"
         ));
+        knobs.push(Knob {
+            name: depth,
+            value: DEFAULT_SERIAL_DEPTH.to_string(),
+            meaning: "serial recursion levels (DPOPT_SERIAL_DEPTH sets every child)",
+        });
     }
     if child_plan.is_some_and(|c| c.serial) {
         serialized.push(

@@ -51,6 +51,9 @@ pub struct Aggregation {
     pub asserted: bool,
 }
 
+/// Serial recursion levels of a recursive child before small launches are
+/// launched instead (`DPOPT_SERIAL_DEPTH_<child>`).
+pub const DEFAULT_SERIAL_DEPTH: u64 = 3;
 /// Records in a grid or multiblock site's pool without `buffer(default, N)`.
 pub const DEFAULT_POOL_RECORDS: u64 = 65536;
 /// Parent blocks per group of `consldt(multiblock)` without a group size.

@@ -87,6 +87,7 @@ fn common_context(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Context
         "depth_macro",
         &format!("DPOPT_SERIAL_DEPTH_{}", child.symbol),
     );
+    ctx.insert("serial_depth", &crate::plan::DEFAULT_SERIAL_DEPTH);
     ctx.insert("line_out", OUTPUT_LINE_MARKER);
     ctx.insert("resume_line", &resume_line);
     ctx.insert("file", &r.file.quoted_name());
