@@ -9,7 +9,9 @@
 #
 # For every `.cu` source of <target>, a custom command runs
 # `dpopt transform SOURCE -o BUILD_DIR/dpopt/<target>/<path>/<name>.cu` (when the
-# source or dpopt changes) and the target compiles the generated file instead.
+# source, a header or child source it reads, or dpopt changes; CMake 3.21 and
+# newer, through dpopt's --depfile) and the target compiles the generated file
+# instead.
 # The generated file keeps the source's name (nvcc's default object names stay
 # the same) and `#line` markers (nvcc's messages name the source). dpopt gets
 # the target's include directories (-I) and compile definitions (-D) and any
@@ -87,14 +89,23 @@ function(dpopt_target target)
     set(generated "${out_dir}/${relative}")
     get_filename_component(generated_dir "${generated}" DIRECTORY)
     get_filename_component(original_dir "${absolute}" DIRECTORY)
+    # The headers and child sources dpopt copies kernels from are listed in
+    # a dependency file (DEPFILE), so that editing one transforms again.
+    set(depfile_args "")
+    set(depfile_option "")
+    if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.21)
+      set(depfile_args DEPFILE "${generated}.d")
+      set(depfile_option --depfile "${generated}.d")
+    endif()
     add_custom_command(
       OUTPUT "${generated}"
       COMMAND "${CMAKE_COMMAND}" -E make_directory "${generated_dir}"
-      COMMAND "${DPOPT_EXECUTABLE}" transform "${absolute}" -o "${generated}"
+      COMMAND "${DPOPT_EXECUTABLE}" transform "${absolute}" -o "${generated}" ${depfile_option}
               "$<$<BOOL:${includes}>:-I$<JOIN:${includes},;-I>>"
               "$<$<BOOL:${defines}>:-D$<JOIN:${defines},;-D>>"
               ${DPOPT_OPTIONS}
       DEPENDS "${absolute}" "${DPOPT_EXECUTABLE}"
+      ${depfile_args}
       COMMENT "dpopt transform ${source}"
       COMMAND_EXPAND_LISTS
       VERBATIM)

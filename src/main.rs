@@ -29,6 +29,11 @@ enum Command {
         /// Write each output to DIR under its input's file name.
         #[arg(long, value_name = "DIR", conflicts_with = "output")]
         out_dir: Option<PathBuf>,
+        /// Write a Makefile-style dependency file: each output depends on
+        /// its input and on every header and child source dpopt read (for
+        /// a build system's DEPFILE).
+        #[arg(long, value_name = "FILE")]
+        depfile: Option<PathBuf>,
         #[command(flatten)]
         options: Common,
     },
@@ -187,8 +192,15 @@ fn main() -> ExitCode {
             inputs,
             output,
             out_dir,
+            depfile,
             options,
-        } => transform(&inputs, &output, out_dir.as_deref(), &options),
+        } => transform(
+            &inputs,
+            &output,
+            out_dir.as_deref(),
+            depfile.as_deref(),
+            &options,
+        ),
         Command::Check {
             inputs,
             explain,
@@ -289,6 +301,7 @@ fn transform(
     inputs: &[String],
     outputs: &[String],
     out_dir: Option<&Path>,
+    depfile: Option<&Path>,
     common: &Common,
 ) -> ExitCode {
     if inputs.iter().filter(|i| *i == "-").count() > 1 {
@@ -311,29 +324,62 @@ fn transform(
             }
         }
     }
+    if depfile.is_some() && destinations.iter().any(Option::is_none) {
+        return fail(
+            "`--depfile` needs output files (`-o FILE` or `--out-dir DIR`)",
+            2,
+        );
+    }
     let mut status = ExitCode::SUCCESS;
+    let mut rules = String::new();
     for (input, output) in inputs.iter().zip(&destinations) {
-        if transform_one(input, output.as_deref(), common) != ExitCode::SUCCESS {
-            status = ExitCode::from(1);
+        match transform_one(input, output.as_deref(), common) {
+            Ok(read) => {
+                if let Some(out) = output {
+                    rules.push_str(&dependency_rule(out, &read));
+                }
+            }
+            Err(code) => status = code,
+        }
+    }
+    if let (Some(path), true) = (depfile, status == ExitCode::SUCCESS) {
+        if let Err(e) = dpopt::output::write_atomically(path, rules.as_bytes()) {
+            return fail(&e, 1);
         }
     }
     status
 }
 
-fn transform_one(input: &str, output: Option<&Path>, common: &Common) -> ExitCode {
-    let file = match common.read(input) {
-        Ok(f) => f,
-        Err(e) => return fail(&e, 1),
-    };
-    let options = match common.options(input) {
-        Ok(o) => o,
-        Err(e) => return fail(&e, 1),
-    };
+/// `OUTPUT: INPUT HEADER...` as make reads it (spaces, `#`, `$` escaped).
+fn dependency_rule(output: &Path, read: &[String]) -> String {
+    let escape = |s: &str| s.replace(' ', "\\ ").replace('#', "\\#").replace('$', "$$");
+    let mut rule = format!("{}:", escape(&output.display().to_string()));
+    for file in read {
+        rule.push_str(" \\\n  ");
+        rule.push_str(&escape(file));
+    }
+    rule.push('\n');
+    rule
+}
+
+/// Transform one input; the files read (the input, headers, child
+/// sources), or the exit code of a failure.
+fn transform_one(
+    input: &str,
+    output: Option<&Path>,
+    common: &Common,
+) -> Result<Vec<String>, ExitCode> {
+    let file = common.read(input).map_err(|e| fail(&e, 1))?;
+    let options = common.options(input).map_err(|e| fail(&e, 1))?;
     let output_name = output.map_or("<stdout>".to_string(), |p| p.display().to_string());
     let outcome = dpopt::run_with(&file, Some(&options), &output_name, true);
     common.report(&file, &outcome);
+    let mut read = vec![input.to_string()];
+    if let Some(unit) = &outcome.unit {
+        read.extend(unit.parts.iter().map(|p| p.file.name.clone()));
+    }
     let Some(bytes) = outcome.output else {
-        return ExitCode::from(1);
+        return Err(ExitCode::from(1));
     };
     let written = match output {
         Some(path) => dpopt::output::write_atomically(path, &bytes),
@@ -343,8 +389,8 @@ fn transform_one(input: &str, output: Option<&Path>, common: &Common) -> ExitCod
             .map_err(|e| format!("cannot write standard output: {e}")),
     };
     match written {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => fail(&e, 1),
+        Ok(()) => Ok(read),
+        Err(e) => Err(fail(&e, 1)),
     }
 }
 

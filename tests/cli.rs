@@ -709,3 +709,54 @@ fn completions_and_man_page() {
     assert!(page.contains(".TH dpopt"), "{page}");
     assert!(page.contains("transform"));
 }
+
+/// `--depfile`: each output depends on its input and the headers dpopt
+/// read (a child kernel's body is copied from them); it needs output files.
+#[test]
+fn depfile_lists_the_files_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::create_dir_all(dir.path().join("inc dir")).unwrap();
+    let input = dir.path().join("src/main.cu");
+    std::fs::write(&input, USES_HEADER).unwrap();
+    std::fs::write(dir.path().join("inc dir/kernels.cuh"), HEADER).unwrap();
+    let out = dir.path().join("out.cu");
+    let dep = dir.path().join("out.d");
+    let run = dpopt()
+        .args([
+            "transform",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .arg("--depfile")
+        .arg(&dep)
+        .arg("-I")
+        .arg(dir.path().join("inc dir"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read_to_string(&dep).unwrap();
+    let expected = format!(
+        "{}: \\\n  {} \\\n  {}\n",
+        out.display(),
+        input.display(),
+        dir.path()
+            .join("inc dir/kernels.cuh")
+            .display()
+            .to_string()
+            .replace(' ', "\\ ")
+    );
+    assert_eq!(text, expected);
+    let run = dpopt()
+        .args(["transform", input.to_str().unwrap(), "--depfile"])
+        .arg(&dep)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+}

@@ -69,12 +69,35 @@ fn dpopt_target_builds_the_example_project() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
+    // A copy of the project, whose header the test edits.
+    let project = dir.path().join("project");
+    let cmake_dir = dir.path().join("cmake");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(&cmake_dir).unwrap();
+    for f in ["CMakeLists.txt", "main.cu", "row_sums.cuh"] {
+        std::fs::copy(
+            common::root().join("examples/cmake").join(f),
+            project.join(f),
+        )
+        .unwrap();
+    }
+    std::fs::copy(
+        common::root().join("cmake/dpopt.cmake"),
+        cmake_dir.join("dpopt.cmake"),
+    )
+    .unwrap();
+    let cmakelists = std::fs::read_to_string(project.join("CMakeLists.txt")).unwrap();
+    std::fs::write(
+        project.join("CMakeLists.txt"),
+        cmakelists.replace("/../../cmake/dpopt.cmake", "/../cmake/dpopt.cmake"),
+    )
+    .unwrap();
     let out = dir.path().join("build");
     let dpopt = env!("CARGO_BIN_EXE_dpopt");
     configure(
         &cmake,
         &nvcc,
-        &common::root().join("examples/cmake"),
+        &project,
         &out,
         &[format!("-DDPOPT_EXECUTABLE={dpopt}")],
     );
@@ -86,7 +109,10 @@ fn dpopt_target_builds_the_example_project() {
         .find(|l| l.contains(" transform ") && l.contains(dpopt))
         .unwrap_or_else(|| panic!("no dpopt command in\n{log}"));
     assert!(command.contains("-DROW_SUMS_BLOCK=32"), "{command}");
-    assert!(command.contains("examples/cmake"), "{command}");
+    assert!(
+        command.contains("-I") && command.contains("project"),
+        "{command}"
+    );
     let generated = out.join("dpopt/row_sums/main.cu");
     let text = std::fs::read_to_string(&generated).unwrap();
     assert!(text.contains("dpopt_serial_row_sum_child"), "{text}");
@@ -104,6 +130,20 @@ fn dpopt_target_builds_the_example_project() {
     // Nothing changed: dpopt does not run again.
     let again = build(&cmake, &out);
     assert!(!again.contains("dpopt transform main.cu"), "{again}");
+    // The child kernel is in the header: editing it transforms again (the
+    // generated file holds a copy of its body).
+    let header = project.join("row_sums.cuh");
+    let text = std::fs::read_to_string(&header).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    std::fs::write(
+        &header,
+        text.replace("if (i >= n) return;", "if (i >= n) return;  // edited"),
+    )
+    .unwrap();
+    let edited = build(&cmake, &out);
+    assert!(edited.contains("dpopt transform main.cu"), "{edited}");
+    let text = std::fs::read_to_string(&generated).unwrap();
+    assert!(text.contains("// edited"), "{text}");
 }
 
 /// `CMAKE_CUDA_COMPILER_LAUNCHER="dpopt;nvcc"`: CMake passes the nvcc
