@@ -170,6 +170,28 @@ impl Common {
         read_input(input, &self.name(input))
     }
 
+    /// An error that is not about a place in a source (a file that cannot
+    /// be read or written), in the message format.
+    fn fail(&self, message: &str, code: u8) -> ExitCode {
+        match self.message_format {
+            MessageFormat::Json => eprintln!(
+                "{}",
+                serde_json::json!({
+                    "message": message,
+                    "code": "dpopt::io",
+                    "severity": "error",
+                    "file": null,
+                    "line": null,
+                    "column": null,
+                    "spans": [],
+                    "help": null,
+                })
+            ),
+            _ => eprintln!("dpopt: error: {message}"),
+        }
+        ExitCode::from(code)
+    }
+
     fn report(&self, file: &SourceFile, outcome: &dpopt::Outcome) {
         let source = outcome.source(file);
         for d in &outcome.diagnostics {
@@ -257,6 +279,7 @@ fn destinations(
     inputs: &[String],
     outputs: &[String],
     out_dir: Option<&Path>,
+    stdin_name: Option<&str>,
 ) -> Result<Vec<Option<PathBuf>>, String> {
     let as_destination = |o: &String| (o != "-").then(|| PathBuf::from(o));
     if let Some(dir) = out_dir {
@@ -267,11 +290,15 @@ fn destinations(
         return inputs
             .iter()
             .map(|input| {
-                let name = Path::new(input)
+                let named = match (input.as_str(), stdin_name) {
+                    ("-", Some(name)) => name,
+                    (path, _) => path,
+                };
+                let name = Path::new(named)
                     .file_name()
-                    .filter(|_| input != "-")
+                    .filter(|_| named != "-")
                     .ok_or_else(|| {
-                        "`--out-dir` needs input files (standard input has no file name); use `-o`"
+                        "`--out-dir` needs a file name for standard input: give `--stdin-name NAME`, or use `-o`"
                             .to_string()
                     })?;
                 if !seen.insert(name.to_os_string()) {
@@ -307,7 +334,7 @@ fn transform(
     if inputs.iter().filter(|i| *i == "-").count() > 1 {
         return fail("standard input (`-`) can be read once", 2);
     }
-    let destinations = match destinations(inputs, outputs, out_dir) {
+    let destinations = match destinations(inputs, outputs, out_dir, common.stdin_name.as_deref()) {
         Ok(d) => d,
         Err(e) => return fail(&e, 2),
     };
@@ -344,7 +371,7 @@ fn transform(
     }
     if let (Some(path), true) = (depfile, status == ExitCode::SUCCESS) {
         if let Err(e) = dpopt::output::write_atomically(path, rules.as_bytes()) {
-            return fail(&e, 1);
+            return common.fail(&e, 1);
         }
     }
     status
@@ -369,8 +396,8 @@ fn transform_one(
     output: Option<&Path>,
     common: &Common,
 ) -> Result<Vec<String>, ExitCode> {
-    let file = common.read(input).map_err(|e| fail(&e, 1))?;
-    let options = common.options(input).map_err(|e| fail(&e, 1))?;
+    let file = common.read(input).map_err(|e| common.fail(&e, 1))?;
+    let options = common.options(input).map_err(|e| common.fail(&e, 1))?;
     let output_name = output.map_or("<stdout>".to_string(), |p| p.display().to_string());
     let outcome = dpopt::run_with(&file, Some(&options), &output_name, true);
     common.report(&file, &outcome);
@@ -390,7 +417,7 @@ fn transform_one(
     };
     match written {
         Ok(()) => Ok(read),
-        Err(e) => Err(fail(&e, 1)),
+        Err(e) => Err(common.fail(&e, 1)),
     }
 }
 
@@ -410,36 +437,61 @@ fn check(inputs: &[String], explain: bool, common: &Common) -> ExitCode {
 fn check_one(input: &str, explain: bool, common: &Common) -> ExitCode {
     let file = match common.read(input) {
         Ok(f) => f,
-        Err(e) => return fail(&e, 1),
+        Err(e) => return common.fail(&e, 1),
     };
     let options = match common.options(input) {
         Ok(o) => o,
-        Err(e) => return fail(&e, 1),
+        Err(e) => return common.fail(&e, 1),
     };
     let outcome = dpopt::run_with(&file, Some(&options), "<check>", false);
     common.report(&file, &outcome);
-    for site in &outcome.sites {
-        let macros: Vec<String> = site
-            .macros
+    if common.message_format == MessageFormat::Json {
+        // One line per input: its sites and their macros.
+        let sites: Vec<serde_json::Value> = outcome
+            .sites
             .iter()
-            .map(|(m, v)| format!("{m}={v}"))
+            .map(|site| {
+                serde_json::json!({
+                    "site": site.id,
+                    "location": site.location,
+                    "child": site.child,
+                    "macros": site
+                        .macros
+                        .iter()
+                        .map(|(m, v)| serde_json::json!({"name": m, "value": v}))
+                        .collect::<Vec<_>>(),
+                    "aggregation": site.aggregation,
+                })
+            })
             .collect();
         println!(
-            "{}: site {} (child `{}`): {}",
-            site.location,
-            site.id,
-            site.child,
-            macros.join(" ")
+            "{}",
+            serde_json::json!({"file": file.name, "errors": outcome.has_errors(), "sites": sites})
         );
-        if let Some(a) = &site.aggregation {
-            println!("    {a}");
+    } else {
+        for site in &outcome.sites {
+            let macros: Vec<String> = site
+                .macros
+                .iter()
+                .map(|(m, v)| format!("{m}={v}"))
+                .collect();
+            println!(
+                "{}: site {} (child `{}`): {}",
+                site.location,
+                site.id,
+                site.child,
+                macros.join(" ")
+            );
+            if let Some(a) = &site.aggregation {
+                println!("    {a}");
+            }
         }
-    }
-    if outcome.sites.is_empty() && !outcome.has_errors() {
-        println!(
-            "{}: no `#pragma dp` launch site: `dpopt transform` leaves this file unchanged",
-            file.name
-        );
+        if outcome.sites.is_empty() && !outcome.has_errors() {
+            println!(
+                "{}: no `#pragma dp` launch site: `dpopt transform` leaves this file unchanged",
+                file.name
+            );
+        }
     }
     if explain {
         print_explanations(&file, &options, common.message_format);
@@ -460,14 +512,14 @@ fn explain(inputs: &[String], common: &Common) -> ExitCode {
         let file = match common.read(input) {
             Ok(f) => f,
             Err(e) => {
-                status = fail(&e, 1);
+                status = common.fail(&e, 1);
                 continue;
             }
         };
         let options = match common.options(input) {
             Ok(o) => o,
             Err(e) => {
-                status = fail(&e, 1);
+                status = common.fail(&e, 1);
                 continue;
             }
         };

@@ -760,3 +760,61 @@ fn depfile_lists_the_files_read() {
         .unwrap();
     assert_eq!(run.status.code(), Some(2));
 }
+
+/// With `--message-format json`, `check` lists each input's sites as one
+/// JSON line on standard output, and an unreadable input is a JSON
+/// diagnostic too.
+#[test]
+fn check_in_json() {
+    let bfs = common::root().join("examples/bfs.cu");
+    let run = run_in(
+        &[
+            "check",
+            bfs.to_str().unwrap(),
+            "/nonexistent/x.cu",
+            "--message-format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(run.status.code(), Some(1));
+    let stdout = String::from_utf8(run.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(v["sites"][0]["site"], "bfs_parent_1");
+    assert_eq!(
+        v["sites"][0]["macros"][0]["name"],
+        "DPOPT_THRESHOLD_bfs_parent_1"
+    );
+    assert_eq!(v["sites"][0]["macros"][0]["value"], "128");
+    assert_eq!(v["errors"], false);
+    let stderr = String::from_utf8(run.stderr).unwrap();
+    let e: serde_json::Value = serde_json::from_str(stderr.trim()).unwrap();
+    assert_eq!(e["severity"], "error");
+    assert!(e["message"].as_str().unwrap().contains("/nonexistent/x.cu"));
+}
+
+#[test]
+fn out_dir_names_standard_input_with_stdin_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_in(
+        &[
+            "transform",
+            "-",
+            "--stdin-name",
+            "src/k.cu",
+            "--out-dir",
+            dir.path().to_str().unwrap(),
+        ],
+        Some(GOOD),
+    );
+    assert_eq!(run.status.code(), Some(0));
+    let out = std::fs::read_to_string(dir.path().join("k.cu")).unwrap();
+    assert!(out.contains("#line 7 \"src/k.cu\""), "{out}");
+    let run = run_in(
+        &["transform", "-", "--out-dir", dir.path().to_str().unwrap()],
+        Some(GOOD),
+    );
+    assert_eq!(run.status.code(), Some(2));
+}
