@@ -87,11 +87,18 @@ enum Command {
 struct Common {
     #[command(flatten)]
     search: Search,
-    /// Define NAME as VALUE (1 when omitted), as nvcc -D does: dpopt uses it
+    /// Define NAME as VALUE (1 when omitted), as nvcc -D does (a comma
+    /// separates several definitions, as in nvcc): dpopt uses it
     /// where it evaluates constants (a threshold decided at compile time)
     /// and names (a clause value defined only on the command line); every
     /// `#if` branch is read whatever the macros say.
-    #[arg(short = 'D', value_name = "NAME[=VALUE]", value_parser = parse_define)]
+    #[arg(
+        short = 'D',
+        long = "define-macro",
+        value_name = "NAME[=VALUE]",
+        value_parser = parse_define,
+        value_delimiter = ','
+    )]
     defines: Vec<(String, String)>,
     /// How diagnostics are written on standard error.
     #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
@@ -123,7 +130,12 @@ fn parse_define(text: &str) -> Result<(String, String), String> {
 struct Search {
     /// Search DIR for headers included with `#include "..."` (after the
     /// including file's directory), as nvcc -I does; repeatable.
-    #[arg(short = 'I', long = "include-dir", value_name = "DIR")]
+    #[arg(
+        short = 'I',
+        long = "include-dir",
+        visible_alias = "include-path",
+        value_name = "DIR"
+    )]
     include_dirs: Vec<PathBuf>,
     /// Another source file (a separate translation unit) that defines
     /// kernels INPUT launches; repeatable.

@@ -262,3 +262,47 @@ fn the_wrapper_builds_what_transform_and_nvcc_build() {
     assert!(stderr.contains("dpopt: added -lcudadevrt"), "{stderr}");
     assert!(app.exists());
 }
+
+/// `make NVCC="dpopt nvcc"`: a Makefile that compiles and links with
+/// $(NVCC) gets the transformed source and the flags CDP needs.
+#[cfg(unix)]
+#[test]
+fn works_as_nvcc_in_a_makefile() {
+    if Command::new("make").arg("--version").output().is_err() {
+        if std::env::var_os("DPOPT_SKIP_NVCC").is_some() {
+            return;
+        }
+        panic!("make not found (or DPOPT_SKIP_NVCC=1)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), GOOD).unwrap();
+    std::fs::write(
+        dir.path().join("util.cuh"),
+        "__device__ int twice(int i) { return 2 * i; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("Makefile"),
+        "NVCC ?= nvcc\napp: k.o\n\t$(NVCC) -arch=sm_90 k.o -o app\nk.o: k.cu\n\t$(NVCC) -arch=sm_90 -c k.cu -o k.o\n",
+    )
+    .unwrap();
+    let nvcc = fake_nvcc(dir.path(), 0);
+    let run = Command::new("make")
+        .current_dir(dir.path())
+        .env("DPOPT_NVCC", &nvcc)
+        .arg(format!("NVCC={} nvcc", env!("CARGO_BIN_EXE_dpopt")))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    // Both commands (compile and link) ran through the wrapper.
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("dpopt: added -rdc=true"), "{stderr}");
+    assert!(stderr.contains("dpopt: added -lcudadevrt"), "{stderr}");
+    let log = std::fs::read_to_string(dir.path().join("log")).unwrap();
+    assert!(log.contains("dpopt_serial_child"), "{log}");
+    let args = args_of(&log);
+    assert!(
+        args.contains(&"-rdc=true") && args.contains(&"-lcudadevrt"),
+        "{log}"
+    );
+}
