@@ -10,7 +10,7 @@ use std::process::ExitCode;
 /// Optimize CUDA dynamic-parallelism launches annotated with `#pragma dp`.
 #[derive(Parser)]
 #[command(name = "dpopt", version, about, long_about = None)]
-pub struct Cli {
+struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -61,7 +61,8 @@ enum Command {
     },
     /// Run nvcc with every `.cu` input that holds `#pragma dp` transformed
     /// first (a drop-in for nvcc: `NVCC="dpopt nvcc"`, or a CMake compiler
-    /// launcher). The nvcc run is `$DPOPT_NVCC`, else `nvcc` on PATH.
+    /// launcher). The nvcc run: the first argument when it is an nvcc (as a
+    /// launcher gets it), else `$DPOPT_NVCC`, else `nvcc` on PATH.
     #[command(disable_help_flag = true)]
     Nvcc {
         /// nvcc's arguments, passed through unchanged (transformed inputs
