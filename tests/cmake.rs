@@ -196,3 +196,27 @@ fn dpopt_nvcc_works_as_a_compiler_launcher() {
     );
     assert!(!deps.contains("dpopt-nvcc-"), "{deps}");
 }
+
+/// `CUDA_ARCHITECTURES 90` is only a default: architectures given on the
+/// command line are kept.
+#[test]
+fn architectures_chosen_by_the_user_are_kept() {
+    let Some((cmake, nvcc)) = tools() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("build");
+    configure(
+        &cmake,
+        &nvcc,
+        &common::root().join("examples/cmake"),
+        &out,
+        &[
+            format!("-DDPOPT_EXECUTABLE={}", env!("CARGO_BIN_EXE_dpopt")),
+            "-DCMAKE_CUDA_ARCHITECTURES=100".to_string(),
+        ],
+    );
+    let flags = std::fs::read_to_string(out.join("CMakeFiles/row_sums.dir/flags.make")).unwrap();
+    assert!(flags.contains("arch=compute_100"), "{flags}");
+    assert!(!flags.contains("arch=compute_90"), "{flags}");
+}
