@@ -79,8 +79,12 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff).
-    Man,
+    /// Print the manual page (roff), or write one page per subcommand.
+    Man {
+        /// Write dpopt.1 and dpopt-SUBCOMMAND.1 into DIR instead.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+    },
 }
 
 /// Options of every subcommand that reads sources.
@@ -248,7 +252,19 @@ fn main() -> ExitCode {
             clap_complete::generate(shell, &mut command, "dpopt", &mut std::io::stdout());
             ExitCode::SUCCESS
         }
-        Command::Man => {
+        Command::Man { out_dir: Some(dir) } => {
+            match clap_mangen::generate_to(Cli::command(), &dir) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(
+                    &format!(
+                        "cannot write the manual pages into `{}`: {e}",
+                        dir.display()
+                    ),
+                    1,
+                ),
+            }
+        }
+        Command::Man { out_dir: None } => {
             let mut out = Vec::new();
             match clap_mangen::Man::new(Cli::command()).render(&mut out) {
                 Ok(()) => match std::io::stdout().lock().write_all(&out) {

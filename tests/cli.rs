@@ -708,6 +708,12 @@ fn completions_and_man_page() {
     let page = String::from_utf8(run.stdout).unwrap();
     assert!(page.contains(".TH dpopt"), "{page}");
     assert!(page.contains("transform"));
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_in(&["man", "--out-dir", dir.path().to_str().unwrap()], None);
+    assert_eq!(run.status.code(), Some(0));
+    let page = std::fs::read_to_string(dir.path().join("dpopt-transform.1")).unwrap();
+    assert!(page.contains("\\-\\-out\\-dir"), "{page}");
+    assert!(dir.path().join("dpopt-nvcc.1").exists());
 }
 
 /// `--depfile`: each output depends on its input and the headers dpopt
