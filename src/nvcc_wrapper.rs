@@ -143,6 +143,73 @@ pub struct Parsed {
     pub devrt: bool,
     /// `-MF FILE`: the dependency file nvcc writes.
     pub dependency_file: Option<PathBuf>,
+    /// `--options-file FILE` / `-optf FILE`: more arguments in files.
+    pub options_files: Vec<PathBuf>,
+    /// Inputs named in options files (nvcc reads them; dpopt does not
+    /// transform them).
+    pub indirect_inputs: usize,
+}
+
+impl Parsed {
+    /// Add what the arguments of an options file say (their inputs are
+    /// counted, not transformed).
+    pub fn merge(&mut self, other: Parsed) {
+        self.include_dirs.extend(other.include_dirs);
+        self.defines.extend(other.defines);
+        self.relocatable |= other.relocatable;
+        self.no_link |= other.no_link;
+        self.device_link |= other.device_link;
+        self.devrt |= other.devrt;
+        if self.dependency_file.is_none() {
+            self.dependency_file = other.dependency_file;
+        }
+        self.indirect_inputs += other.inputs.len() + other.indirect_inputs;
+    }
+}
+
+/// The arguments of an options file: words separated by blanks, with
+/// `"..."` and `'...'` quoting and backslash escapes, as nvcc reads them.
+pub fn options_file_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => {
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                }
+            }
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, '\\') => {
+                if let Some(next) = chars.next() {
+                    word.push(next);
+                    in_word = true;
+                }
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
 }
 
 /// The option name and its attached value: `-opt=value`, `-Ivalue`.
@@ -231,6 +298,15 @@ pub fn parse(args: &[String]) -> Parsed {
                 p.devrt = true;
             }
             "-MF" | "--dependency-output" => p.dependency_file = value.map(PathBuf::from),
+            "-optf" | "--options-file" => {
+                p.options_files.extend(
+                    value
+                        .iter()
+                        .flat_map(|v| v.split(','))
+                        .filter(|f| !f.is_empty())
+                        .map(PathBuf::from),
+                );
+            }
             _ => {}
         }
         if NO_LINK.contains(&name) {
@@ -299,7 +375,8 @@ pub fn rewrite(
         added.push("-rdc=true".to_string());
     }
     let links = !parsed.no_link || parsed.device_link;
-    if links && !parsed.inputs.is_empty() && !parsed.devrt {
+    let inputs = parsed.inputs.len() + parsed.indirect_inputs;
+    if links && inputs > 0 && !parsed.devrt {
         out.push("-lcudadevrt".into());
         added.push("-lcudadevrt".to_string());
     }
@@ -352,7 +429,14 @@ pub fn main(raw: &[OsString]) -> ExitCode {
             args,
         ),
     };
-    let parsed = parse(&args);
+    let mut parsed = parse(&args);
+    // `-I`, `-D` and the mode may come in options files (CMake writes the
+    // include directories into one): read them too, one level deep.
+    for file in parsed.options_files.clone() {
+        if let Ok(text) = std::fs::read_to_string(&file) {
+            parsed.merge(parse(&options_file_words(&text)));
+        }
+    }
     let options = crate::unit::Options {
         include_dirs: parsed.include_dirs.clone(),
         child_sources: Vec::new(),
@@ -534,6 +618,33 @@ mod tests {
         let args = strings(&["-dlink", "a.o", "-o", "dlink.o"]);
         let r = rewrite(&args, &parse(&args), &[], &[]);
         assert_eq!(r.added, strings(&["-lcudadevrt"]));
+    }
+
+    #[test]
+    fn reads_options_files() {
+        assert_eq!(
+            options_file_words("-I/a \"-I/b c\" -DX='1 2'\n  x.o\\ y.o\n"),
+            strings(&["-I/a", "-I/b c", "-DX=1 2", "x.o y.o"])
+        );
+        let args = strings(&["--options-file", "inc.rsp,more.rsp", "-c", "a.cu"]);
+        let mut p = parse(&args);
+        assert_eq!(
+            p.options_files,
+            vec![PathBuf::from("inc.rsp"), PathBuf::from("more.rsp")]
+        );
+        p.merge(parse(&options_file_words("-I/inc -DN=4 b.o")));
+        assert_eq!(p.include_dirs, vec![PathBuf::from("/inc")]);
+        assert_eq!(p.defines, vec![("N".into(), "4".into())]);
+        assert_eq!(p.indirect_inputs, 1);
+        // A link whose objects are all in an options file still gets the
+        // device runtime.
+        let args = strings(&["--options-file", "objects.rsp", "-o", "app"]);
+        let mut p = parse(&args);
+        p.merge(parse(&options_file_words("a.o b.o")));
+        assert_eq!(
+            rewrite(&args, &p, &[], &[]).added,
+            strings(&["-lcudadevrt"])
+        );
     }
 
     #[test]

@@ -147,22 +147,33 @@ fn dpopt_target_builds_the_example_project() {
 }
 
 /// `CMAKE_CUDA_COMPILER_LAUNCHER="dpopt;nvcc"`: CMake passes the nvcc
-/// command to the launcher, which transforms the source first. The
-/// dependency file names the user's source, not the temporary one.
+/// command to the launcher, which transforms the source first (finding the
+/// child in a header of the target's include directories). The dependency
+/// file names the user's source, not the temporary one.
 #[test]
 fn dpopt_nvcc_works_as_a_compiler_launcher() {
     let Some((cmake, nvcc)) = tools() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
+    // The header holding the child is in a directory of its own, named by
+    // `target_include_directories`: CMake passes it to nvcc in an options
+    // file, which the wrapper reads for dpopt.
     let src = dir.path().join("src");
-    std::fs::create_dir(&src).unwrap();
-    for f in ["main.cu", "row_sums.cuh"] {
-        std::fs::copy(common::root().join("examples/cmake").join(f), src.join(f)).unwrap();
-    }
+    std::fs::create_dir_all(src.join("include")).unwrap();
+    std::fs::copy(
+        common::root().join("examples/cmake/main.cu"),
+        src.join("main.cu"),
+    )
+    .unwrap();
+    std::fs::copy(
+        common::root().join("examples/cmake/row_sums.cuh"),
+        src.join("include/row_sums.cuh"),
+    )
+    .unwrap();
     std::fs::write(
         src.join("CMakeLists.txt"),
-        "cmake_minimum_required(VERSION 3.24)\nproject(launcher LANGUAGES CXX CUDA)\nadd_executable(row_sums main.cu)\nset_target_properties(row_sums PROPERTIES CUDA_ARCHITECTURES 90 CUDA_SEPARABLE_COMPILATION ON)\n",
+        "cmake_minimum_required(VERSION 3.24)\nproject(launcher LANGUAGES CXX CUDA)\nadd_executable(row_sums main.cu)\ntarget_include_directories(row_sums PRIVATE include)\nset_target_properties(row_sums PROPERTIES CUDA_ARCHITECTURES 90 CUDA_SEPARABLE_COMPILATION ON)\n",
     )
     .unwrap();
     let out = dir.path().join("build");
