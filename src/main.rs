@@ -367,9 +367,12 @@ fn transform(
         Ok(d) => d,
         Err(e) => return fail(&e, 2),
     };
-    for (input, out) in inputs.iter().zip(&destinations) {
-        if let Some(out) = out {
-            if input != "-" && same_file(Path::new(input), out) {
+    // No output may overwrite an input (read later, or its own), nor
+    // another output.
+    let outputs: Vec<&PathBuf> = destinations.iter().flatten().collect();
+    for out in &outputs {
+        for input in inputs.iter().filter(|i| *i != "-") {
+            if same_file(Path::new(input), out) {
                 return fail(
                     &format!(
                         "`{}` would overwrite the input `{input}`; write the output to another file",
@@ -378,6 +381,14 @@ fn transform(
                     2,
                 );
             }
+        }
+    }
+    for (k, a) in outputs.iter().enumerate() {
+        if outputs[..k].iter().any(|b| a == b || same_file(a, b)) {
+            return fail(
+                &format!("`{}` is named as the output of two inputs", a.display()),
+                2,
+            );
         }
     }
     if depfile.is_some() && destinations.iter().any(Option::is_none) {

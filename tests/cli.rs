@@ -824,3 +824,32 @@ fn out_dir_names_standard_input_with_stdin_name() {
     );
     assert_eq!(run.status.code(), Some(2));
 }
+
+/// No output may overwrite another input (which would then be read
+/// transformed) or another output.
+#[test]
+fn outputs_never_overwrite_other_inputs_or_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.cu");
+    let b = dir.path().join("b.cu");
+    std::fs::write(&a, GOOD).unwrap();
+    std::fs::write(&b, GOOD).unwrap();
+    let c = dir.path().join("c.cu");
+    for outs in [[&b, &c], [&c, &c]] {
+        let run = run_in(
+            &[
+                "transform",
+                a.to_str().unwrap(),
+                b.to_str().unwrap(),
+                "-o",
+                outs[0].to_str().unwrap(),
+                "-o",
+                outs[1].to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(run.status.code(), Some(2), "{outs:?}");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), GOOD);
+        assert!(!c.exists());
+    }
+}
