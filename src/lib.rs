@@ -12,6 +12,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod analyzer;
+pub mod conditional;
 pub mod constant;
 pub mod diagnostic;
 pub mod emit;

@@ -94,9 +94,10 @@ struct Common {
     search: Search,
     /// Define NAME as VALUE (1 when omitted), as nvcc -D does (a comma
     /// separates several definitions, as in nvcc): dpopt uses it
-    /// where it evaluates constants (a threshold decided at compile time)
-    /// and names (a clause value defined only on the command line); every
-    /// `#if` branch is read whatever the macros say.
+    /// where it evaluates constants (a threshold decided at compile time),
+    /// names (a clause value defined only on the command line) and `#if`
+    /// conditions (branches ruled out for certain hold no constants); code
+    /// in every `#if` branch is still transformed.
     #[arg(
         short = 'D',
         long = "define-macro",

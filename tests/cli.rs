@@ -853,3 +853,23 @@ fn outputs_never_overwrite_other_inputs_or_each_other() {
         assert!(!c.exists());
     }
 }
+
+/// `-D` selects `#if` branches where that is certain: a threshold defined in
+/// two branches is a constant once the command line picks one.
+#[test]
+fn define_selects_if_branches() {
+    let text = WITH_MACRO.replace(
+        "#ifndef TH\n#define TH 64\n#endif\n",
+        "#ifdef SMALL_TH\n#define TH 16\n#else\n#define TH 64\n#endif\n",
+    );
+    let run = run_in(&["check", "-", "--message-format", "short"], Some(&text));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0));
+    assert!(!stderr.contains("threshold_decided"), "{stderr}");
+    let run = run_in(
+        &["check", "-", "--message-format", "short", "-DSMALL_TH"],
+        Some(&text),
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("at least threshold(16)"), "{stderr}");
+}
