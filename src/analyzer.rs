@@ -217,18 +217,19 @@ fn unseen_names(
 
 /// Does any code token or any directive other than a `#pragma dp` name `name`?
 fn declared_in_file(program: &Program, view: &str, name: &str) -> bool {
-    program.sig.iter().enumerate().any(|(i, t)| match t.kind {
-        TokenKind::Ident => t.text(view) == name,
-        TokenKind::Directive => {
-            !program.pragmas.iter().any(|p| p.token == i) && {
-                let text = t.text(view);
-                word_at(text, name).is_some()
-                    || text.contains('\\')
-                        && word_at(&crate::phases::without_splices(text), name).is_some()
+    program.defines.iter().any(|(n, _)| n == name)
+        || program.sig.iter().enumerate().any(|(i, t)| match t.kind {
+            TokenKind::Ident => t.text(view) == name,
+            TokenKind::Directive => {
+                !program.pragmas.iter().any(|p| p.token == i) && {
+                    let text = t.text(view);
+                    word_at(text, name).is_some()
+                        || text.contains('\\')
+                            && word_at(&crate::phases::without_splices(text), name).is_some()
+                }
             }
-        }
-        _ => false,
-    })
+            _ => false,
+        })
 }
 
 /// Offset of `word` in `text` as a whole identifier.

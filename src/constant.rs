@@ -25,11 +25,21 @@ impl Constants {
     pub fn of(program: &Program, view: &str) -> Self {
         let mut c = Constants::default();
         let sig = &program.sig;
+        // Definitions in `#if` branches that `-D` rules out are not read.
+        let ruled_out = crate::conditional::ruled_out(program, view);
         for (i, t) in sig.iter().enumerate() {
             match t.kind {
                 TokenKind::Directive => {
                     let raw = t.text(view);
                     if !raw.contains("def") && !raw.contains('\\') {
+                        continue;
+                    }
+                    if !ruled_out.is_empty()
+                        && program
+                            .condition_at(t.start)
+                            .iter()
+                            .any(|b| ruled_out.contains(b))
+                    {
                         continue;
                     }
                     let logical = directive_text(raw, t.start);
@@ -120,6 +130,11 @@ impl Constants {
                 }
                 _ => {}
             }
+        }
+        // `-D NAME=VALUE` wins over the file's definitions: the usual
+        // `#ifndef NAME` / `#define NAME default` keeps the command line's.
+        for (name, value) in &program.defines {
+            c.definitions.insert(name.clone(), Some(value.clone()));
         }
         c
     }
@@ -540,6 +555,28 @@ mod tests {
         );
         assert_eq!(c.value("N"), None);
         assert_eq!(c.value("M"), Some(2));
+    }
+
+    /// `-D` definitions: constants, and the `#if` branch they select.
+    #[test]
+    fn command_line_definitions() {
+        let text =
+            "#ifdef X\n#define N 4\n#else\n#define N 8\n#endif\n#ifndef T\n#define T 64\n#endif\n";
+        let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
+        let mut program = crate::parser::parse(&file, crate::lexer::lex(&file));
+        let with = |program: &mut Program, defines: &[(&str, &str)]| {
+            program.defines = defines
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect();
+            Constants::of(program, &file.view)
+        };
+        let c = with(&mut program, &[]);
+        assert_eq!((c.value("N"), c.value("T")), (None, Some(64)));
+        let c = with(&mut program, &[("X", "1")]);
+        assert_eq!((c.value("N"), c.value("T")), (Some(4), Some(64)));
+        let c = with(&mut program, &[("T", "16")]);
+        assert_eq!((c.value("N"), c.value("T")), (None, Some(16)));
     }
 
     #[test]

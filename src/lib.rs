@@ -12,14 +12,19 @@
 #![allow(clippy::result_large_err)]
 
 pub mod analyzer;
+pub mod conditional;
 pub mod constant;
 pub mod diagnostic;
 pub mod emit;
+pub mod explain;
 pub mod expr;
 pub mod grammar;
 pub mod guard;
 pub mod hazard;
 pub mod lexer;
+pub mod message_format;
+pub mod nvcc_wrapper;
+pub mod output;
 pub mod parser;
 pub mod phases;
 pub mod plan;
@@ -125,6 +130,9 @@ pub fn run_with(
     };
     let file = unit.as_ref().unwrap_or(input);
     let mut program = parser::parse(file, tokens);
+    if let Some(options) = options {
+        program.defines = options.defines.clone();
+    }
     // Only the input is rewritten: directives in other files are not sites.
     program.pragmas.retain(|p| file.in_input(p.span.start));
     let hidden = if file.view.contains("_Pragma") || spliced {

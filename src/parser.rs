@@ -22,6 +22,7 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
         .collect();
     let (partner, unbalanced) = match_brackets(&sig, &file.view);
     let mut program = Program {
+        defines: Vec::new(),
         tokens,
         sig,
         partner,

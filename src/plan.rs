@@ -51,6 +51,44 @@ pub struct Aggregation {
     pub asserted: bool,
 }
 
+/// Serial recursion levels of a recursive child before small launches are
+/// launched instead (`DPOPT_SERIAL_DEPTH_<child>`).
+pub const DEFAULT_SERIAL_DEPTH: u64 = 3;
+/// Records in a grid or multiblock site's pool without `buffer(default, N)`.
+pub const DEFAULT_POOL_RECORDS: u64 = 65536;
+/// Parent blocks per group of `consldt(multiblock)` without a group size.
+pub const DEFAULT_GROUP: u64 = 8;
+/// Parent blocks of a multiblock site with a place in the pool.
+pub const DEFAULT_POOL_BLOCKS: u64 = 65536;
+
+impl Aggregation {
+    /// The pool's records (grid, multiblock): `buffer(default, N)` or the
+    /// default, as C source.
+    pub fn pool_records_source(&self) -> String {
+        self.pool_records
+            .as_ref()
+            .map_or(DEFAULT_POOL_RECORDS.to_string(), Value::to_source)
+    }
+
+    /// Pools of a grid-granularity site: one per parent grid running at the
+    /// same time (a recursive child's aggregated grids run while the grid
+    /// before them owns a pool).
+    pub fn pools(&self) -> usize {
+        if self.recursive {
+            4
+        } else {
+            1
+        }
+    }
+
+    /// Parent blocks per group (multiblock), as C source.
+    pub fn group_source(&self) -> String {
+        self.group
+            .as_ref()
+            .map_or(DEFAULT_GROUP.to_string(), Value::to_source)
+    }
+}
+
 impl Site {
     /// The child and its alternatives.
     pub fn children(&self) -> impl Iterator<Item = usize> + '_ {

@@ -146,6 +146,9 @@ pub struct PragmaSite {
 /// Everything the later stages need to know about a file.
 #[derive(Debug, Clone, Default)]
 pub struct Program {
+    /// Macros defined on the command line (`-D NAME[=VALUE]`): constants
+    /// and declared names, as if defined before the file.
+    pub defines: Vec<(String, String)>,
     /// All tokens, blanks and comments included (they tile the file).
     pub tokens: Vec<Token>,
     /// The significant tokens only.

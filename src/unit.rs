@@ -21,6 +21,9 @@ pub struct Options {
     /// Search the input's own directory for its includes (false for
     /// standard input, which has none).
     pub input_dir: Option<PathBuf>,
+    /// `-D NAME[=VALUE]` (value `1` when omitted, as nvcc defines it):
+    /// macros the command line defines before the input.
+    pub defines: Vec<(String, String)>,
 }
 
 /// The unit as one file, and its tokens (each file lexed on its own).
@@ -367,6 +370,7 @@ mod tests {
             include_dirs: vec![d.join("nowhere")],
             input_dir: Some(d.to_path_buf()),
             child_sources: vec![child.clone()],
+            ..Default::default()
         };
         let unit = load(&file, &options);
         assert_eq!(names(&unit), ["child.cu", "util.cuh"]);

@@ -365,3 +365,511 @@ fn diagnostics_in_a_header_name_the_header() {
         "{stderr}"
     );
 }
+
+// ------------------------------------------------- compiler conventions ----
+
+fn run_in(args: &[&str], stdin: Option<&str>) -> std::process::Output {
+    let mut child = dpopt()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        // A usage error exits before reading: a broken pipe is fine.
+        let _ = input.write_all(text.as_bytes());
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+#[cfg(unix)]
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// A new output gets `0666 & ~umask` (what `File::create` gives here); an
+/// existing output keeps its mode; the write stays atomic.
+#[cfg(unix)]
+#[test]
+fn outputs_get_the_usual_permissions() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.cu");
+    std::fs::write(&input, GOOD).unwrap();
+    let probe = dir.path().join("probe");
+    std::fs::File::create(&probe).unwrap();
+    let usual = mode(&probe);
+    let out = dir.path().join("out.cu");
+    let run = run_in(
+        &[
+            "transform",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(run.status.code(), Some(0));
+    assert_eq!(mode(&out), usual, "new output: {:o}", mode(&out));
+    for kept in [0o664, 0o640, 0o600] {
+        std::fs::set_permissions(&out, std::fs::Permissions::from_mode(kept)).unwrap();
+        let run = run_in(
+            &[
+                "transform",
+                input.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(run.status.code(), Some(0));
+        assert_eq!(mode(&out), kept, "existing output's mode changed");
+        assert!(std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("dpopt_serial_child"));
+    }
+    // No temporary file left behind.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(names.len(), 3, "{names:?}");
+}
+
+#[test]
+fn dash_o_dash_writes_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.cu");
+    std::fs::write(&input, GOOD).unwrap();
+    let run = run_in(&["transform", input.to_str().unwrap(), "-o", "-"], None);
+    assert_eq!(run.status.code(), Some(0));
+    let out = String::from_utf8(run.stdout).unwrap();
+    assert!(out.contains("dpopt_serial_child"), "{out}");
+    assert!(out.contains("\"<stdout>\""), "{out}");
+    assert!(!dir.path().join("-").exists());
+}
+
+#[test]
+fn several_inputs_with_out_dir_or_one_output_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.cu");
+    let b = dir.path().join("b.cu");
+    std::fs::write(&a, GOOD).unwrap();
+    std::fs::write(&b, "int main() { return 0; }\n").unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let run = run_in(
+        &[
+            "transform",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "--out-dir",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(std::fs::read_to_string(out.join("a.cu"))
+        .unwrap()
+        .contains("dpopt_serial_child"));
+    assert_eq!(
+        std::fs::read_to_string(out.join("b.cu")).unwrap(),
+        "int main() { return 0; }\n"
+    );
+    let (oa, ob) = (dir.path().join("oa.cu"), dir.path().join("ob.cu"));
+    let run = run_in(
+        &[
+            "transform",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "-o",
+            oa.to_str().unwrap(),
+            "-o",
+            ob.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(run.status.code(), Some(0));
+    assert!(std::fs::read_to_string(&oa)
+        .unwrap()
+        .contains("dpopt_serial_child"));
+    assert!(std::fs::read_to_string(&ob)
+        .unwrap()
+        .starts_with("int main"));
+    // Usage errors: two inputs without a destination each, one -o for two,
+    // --out-dir over the inputs' own directory.
+    for args in [
+        vec!["transform", a.to_str().unwrap(), b.to_str().unwrap()],
+        vec![
+            "transform",
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "-o",
+            oa.to_str().unwrap(),
+        ],
+        vec![
+            "transform",
+            a.to_str().unwrap(),
+            "--out-dir",
+            dir.path().to_str().unwrap(),
+        ],
+    ] {
+        let run = run_in(&args, None);
+        assert_eq!(run.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&run.stderr).contains("dpopt: error:"));
+    }
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), GOOD);
+    // One input with an error: exit 1, the other is still written.
+    let bad = dir.path().join("bad.cu");
+    std::fs::write(&bad, GOOD.replace("threshold(64)", "treshold(64)")).unwrap();
+    let out2 = dir.path().join("out2");
+    std::fs::create_dir(&out2).unwrap();
+    let run = run_in(
+        &[
+            "transform",
+            bad.to_str().unwrap(),
+            a.to_str().unwrap(),
+            "--out-dir",
+            out2.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(run.status.code(), Some(1));
+    assert!(!out2.join("bad.cu").exists());
+    assert!(out2.join("a.cu").exists());
+}
+
+const WITH_MACRO: &str = "#ifndef TH\n#define TH 64\n#endif\n__global__ void child(int *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] = i;\n}\n__global__ void parent(int *a, int n) {\n#pragma dp threshold(TH)\n  child<<<1, 32>>>(a, n);\n}\n";
+
+/// `-D NAME=VALUE` is a constant where dpopt evaluates one (the threshold
+/// of a launch of a known size), and a name the clauses may use.
+#[test]
+fn define_sets_constants_and_names() {
+    let run = run_in(
+        &["check", "-", "--message-format", "short"],
+        Some(WITH_MACRO),
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0));
+    assert!(
+        stderr.contains("dpopt::threshold_decided") && stderr.contains("fewer than threshold(64)"),
+        "{stderr}"
+    );
+    let run = run_in(
+        &["check", "-", "--message-format", "short", "-DTH=16"],
+        Some(WITH_MACRO),
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("at least threshold(16)"), "{stderr}");
+    let unseen = WITH_MACRO.replace("#ifndef TH\n#define TH 64\n#endif\n", "");
+    let run = run_in(&["check", "-", "--message-format", "short"], Some(&unseen));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("dpopt::unseen_name"));
+    let run = run_in(
+        &["check", "-", "--message-format", "short", "-D", "TH=128"],
+        Some(&unseen),
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!stderr.contains("dpopt::unseen_name"), "{stderr}");
+    assert!(stderr.contains("fewer than threshold(128)"), "{stderr}");
+    let run = run_in(&["check", "-", "-D", "1X=2"], Some(&unseen));
+    assert_eq!(run.status.code(), Some(2));
+}
+
+#[test]
+fn short_format_is_one_line_per_diagnostic() {
+    let bad = GOOD.replace("threshold(64)", "treshold(64) coarsen(0)");
+    let run = run_in(
+        &[
+            "check",
+            "-",
+            "--stdin-name",
+            "src/k.cu",
+            "--message-format",
+            "short",
+        ],
+        Some(&bad),
+    );
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8(run.stderr).unwrap();
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(
+        lines[0].starts_with("src/k.cu:6:12: error: unknown clause `treshold`"),
+        "{stderr}"
+    );
+    assert!(lines[0].contains("[dpopt::unknown_clause]"));
+    assert!(lines[1].starts_with("src/k.cu:6:"), "{stderr}");
+    assert!(lines[1].contains(": error: "), "{stderr}");
+}
+
+#[test]
+fn json_format_is_one_object_per_line() {
+    let bad = GOOD.replace("threshold(64)", "treshold(64)");
+    let run = run_in(
+        &[
+            "transform",
+            "-",
+            "--stdin-name",
+            "k.cu",
+            "--message-format",
+            "json",
+        ],
+        Some(&bad),
+    );
+    assert_eq!(run.status.code(), Some(1));
+    assert!(run.stdout.is_empty());
+    let stderr = String::from_utf8(run.stderr).unwrap();
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(v["code"], "dpopt::unknown_clause");
+    assert_eq!(v["severity"], "error");
+    assert_eq!(v["file"], "k.cu");
+    assert_eq!(v["line"], 6);
+    assert_eq!(v["column"], 12);
+    assert_eq!(v["message"], "unknown clause `treshold` in `#pragma dp`");
+    assert_eq!(v["help"], "did you mean `threshold`?");
+    assert_eq!(v["spans"][0]["line"], 6);
+    assert_eq!(v["spans"][0]["column"], 12);
+    assert_eq!(v["spans"][0]["end_column"], 20);
+    assert_eq!(v["spans"][0]["primary"], true);
+    // miette's own fields are kept.
+    assert_eq!(v["labels"][0]["span"]["length"], 8);
+}
+
+#[test]
+fn check_says_when_there_is_no_pragma() {
+    let run = run_in(
+        &["check", "-", "--stdin-name", "plain.cu"],
+        Some("int main() { return 0; }\n"),
+    );
+    assert_eq!(run.status.code(), Some(0));
+    let stdout = String::from_utf8(run.stdout).unwrap();
+    assert!(
+        stdout.contains("plain.cu: no `#pragma dp` launch site"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn stdin_name_names_standard_input() {
+    let run = run_in(&["transform", "-", "--stdin-name", "src/k.cu"], Some(GOOD));
+    assert_eq!(run.status.code(), Some(0));
+    let out = String::from_utf8(run.stdout).unwrap();
+    assert!(out.contains("#line 7 \"src/k.cu\""), "{out}");
+    assert!(!out.contains("<stdin>"), "{out}");
+}
+
+/// An output that cannot be written is reported under its own name, never
+/// the temporary file's.
+#[test]
+fn write_errors_name_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.cu");
+    std::fs::write(&input, GOOD).unwrap();
+    let out = dir.path().join("missing/out.cu");
+    let run = run_in(
+        &[
+            "transform",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8(run.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!("cannot write `{}`", out.display())),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(".dpopt-"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+#[test]
+fn completions_and_man_page() {
+    let run = run_in(&["completions", "bash"], None);
+    assert_eq!(run.status.code(), Some(0));
+    let script = String::from_utf8(run.stdout).unwrap();
+    assert!(script.contains("_dpopt()"), "{script}");
+    assert!(script.contains("--message-format"));
+    let run = run_in(&["man"], None);
+    assert_eq!(run.status.code(), Some(0));
+    let page = String::from_utf8(run.stdout).unwrap();
+    assert!(page.contains(".TH dpopt"), "{page}");
+    assert!(page.contains("transform"));
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_in(&["man", "--out-dir", dir.path().to_str().unwrap()], None);
+    assert_eq!(run.status.code(), Some(0));
+    let page = std::fs::read_to_string(dir.path().join("dpopt-transform.1")).unwrap();
+    assert!(page.contains("\\-\\-out\\-dir"), "{page}");
+    assert!(dir.path().join("dpopt-nvcc.1").exists());
+}
+
+/// `--depfile`: each output depends on its input and the headers dpopt
+/// read (a child kernel's body is copied from them); it needs output files.
+#[test]
+fn depfile_lists_the_files_read() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::create_dir_all(dir.path().join("inc dir")).unwrap();
+    let input = dir.path().join("src/main.cu");
+    std::fs::write(&input, USES_HEADER).unwrap();
+    std::fs::write(dir.path().join("inc dir/kernels.cuh"), HEADER).unwrap();
+    let out = dir.path().join("out.cu");
+    let dep = dir.path().join("out.d");
+    let run = dpopt()
+        .args([
+            "transform",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
+        .arg("--depfile")
+        .arg(&dep)
+        .arg("-I")
+        .arg(dir.path().join("inc dir"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let text = std::fs::read_to_string(&dep).unwrap();
+    let expected = format!(
+        "{}: \\\n  {} \\\n  {}\n",
+        out.display(),
+        input.display(),
+        dir.path()
+            .join("inc dir/kernels.cuh")
+            .display()
+            .to_string()
+            .replace(' ', "\\ ")
+    );
+    assert_eq!(text, expected);
+    let run = dpopt()
+        .args(["transform", input.to_str().unwrap(), "--depfile"])
+        .arg(&dep)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2));
+}
+
+/// With `--message-format json`, `check` lists each input's sites as one
+/// JSON line on standard output, and an unreadable input is a JSON
+/// diagnostic too.
+#[test]
+fn check_in_json() {
+    let bfs = common::root().join("examples/bfs.cu");
+    let run = run_in(
+        &[
+            "check",
+            bfs.to_str().unwrap(),
+            "/nonexistent/x.cu",
+            "--message-format",
+            "json",
+        ],
+        None,
+    );
+    assert_eq!(run.status.code(), Some(1));
+    let stdout = String::from_utf8(run.stdout).unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let v: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(v["sites"][0]["site"], "bfs_parent_1");
+    assert_eq!(
+        v["sites"][0]["macros"][0]["name"],
+        "DPOPT_THRESHOLD_bfs_parent_1"
+    );
+    assert_eq!(v["sites"][0]["macros"][0]["value"], "128");
+    assert_eq!(v["errors"], false);
+    let stderr = String::from_utf8(run.stderr).unwrap();
+    let e: serde_json::Value = serde_json::from_str(stderr.trim()).unwrap();
+    assert_eq!(e["severity"], "error");
+    assert!(e["message"].as_str().unwrap().contains("/nonexistent/x.cu"));
+}
+
+#[test]
+fn out_dir_names_standard_input_with_stdin_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_in(
+        &[
+            "transform",
+            "-",
+            "--stdin-name",
+            "src/k.cu",
+            "--out-dir",
+            dir.path().to_str().unwrap(),
+        ],
+        Some(GOOD),
+    );
+    assert_eq!(run.status.code(), Some(0));
+    let out = std::fs::read_to_string(dir.path().join("k.cu")).unwrap();
+    assert!(out.contains("#line 7 \"src/k.cu\""), "{out}");
+    let run = run_in(
+        &["transform", "-", "--out-dir", dir.path().to_str().unwrap()],
+        Some(GOOD),
+    );
+    assert_eq!(run.status.code(), Some(2));
+}
+
+/// No output may overwrite another input (which would then be read
+/// transformed) or another output.
+#[test]
+fn outputs_never_overwrite_other_inputs_or_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.cu");
+    let b = dir.path().join("b.cu");
+    std::fs::write(&a, GOOD).unwrap();
+    std::fs::write(&b, GOOD).unwrap();
+    let c = dir.path().join("c.cu");
+    for outs in [[&b, &c], [&c, &c]] {
+        let run = run_in(
+            &[
+                "transform",
+                a.to_str().unwrap(),
+                b.to_str().unwrap(),
+                "-o",
+                outs[0].to_str().unwrap(),
+                "-o",
+                outs[1].to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(run.status.code(), Some(2), "{outs:?}");
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), GOOD);
+        assert!(!c.exists());
+    }
+}
+
+/// `-D` selects `#if` branches where that is certain: a threshold defined in
+/// two branches is a constant once the command line picks one.
+#[test]
+fn define_selects_if_branches() {
+    let text = WITH_MACRO.replace(
+        "#ifndef TH\n#define TH 64\n#endif\n",
+        "#ifdef SMALL_TH\n#define TH 16\n#else\n#define TH 64\n#endif\n",
+    );
+    let run = run_in(&["check", "-", "--message-format", "short"], Some(&text));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0));
+    assert!(!stderr.contains("threshold_decided"), "{stderr}");
+    let run = run_in(
+        &["check", "-", "--message-format", "short", "-DSMALL_TH"],
+        Some(&text),
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("at least threshold(16)"), "{stderr}");
+}

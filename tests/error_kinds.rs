@@ -1,7 +1,9 @@
 //! Every kind of diagnostic dpopt can report, triggered by a small CUDA
 //! program: the test checks the exact code, the 1-based line and column of
 //! the primary span's start, the exact text of that span, the severity, and
-//! that no output is written when it is an error.
+//! that no output is written when it is an error; and, as an insta snapshot
+//! (`tests/snapshots/error_kinds__json_*.snap`), the diagnostic as
+//! `--message-format json` writes it.
 //!
 //! One `#[test]` per kind (the `case!` table below), so that one failure does
 //! not hide the others. `every_kind_is_covered` keeps the table complete: an
@@ -92,6 +94,11 @@ fn case(
         Severity::Warning
     };
     assert_eq!(found, severity, "{name}: severity of `{code}`");
+    // The diagnostic as `--message-format json` writes it.
+    insta::assert_snapshot!(
+        format!("json_{name}"),
+        serde_json::to_string_pretty(&dpopt::message_format::json(&d, &file)).unwrap()
+    );
     match severity {
         Severity::Error => assert!(
             outcome.output.is_none(),

@@ -1,5 +1,6 @@
 //! Property test: mutated example files never make dpopt panic. Every run
-//! ends in an output or in at least one error, and every diagnostic renders.
+//! ends in an output or in at least one error, every diagnostic renders (in
+//! each message format), and the sites that were planned are explained.
 
 mod common;
 
@@ -120,6 +121,18 @@ proptest! {
             let mut rendered = String::new();
             handler.render_report(&mut rendered, d.to_report(&file).as_ref()).unwrap();
             prop_assert!(rendered.contains("mutated.cu:"));
+            // The other message formats too.
+            let short = dpopt::message_format::short(d, &file);
+            prop_assert!(short.starts_with("mutated.cu:") && !short.contains('\n'));
+            let json = dpopt::message_format::json(d, &file);
+            prop_assert_eq!(&json["file"], "mutated.cu");
+            prop_assert!(json["line"].as_u64().is_some_and(|l| l >= 1));
+            prop_assert!(json["spans"][0]["column"].as_u64().is_some_and(|c| c >= 1));
+        }
+        // And the explanation of whatever was planned.
+        let explanation = dpopt::explain::explain(&file, None);
+        for site in &explanation.sites {
+            prop_assert!(site.to_text().contains(&site.site));
         }
     }
 }

@@ -87,6 +87,7 @@ fn common_context(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Context
         "depth_macro",
         &format!("DPOPT_SERIAL_DEPTH_{}", child.symbol),
     );
+    ctx.insert("serial_depth", &crate::plan::DEFAULT_SERIAL_DEPTH);
     ctx.insert("line_out", OUTPUT_LINE_MARKER);
     ctx.insert("resume_line", &resume_line);
     ctx.insert("file", &r.file.quoted_name());
@@ -360,14 +361,8 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
             format!("{}{targs}<<<dim3(dpopt_r.dpopt_ogrid), dim3(dpopt_r.dpopt_block), dpopt_r.dpopt_smem, cudaStreamFireAndForget>>>({args})", child.name)
         };
         ctx.insert("record_launch", &record_launch);
-        ctx.insert("pools", &if aggregation.recursive { 4 } else { 1 });
-        ctx.insert(
-            "pool_records",
-            &aggregation
-                .pool_records
-                .as_ref()
-                .map_or("65536".to_string(), |v| v.to_source()),
-        );
+        ctx.insert("pools", &aggregation.pools());
+        ctx.insert("pool_records", &aggregation.pool_records_source());
     }
     match aggregation.granularity {
         Granularity::Warp => r.templates.render(AGGREGATION, &ctx),
@@ -384,13 +379,8 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
                 "multiblock",
                 &(aggregation.granularity == Granularity::MultiBlock),
             );
-            ctx.insert(
-                "group",
-                &aggregation
-                    .group
-                    .as_ref()
-                    .map_or("8".to_string(), |v| v.to_source()),
-            );
+            ctx.insert("group", &aggregation.group_source());
+            ctx.insert("pool_blocks", &crate::plan::DEFAULT_POOL_BLOCKS);
             r.templates.render(AGGREGATION_BLOCK, &ctx)
         }
     }

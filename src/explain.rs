@@ -1,0 +1,449 @@
+//! `dpopt explain`: per launch site, in plain words and as JSON, what the
+//! transformation does, read from the analyzer's `Plan` (never recomputed):
+//! the child's thread count compared with the threshold, what runs
+//! serially, what aggregation stores per parent and passes once, the pool,
+//! the aggregated grid's configuration, the knobs with their values, and the
+//! checks the site passed.
+
+use crate::plan::{Aggregation, Plan, Site, DEFAULT_POOL_BLOCKS, DEFAULT_SERIAL_DEPTH};
+use crate::pragma::Granularity;
+use crate::program::Program;
+use crate::source::SourceFile;
+use crate::thread_count::{CountSource, ThreadCount};
+use crate::{analyzer, lexer, parser, unit};
+use serde::Serialize;
+
+/// The explanations of one file's sites, in source order.
+#[derive(Debug, Serialize)]
+pub struct Explanation {
+    pub file: String,
+    pub sites: Vec<SiteExplanation>,
+}
+
+/// One site.
+#[derive(Debug, Serialize)]
+pub struct SiteExplanation {
+    pub file: String,
+    pub site: String,
+    pub line: usize,
+    pub column: usize,
+    pub pragma: String,
+    pub parent: String,
+    pub child: String,
+    /// Where the child is defined (`FILE:LINE:COL`).
+    pub child_defined_at: String,
+    pub threshold: Option<Threshold>,
+    pub coarsen: Option<Coarsen>,
+    pub aggregation: Option<AggregationFacts>,
+    /// What runs in the parent thread instead of a launch.
+    pub serialized: Vec<String>,
+    pub knobs: Vec<Knob>,
+    /// The checks this site passed.
+    pub checks: Vec<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Threshold {
+    pub value: String,
+    /// The child's thread count compared with the threshold, as C source.
+    pub child_threads: String,
+    /// Where that count comes from.
+    pub from: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Coarsen {
+    pub factor: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct AggregationFacts {
+    pub granularity: &'static str,
+    /// Launch arguments stored once per parent launch (they vary).
+    pub per_parent: Vec<String>,
+    /// Launch arguments passed once per aggregated launch.
+    pub passed_once: Vec<String>,
+    /// The arguments passed once are only asserted invariant (`work(...)`).
+    pub asserted: bool,
+    pub agg_threshold: Option<String>,
+    /// Parent blocks per group (multiblock).
+    pub group: Option<String>,
+    /// The static pool (grid, multiblock): records, and pools.
+    pub pool_records: Option<String>,
+    pub pools: Option<usize>,
+    pub grid: String,
+    pub block: String,
+}
+
+/// A macro that retunes the site when nvcc compiles the output.
+#[derive(Debug, Serialize)]
+pub struct Knob {
+    pub name: String,
+    pub value: String,
+    pub meaning: &'static str,
+}
+
+/// Explain every site of `input` (with the files `options` names). A file
+/// with errors explains the sites that have no error.
+pub fn explain(input: &SourceFile, options: Option<&unit::Options>) -> Explanation {
+    let (file, tokens) = match options {
+        Some(options) => {
+            let unit = unit::load(input, options);
+            (unit.file, unit.tokens)
+        }
+        None => (input.clone(), lexer::lex(input)),
+    };
+    let mut program = parser::parse(&file, tokens);
+    if let Some(options) = options {
+        program.defines = options.defines.clone();
+    }
+    program.pragmas.retain(|p| file.in_input(p.span.start));
+    let analysis = analyzer::analyze(&file, &program);
+    Explanation {
+        file: input.name.clone(),
+        sites: explain_plan(&file, &program, &analysis.plan),
+    }
+}
+
+/// The explanation of each site of a plan.
+pub fn explain_plan(file: &SourceFile, program: &Program, plan: &Plan) -> Vec<SiteExplanation> {
+    plan.sites
+        .iter()
+        .map(|site| explain_site(file, program, plan, site))
+        .collect()
+}
+
+fn granularity_name(g: Granularity) -> &'static str {
+    match g {
+        Granularity::Warp => "warp",
+        Granularity::Block => "block",
+        Granularity::MultiBlock => "multiblock",
+        Granularity::Grid => "grid",
+    }
+}
+
+const DIMS: [&str; 3] = ["x", "y", "z"];
+
+fn thread_count(file: &SourceFile, program: &Program, site: &Site) -> (String, String) {
+    let launch = &program.launches[site.launch];
+    let config = |i: usize| {
+        launch
+            .config
+            .get(i)
+            .map_or(String::new(), |r| file.view[r.clone()].trim().to_string())
+    };
+    match &site.count {
+        None => (String::new(), String::new()),
+        Some(ThreadCount::Explicit(text)) => (text.clone(), "child_threads(...)".into()),
+        Some(ThreadCount::Fallback) => (
+            format!("({}) x ({})", config(0), config(1)),
+            "no pattern recognized: every thread of the grid (grid x block)".into(),
+        ),
+        Some(ThreadCount::Factors(factors)) => {
+            let mut from = Vec::new();
+            let text: Vec<String> = factors
+                .iter()
+                .map(|f| match f {
+                    CountSource::InGrid(r) => {
+                        from.push("the grid expression");
+                        format!("({})", file.view[r.clone()].trim())
+                    }
+                    CountSource::Reevaluated(r) => {
+                        from.push("the expression the grid variable was computed from");
+                        format!("({})", file.view[r.clone()].trim())
+                    }
+                    CountSource::BlocksTimesBlockDim(d) => {
+                        from.push("blocks x block size");
+                        let dim = DIMS.get(*d).copied().unwrap_or("x");
+                        format!("dim3({}).{dim} * dim3({}).{dim}", config(0), config(1))
+                    }
+                })
+                .collect();
+            from.dedup();
+            (text.join(" * "), from.join(", "))
+        }
+    }
+}
+
+fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) -> SiteExplanation {
+    let pragma_at = program.pragmas[site.pragma].span.start;
+    let (line, column) = file.local(pragma_at).0.line_col(file.local(pragma_at).1);
+    let child = &program.functions[site.child];
+    let parent = &program.functions[site.parent];
+    let child_plan = plan.children.iter().find(|c| c.child == site.child);
+    let mut knobs = Vec::new();
+    let mut serialized = Vec::new();
+    let mut checks = vec![
+        format!(
+            "the launch is device-side, in `{}`, a function at namespace level",
+            parent.qualified_name()
+        ),
+        format!(
+            "`{}` is a `__global__` kernel whose body dpopt reads ({})",
+            child.qualified_name(),
+            file.location(child.name_span.start)
+        ),
+    ];
+    let threshold = site.threshold.as_ref().map(|v| {
+        let (child_threads, from) = thread_count(file, program, site);
+        knobs.push(Knob {
+            name: site.threshold_macro(),
+            value: v.to_source(),
+            meaning: "launch only when the child has at least this many threads (DPOPT_THRESHOLD sets every site)",
+        });
+        serialized.push(format!(
+            "a launch with fewer than {} threads runs `dpopt_serial_{}` in the parent thread: every block and thread of the child's grid, one after the other",
+            v.to_source(),
+            child.name
+        ));
+        checks.push(format!(
+            "`{}` can run serially in one parent thread: no block barrier, warp operation, grid synchronization, shared memory, `asm(\"exit;\")` or position read outside the four builtins, in it or in any function it calls",
+            child.name
+        ));
+        checks.push(
+            "the functions the child calls do not read threadIdx, blockIdx, blockDim or gridDim themselves"
+                .to_string(),
+        );
+        Threshold {
+            value: v.to_source(),
+            child_threads,
+            from,
+        }
+    });
+    if child_plan.is_some_and(|c| c.recursive) && site.threshold.is_some() {
+        let depth = format!("DPOPT_SERIAL_DEPTH_{}", child.symbol);
+        serialized.push(format!(
+            "the child is recursive: at most {DEFAULT_SERIAL_DEPTH} levels run serially ({depth}), deeper small launches are launched; raise it together with the device stack size (cudaDeviceSetLimit(cudaLimitStackSize, ...))"
+        ));
+        knobs.push(Knob {
+            name: depth,
+            value: DEFAULT_SERIAL_DEPTH.to_string(),
+            meaning: "serial recursion levels (DPOPT_SERIAL_DEPTH sets every child)",
+        });
+    }
+    if child_plan.is_some_and(|c| c.serial) {
+        serialized.push(
+            "a launch that finds no room (the pending-launch limit) runs serially instead, so no work is lost"
+                .to_string(),
+        );
+    }
+    let coarsen = site.coarsen.as_ref().map(|v| {
+        knobs.push(Knob {
+            name: site.coarsen_macro(),
+            value: v.to_source(),
+            meaning:
+                "original child blocks run by each launched block (DPOPT_COARSEN sets every site)",
+        });
+        checks.push(format!(
+            "`{}` does not synchronize the grid nor read the block index outside `blockIdx`",
+            child.name
+        ));
+        checks.push(format!(
+            "`{}` does not both return early and synchronize the block",
+            child.name
+        ));
+        Coarsen {
+            factor: v.to_source(),
+        }
+    });
+    let aggregation = site
+        .aggregation
+        .as_ref()
+        .map(|a| aggregation_facts(program, site, a, &mut knobs, &mut checks));
+    SiteExplanation {
+        file: file.local(pragma_at).0.name.clone(),
+        site: site.id.clone(),
+        line,
+        column,
+        pragma: site.directive.summary(),
+        parent: parent.qualified_name(),
+        child: child.qualified_name(),
+        child_defined_at: file.location(child.name_span.start),
+        threshold,
+        coarsen,
+        aggregation,
+        serialized,
+        knobs,
+        checks,
+    }
+}
+
+fn aggregation_facts(
+    program: &Program,
+    site: &Site,
+    a: &Aggregation,
+    knobs: &mut Vec<Knob>,
+    checks: &mut Vec<String>,
+) -> AggregationFacts {
+    let child = &program.functions[site.child];
+    let name = |i: usize| {
+        child
+            .params
+            .get(i)
+            .and_then(|p| p.name.clone())
+            .unwrap_or_else(|| format!("dpopt_arg{i}"))
+    };
+    let (per_parent, passed_once): (Vec<usize>, Vec<usize>) =
+        (0..child.params.len()).partition(|&i| a.varying.get(i).copied().unwrap_or(false));
+    let granularity = granularity_name(a.granularity);
+    if let Some(v) = &a.agg_threshold {
+        knobs.push(Knob {
+            name: site.agg_threshold_macro(),
+            value: v.to_source(),
+            meaning: "fewer launching lanes than this launch directly instead of aggregating",
+        });
+    }
+    let pooled = matches!(a.granularity, Granularity::Grid | Granularity::MultiBlock);
+    if pooled {
+        knobs.push(Knob {
+            name: format!("DPOPT_POOL_RECORDS_{}", site.id),
+            value: a.pool_records_source(),
+            meaning: "records in the site's static pool; launches beyond it launch directly",
+        });
+    }
+    if a.granularity == Granularity::Grid {
+        knobs.push(Knob {
+            name: format!("DPOPT_POOLS_{}", site.id),
+            value: a.pools().to_string(),
+            meaning: "pools: parent grids aggregating at the same time",
+        });
+    }
+    if a.granularity == Granularity::MultiBlock {
+        knobs.push(Knob {
+            name: format!("DPOPT_GROUP_{}", site.id),
+            value: a.group_source(),
+            meaning: "parent blocks per group (1..256)",
+        });
+        knobs.push(Knob {
+            name: format!("DPOPT_POOL_BLOCKS_{}", site.id),
+            value: DEFAULT_POOL_BLOCKS.to_string(),
+            meaning: "parent blocks with a place in the pool; later ones aggregate per block",
+        });
+    }
+    if matches!(a.granularity, Granularity::Block | Granularity::MultiBlock) {
+        checks.push(format!(
+            "no function running in the parent's blocks (`{}`, its callers and callees) waits at a block barrier or warp-synchronous operation",
+            program.functions[site.parent].name
+        ));
+    }
+    let blocks = site.directive.agg_blocks().map(|v| v.to_source());
+    let threads = site.directive.agg_threads().map(|v| v.to_source());
+    if blocks.is_some() || threads.is_some() {
+        checks.push(format!(
+            "`{}` needs no threads of one original block running together (threads/blocks)",
+            child.name
+        ));
+    }
+    AggregationFacts {
+        granularity,
+        per_parent: per_parent.into_iter().map(name).collect(),
+        passed_once: passed_once.into_iter().map(name).collect(),
+        asserted: a.asserted,
+        agg_threshold: a.agg_threshold.as_ref().map(|v| v.to_source()),
+        group: (a.granularity == Granularity::MultiBlock).then(|| a.group_source()),
+        pool_records: pooled.then(|| a.pool_records_source()),
+        pools: (a.granularity == Granularity::Grid).then(|| a.pools()),
+        grid: match &blocks {
+            Some(b) => {
+                format!("at most {b} blocks (blocks), each looping over the original child blocks")
+            }
+            None => "one block per original child block of every parent aggregated".to_string(),
+        },
+        block: match &threads {
+            Some(t) => {
+                format!("{t} threads (threads), each looping over the original block's threads")
+            }
+            None => "as many threads as the largest original block".to_string(),
+        },
+    }
+}
+
+impl SiteExplanation {
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut t = format!(
+            "{}:{}:{}: site {}: {}\n  `{}` launches `{}` (defined at {})\n",
+            self.file,
+            self.line,
+            self.column,
+            self.site,
+            self.pragma,
+            self.parent,
+            self.child,
+            self.child_defined_at
+        );
+        if let Some(th) = &self.threshold {
+            t.push_str(&format!(
+                "  threshold: the child's thread count `{}` (from {}) is compared with {}\n",
+                th.child_threads, th.from, th.value
+            ));
+        }
+        for s in &self.serialized {
+            t.push_str(&format!("  serial: {s}\n"));
+        }
+        if let Some(c) = &self.coarsen {
+            t.push_str(&format!(
+                "  coarsen: each launched block runs {} original blocks; the grid is divided by {}\n",
+                c.factor, c.factor
+            ));
+        }
+        if let Some(a) = &self.aggregation {
+            let list = |v: &[String]| {
+                if v.is_empty() {
+                    "-".to_string()
+                } else {
+                    v.join(", ")
+                }
+            };
+            t.push_str(&format!(
+                "  aggregation: consldt({}): stored per parent: {}; passed once{}: {}\n",
+                a.granularity,
+                list(&a.per_parent),
+                if a.asserted {
+                    " (asserted by work(...))"
+                } else {
+                    ""
+                },
+                list(&a.passed_once)
+            ));
+            if let Some(r) = &a.pool_records {
+                t.push_str(&format!(
+                    "  pool: {r} records{}\n",
+                    a.pools.map_or(String::new(), |p| format!(" x {p} pool(s)"))
+                ));
+            }
+            if let Some(g) = &a.group {
+                t.push_str(&format!("  group: {g} parent blocks\n"));
+            }
+            t.push_str(&format!(
+                "  aggregated grid: {}; block: {}\n",
+                a.grid, a.block
+            ));
+        }
+        t.push_str("  knobs (-DNAME=VALUE when compiling the output):\n");
+        for k in &self.knobs {
+            t.push_str(&format!("    {}={}  {}\n", k.name, k.value, k.meaning));
+        }
+        t.push_str("  checks passed:\n");
+        for c in &self.checks {
+            t.push_str(&format!("    - {c}\n"));
+        }
+        t
+    }
+}
+
+impl Explanation {
+    pub fn to_text(&self) -> String {
+        if self.sites.is_empty() {
+            return format!("{}: no `#pragma dp` launch site to explain\n", self.file);
+        }
+        self.sites
+            .iter()
+            .map(SiteExplanation::to_text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
