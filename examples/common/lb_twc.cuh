@@ -10,7 +10,8 @@
 //           block (the owner publishes its range in shared memory);
 //   warp  : items with 32 .. BLOCK-1 elements, one at a time per warp, by
 //           its 32 lanes (the leader broadcasts its range with shuffles);
-//   thread: items with fewer than 32 elements, by their own thread.
+//   thread: items with fewer than 32 elements, by their own thread
+//           (32: LB_TWC_WARP_MIN).
 // So a hub's edges are spread over 512 threads and a leaf's over one, and no
 // thread walks more than 31 elements of an item serially.
 //
@@ -24,6 +25,13 @@
 #pragma once
 
 #include <cuda_runtime.h>
+
+// Items with at least this many elements (and fewer than BLOCK) go to a
+// warp; smaller ones stay with their thread. An experiment knob
+// (bench/lb_check.sh exp: 128 mimics dpopt's threshold(128) serialization).
+#ifndef LB_TWC_WARP_MIN
+#define LB_TWC_WARP_MIN 32
+#endif
 
 namespace lb {
 
@@ -99,7 +107,7 @@ __device__ void twc(bool valid, int item, int aux, int begin, int end,
   }
 
   // Warp phase: each warp takes its medium items one by one.
-  bool mid = valid && len >= 32 && len < BLOCK;
+  bool mid = valid && len >= LB_TWC_WARP_MIN && len < BLOCK;
   for (unsigned m = __ballot_sync(kFullMask, mid); m != 0;
        m = __ballot_sync(kFullMask, mid)) {
     const int leader = __ffs(m) - 1;
@@ -119,8 +127,9 @@ __device__ void twc(bool valid, int item, int aux, int begin, int end,
     }
   }
 
-  // Thread phase: small items (fewer than 32 elements, also empty ones).
-  if (valid && len < 32) {
+  // Thread phase: small items (fewer than LB_TWC_WARP_MIN elements, also
+  // empty ones), except those the block took.
+  if (valid && len < LB_TWC_WARP_MIN && len < BLOCK) {
     T acc = identity;
     for (int e = begin; e < end; ++e) {
       T v = load(e, item, aux);
