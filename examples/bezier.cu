@@ -262,7 +262,7 @@ int main(int argc, char **argv) {
   std::vector<int> hTess(nLines);
   std::vector<float2> hVtx(nVtx);
 
-  for (int impl = 0; impl < 3; ++impl) {
+  for (int impl = 0; impl < lb::impls_to_run(3); ++impl) {  // DPOPT_FLAT_ONLY=1: no cdp
     unsigned int zero = 0;
     CUDA_CHECK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof zero));
     std::vector<float> times;

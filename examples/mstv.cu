@@ -499,7 +499,8 @@ int main(int argc, char** argv) {
   bool ok = true;
   std::vector<unsigned char> out(m);
   const Impl impls[3] = {Impl::Flat, Impl::FlatLb, Impl::Cdp};
-  for (Impl impl : impls) {
+  for (int ii = 0; ii < lb::impls_to_run(3); ++ii) {  // DPOPT_FLAT_ONLY=1: no cdp
+    const Impl impl = impls[ii];
     const unsigned int zero = 0;
     CK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof(zero)));
     bool verified = true;

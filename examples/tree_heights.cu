@@ -229,7 +229,7 @@ int main(int argc, char** argv)
     std::vector<int> level(n);
     bool all_ok = true;
 
-    for (int impl = 0; impl < 3; ++impl) {
+    for (int impl = 0; impl < lb::impls_to_run(3); ++impl) {  // DPOPT_FLAT_ONLY=1: no cdp
         const char* name = impl == 0 ? "flat" : impl == 1 ? "flat-lb" : "cdp";
         unsigned zero = 0;
         CUDA_CHECK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof(zero)));

@@ -16,6 +16,8 @@
 
 #include <cuda_runtime.h>
 
+#include "lb_twc.cuh"  // lb::impls_to_run
+
 #define LB_SP_BLOCK 256
 
 namespace lb {

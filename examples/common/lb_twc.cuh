@@ -26,6 +26,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+
 // Items with at least this many elements (and fewer than BLOCK) go to a
 // warp; smaller ones stay with their thread. An experiment knob
 // (bench/lb_check.sh exp: 128 mimics dpopt's threshold(128) serialization).
@@ -137,6 +139,14 @@ __device__ void twc(bool valid, int item, int aux, int begin, int end,
     }
     if constexpr (REDUCE) finish(item, aux, acc);
   }
+}
+
+// How many of an example's implementations to run: all of them, or, with
+// DPOPT_FLAT_ONLY=1 in the environment (bench/lb_check.sh), all but the
+// last one, the CDP program (flat and flat-lb only).
+inline int impls_to_run(int all) {
+  const char* s = std::getenv("DPOPT_FLAT_ONLY");
+  return s != nullptr && s[0] == '1' ? all - 1 : all;
 }
 
 // First index i in [lo, hi) with a[i] > x (a non-decreasing), or hi.
