@@ -25,7 +25,9 @@
 #   (LB_TWC_WARP_MIN=128, like threshold(128) serialization; also spmv, tc,
 #   mstf); and dpopt's TCAg build at t128c8, with everything serialized
 #   (DPOPT_THRESHOLD=1000000000: the parent alone, no device launch) and
-#   its device launches (-DDPOPT_STATS). Writes $OUT/lb-exp.csv.
+#   its device launches (-DDPOPT_STATS). Writes $OUT/lb-exp.csv, and the
+#   kernels' registers (cuobjdump -res-usage) to $OUT/lb-exp-resources.txt.
+#   EXP_EXAMPLES (default "bfs sssp spmv tc mstf") and INPUTS narrow it.
 # all: check, then exp.
 # SANITIZE=1 (check): also compute-sanitizer memcheck of flat-lb on a small
 #   input per example, where compute-sanitizer exists.
@@ -168,7 +170,7 @@ exp() {
       echo "$1,$(field input "$line"),$2,$3,$(field impl "$line"),$(field time_ms "$line"),$(field verified "$line"),${5:-}"
     done >> "$csv"
   }
-  for ex in bfs sssp spmv tc mstf; do
+  for ex in ${EXP_EXAMPLES:-bfs sssp spmv tc mstf}; do
     while IFS= read -r args; do
       [ "$args" = "-" ] && args=""
       for b in "" __lpl1 __nosmall __bpsm1 __bpsm4 __warp128; do
@@ -192,7 +194,16 @@ exp() {
       echo "$(date +%T) exp $ex [$args] done"
     done <<< "$(inputs_of "$ex")"
   done
-  echo "experiments: $csv ($(($(wc -l < "$csv") - 1)) rows)"
+  # Registers, stack and shared memory per kernel (occupancy without ncu).
+  local cuobjdump=${CUOBJDUMP:-cuobjdump}
+  command -v "$cuobjdump" >/dev/null || cuobjdump=/usr/local/cuda/bin/cuobjdump
+  for bin in lb/bfs lb/bfs__TCAg lb/sssp lb/sssp__TCAg; do
+    [ -x "$bin" ] || continue
+    echo "## $bin"
+    "$cuobjdump" -res-usage "$bin" 2>&1 | grep -A1 -E 'frontier_kernel|_parent|aggregated|dispatch|_flat' |
+      grep -E 'Function|REG' | sed 's/^ *//'
+  done > "$out/lb-exp-resources.txt" 2>&1
+  echo "experiments: $csv ($(($(wc -l < "$csv") - 1)) rows); registers: $out/lb-exp-resources.txt"
   column -s, -t < "$csv" 2>/dev/null || cat "$csv"
 }
 
