@@ -46,7 +46,8 @@
 #define LB_FRONTIER_BLOCK 512
 #endif
 // Resident blocks per SM of the persistent grid (fewer: a cheaper grid
-// barrier; more: more memory parallelism on large frontiers).
+// barrier; more: more memory parallelism on large frontiers; the registers
+// are bounded for it with __launch_bounds__).
 #ifndef LB_FRONTIER_BLOCKS_PER_SM
 #define LB_FRONTIER_BLOCKS_PER_SM 2
 #endif
@@ -155,7 +156,7 @@ struct SsspPolicy {
 // Levels [first, first + max_levels) (max_levels 0: all); first == 0 sets up
 // the state, a later first continues from the state the last grid left.
 template <class Policy>
-__global__ void __launch_bounds__(LB_FRONTIER_BLOCK)
+__global__ void __launch_bounds__(LB_FRONTIER_BLOCK, LB_FRONTIER_BLOCKS_PER_SM)
     frontier_kernel(Policy p, Frontier f, int src, int first, int max_levels) {
   namespace cg = cooperative_groups;
   cg::grid_group grid = cg::this_grid();
