@@ -1,6 +1,6 @@
 // lb_twc.cuh - thread/warp/block cooperative processing of irregular ranges
 // (the "TWC" load balancing of Merrill, Garland and Grimshaw's BFS, also in
-// Gunrock and CUB): the building block of the load-balanced flat versions
+// Gunrock): the building block of the load-balanced flat versions
 // (impl=flat-lb) of the examples. No dynamic parallelism.
 //
 // Every thread of a block of BLOCK threads holds at most one item with a
@@ -12,8 +12,8 @@
 //           its 32 lanes (the leader broadcasts its range with shuffles);
 //   thread: items with fewer than 32 elements, by their own thread
 //           (32: LB_TWC_WARP_MIN).
-// So a hub's edges are spread over 512 threads and a leaf's over one, and no
-// thread walks more than 31 elements of an item serially.
+// So a hub's edges are spread over the block and a leaf's stay with one
+// thread, which walks fewer than 32 elements alone.
 //
 // Contract: every thread of the block calls lb::twc (blockDim.x == BLOCK,
 // all warps converged); load(e, item, aux) is called exactly once for every
