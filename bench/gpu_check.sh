@@ -18,7 +18,9 @@
 #   T     threshold only      (-DDPOPT_THRESHOLD=...)
 #   C     coarsening only     (-DDPOPT_COARSEN=...)
 #   TC    threshold + coarsen (both macros)
-# Each binary also runs the flat (no-CDP) implementation of the example.
+# Each binary also runs the flat (no-CDP) implementation of the example and
+# its load-balanced flat version (impl=flat-lb; bench/lb_check.sh checks
+# those alone, quickly).
 # Fixtures (tests/fixtures) run as written, original and transformed; the
 # corpus (tests/corpus) as written and in every variant expected.txt marks ok.
 set -euo pipefail
@@ -354,7 +356,7 @@ suite_csv() {
       for (k = 1; k <= n; k++) {
         split(rows[k], c, ",")
         key = c[1] "," c[2]
-        same = (c[5] == "flat" && c[1] == "bezier") || (key in ref && c[8] == ref[key])
+        same = ((c[5] == "flat" || c[5] == "flat-lb") && c[1] == "bezier") || (key in ref && c[8] == ref[key])
         ok = (c[7] == "yes" && c[10] == "0" && c[9] == "0" && same) ? "yes" : "no"
         l = (c[5] == "cdp") ? launches[c[1] "," c[2] "," c[3] "," c[4]] : ""
         printf "%s,%s,%s,%s,%s,%s,%s,%s,%s\n", c[1], c[2], c[3], c[4], c[5], c[6], l, ok, c[11]
@@ -404,7 +406,7 @@ summarize() {
         if (!(i in rows)) continue
         split(rows[i], c, ",")
         key = c[1] "," c[2]
-        same = (c[5] == "flat" && c[1] == "bezier") ? "n/a" : ((key in ref && c[8] == ref[key]) ? "yes" : "NO")
+        same = ((c[5] == "flat" || c[5] == "flat-lb") && c[1] == "bezier") ? "n/a" : ((key in ref && c[8] == ref[key]) ? "yes" : "NO")
         ok = (c[7] == "yes" && c[10] == "0" && c[9] == "0" && same != "NO")
         if (!ok) bad++
         n++

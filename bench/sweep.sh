@@ -14,7 +14,9 @@
 # the warp build (TCA) A, TA, CA and TCA, and likewise for block (Ab...),
 # multiblock with groups of 8 (Am..., config t..c..g8) and grid (Ag...).
 # Also runs the original program (CDP), its launches in fire-and-forget
-# streams (CDPff), and the flat version in every binary. Then, from
+# streams (CDPff), and the flat version and the load-balanced flat version
+# (impl=flat-lb: same checksum as CDP required, but for bezier, whose
+# program checks the points within a tolerance) in every binary. Then, from
 # -DDPOPT_STATS builds, the device-side launches of every variant at the
 # points t1c1 and t128c8 (and of CDP, CDPff).
 #
@@ -24,6 +26,9 @@
 # program's CPU check passed, no launch failed, and its checksum equals the
 # original program's on the same input. INPUTS=regex selects input lines as
 # in gpu_check.sh; REPS (default 5) timed runs per binary, median reported.
+# STATS=0 skips the -DDPOPT_STATS builds and their runs (device_launches
+# stays empty): about a fifth fewer processes, for a sweep that must fit
+# a time limit (docs/PERFORMANCE.md, "Running it").
 set -uo pipefail
 cd "$(dirname "$0")/../gpu-build" || { echo "run bench/gpu_check.sh prepare first" >&2; exit 1; }
 examples=${1:-"bfs sssp spmv bezier tc sp mstf mstv tree_heights tree_descendants"}
@@ -42,7 +47,7 @@ for ex in $examples; do
   for v in orig CDPff $variants; do
     [ -f "src/${ex}__$v.cu" ] || continue
     echo "src/${ex}__$v.cu sweep/${ex}__$v -DDPOPT_RUNTIME_KNOBS"
-    echo "src/${ex}__$v.cu sweep/${ex}__${v}__stats -DDPOPT_RUNTIME_KNOBS,-DDPOPT_STATS"
+    [ "${STATS:-1}" = 0 ] || echo "src/${ex}__$v.cu sweep/${ex}__${v}__stats -DDPOPT_RUNTIME_KNOBS,-DDPOPT_STATS"
   done
 done | xargs -P "$(nproc)" -n 3 sh -c \
   "$nvcc"' -O3 -rdc=true -arch=sm_90 -I src $(echo "$2" | tr , " ") -o "$1" "$0" -lcudadevrt > "$1.log" 2>&1 || echo "BUILD FAILED: $1"'
@@ -56,7 +61,8 @@ row() {  # row VARIANT CONFIG OUTPUTFILE REFCHECKSUM LAUNCHES
     for kv in $rest; do f[${kv%%=*}]=${kv#*=}; done
     ok=no
     if [ "${f[verified]}" = yes ] && [ "${f[launch_failures]}" = 0 ] &&
-       { [ "${f[impl]}" = flat ] || [ "${f[checksum]}" = "$4" ]; }; then ok=yes; fi
+       { [ "${f[impl]}" = flat ] || [ "${f[checksum]}" = "$4" ] ||
+         { [ "${f[impl]}" = flat-lb ] && [ "${f[example]}" = bezier ]; }; }; then ok=yes; fi
     l=""; [ "${f[impl]}" = cdp ] && l=$5
     echo "${f[example]},${f[input]},$1,$2,${f[impl]},${f[time_ms]},$l,$ok,$gpu"
   done >> "$csv"
@@ -69,6 +75,7 @@ name() {  # name BUILD T C -> the suite's variant name ("" for TC at t1c1)
 }
 launches() {  # launches BINARY ARGS...: device-side launches of the last run (stats build)
   local bin=$1; shift
+  [ -x "$bin" ] || return 0  # STATS=0: not built
   # shellcheck disable=SC2086
   timeout 120 "$bin" "$@" --reps 1 > sweep/stats.txt 2>&1
   awk '/^stats example=/ { split($3, kv, "="); req = kv[2]; d = a = n = 0 }

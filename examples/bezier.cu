@@ -137,6 +137,10 @@ __global__ void bezier_parent(const BezierLine *lines, int nLines, float scale,
 
 // ------------------------------------------------------------------- host --
 
+// The load-balanced flat version (impl=flat-lb): a thread, a warp or the
+// whole block per line by its number of points, one launch.
+#include "common/lb_bezier.cuh"
+
 static uint64_t g_rng;
 static uint64_t splitmix64() {
   uint64_t z = (g_rng += 0x9E3779B97F4A7C15ull);
@@ -253,12 +257,12 @@ int main(int argc, char **argv) {
 
   const int block = 128, grid = (nLines + block - 1) / block;
   const int parent_grid = (nLines + PARENT_BLOCK - 1) / PARENT_BLOCK;
-  const char *impls[2] = {"flat", "cdp"};
+  const char *impls[3] = {"flat", "flat-lb", "cdp"};
   bool allOk = true;
   std::vector<int> hTess(nLines);
   std::vector<float2> hVtx(nVtx);
 
-  for (int impl = 0; impl < 2; ++impl) {
+  for (int impl = 0; impl < lb::impls_to_run(3); ++impl) {  // DPOPT_FLAT_ONLY=1: no cdp
     unsigned int zero = 0;
     CUDA_CHECK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof zero));
     std::vector<float> times;
@@ -276,6 +280,8 @@ int main(int argc, char **argv) {
       CUDA_CHECK(cudaEventRecord(ev0));
       if (impl == 0)
         bezier_flat<<<grid, block>>>(dLines, nLines, scale, max_tess, dTess, dVtx);
+      else if (impl == 1)
+        lb::bezier_launch(dLines, nLines, scale, max_tess, dTess, dVtx);
       else
         bezier_parent<<<parent_grid, PARENT_BLOCK>>>(dLines, nLines, scale, max_tess, dTess, dVtx);
       CUDA_CHECK(cudaGetLastError());

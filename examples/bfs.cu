@@ -264,7 +264,15 @@ static uint64_t fnv1a64(const void* data, size_t bytes) {
 
 // ------------------------------------------------------------------- host --
 
-enum class Impl { Flat, Cdp };
+// The load-balanced flat version (impl=flat-lb): frontier queues, thread/
+// warp/block expansion by degree, one persistent grid for all levels.
+#include "common/lb_frontier.cuh"
+
+enum class Impl { Flat, FlatLb, Cdp };
+
+static const char* impl_name(Impl impl) {
+  return impl == Impl::Flat ? "flat" : impl == Impl::FlatLb ? "flat-lb" : "cdp";
+}
 
 struct DeviceGraph {
   int n;
@@ -278,9 +286,20 @@ static void reset_levels(const DeviceGraph& d, int src) {
   CK(cudaDeviceSynchronize());
 }
 
+static lb::FrontierRunner g_lb;  // set up once, outside the timing
+
 // One full BFS from an already reset level array; returns elapsed ms.
-static float run_bfs(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
+static float run_bfs(Impl impl, const DeviceGraph& d, int src, cudaEvent_t t0,
                      cudaEvent_t t1) {
+  if (impl == Impl::FlatLb) {  // one grid for all levels, no host round trip
+    CK(cudaEventRecord(t0));
+    CK(lb::frontier_launch(g_lb, lb::BfsPolicy{d.row, d.col, d.level}, src));
+    CK(cudaEventRecord(t1));
+    CK(cudaEventSynchronize(t1));
+    float ms = 0.f;
+    CK(cudaEventElapsedTime(&ms, t0, t1));
+    return ms;
+  }
   const int threads = 256;
   const int blocks = (d.n + threads - 1) / threads;
   const int parent_blocks = (d.n + PARENT_BLOCK - 1) / PARENT_BLOCK;
@@ -394,6 +413,7 @@ int main(int argc, char** argv) {
   CK(cudaMemcpy(d.row, g.row.data(), sizeof(int) * (g.n + 1), cudaMemcpyHostToDevice));
   if (m > 0)
     CK(cudaMemcpy(d.col, g.col.data(), sizeof(int) * m, cudaMemcpyHostToDevice));
+  lb::frontier_setup<lb::BfsPolicy>(g_lb, g.n);
   cudaEvent_t t0, t1;
   CK(cudaEventCreate(&t0));
   CK(cudaEventCreate(&t1));
@@ -403,8 +423,9 @@ int main(int argc, char** argv) {
 
   bool ok = true;
   std::vector<int> out(g.n);
-  const Impl impls[2] = {Impl::Flat, Impl::Cdp};
-  for (Impl impl : impls) {
+  const Impl impls[3] = {Impl::Flat, Impl::FlatLb, Impl::Cdp};
+  for (int ii = 0; ii < lb::impls_to_run(3); ++ii) {  // DPOPT_FLAT_ONLY=1: no cdp
+    const Impl impl = impls[ii];
     const unsigned int zero = 0;
     CK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof(zero)));
     bool verified = true;
@@ -418,7 +439,7 @@ int main(int argc, char** argv) {
       }
 #endif
       reset_levels(d, src);
-      float ms = run_bfs(impl, d, t0, t1);
+      float ms = run_bfs(impl, d, src, t0, t1);
       if (r > 0) times.push_back(ms);
       CK(cudaMemcpy(out.data(), d.level, sizeof(int) * g.n, cudaMemcpyDeviceToHost));
       if (out != ref) verified = false;
@@ -440,7 +461,7 @@ int main(int argc, char** argv) {
     const uint64_t sum = fnv1a64(out.data(), sizeof(int) * out.size());
     std::printf("result example=bfs input=%s impl=%s time_ms=%.4f verified=%s "
                 "checksum=%016llx launch_failures=%u\n",
-                input.c_str(), impl == Impl::Flat ? "flat" : "cdp", median,
+                input.c_str(), impl_name(impl), median,
                 verified ? "yes" : "no", (unsigned long long)sum, failures);
     if (!verified || failures != 0) ok = false;
   }
@@ -451,5 +472,6 @@ int main(int argc, char** argv) {
   CK(cudaFree(d.col));
   CK(cudaFree(d.level));
   CK(cudaFree(d.changed));
+  lb::frontier_free(g_lb);
   return ok ? 0 : 1;
 }

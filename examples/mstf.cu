@@ -181,7 +181,17 @@ __global__ void mst_relabel(int* comp, const int* root, int n) {
 
 // ------------------------------------------------------------------- host --
 
-enum class Impl { Flat, Cdp };
+// The load-balanced flat version (impl=flat-lb): find with a thread, a warp
+// or the block per vertex by its degree; the roots of the choices in one
+// kernel per round instead of a pointer-jumping loop.
+#define LB_MST_FIND
+#include "common/lb_mst.cuh"
+
+enum class Impl { Flat, FlatLb, Cdp };
+
+static const char* impl_name(Impl impl) {
+  return impl == Impl::Flat ? "flat" : impl == Impl::FlatLb ? "flat-lb" : "cdp";
+}
 
 struct DeviceGraph {
   int n, mu;
@@ -192,6 +202,7 @@ struct DeviceGraph {
   unsigned long long* minkey;
   unsigned char* in_forest;
   int* flag;
+  int* bad;  // flat-lb: cyclic choices seen
 };
 
 // Every vertex its own component, no forest edge.
@@ -210,10 +221,48 @@ static void reset_state(const DeviceGraph& d) {
 // minimum edges could make the choices cyclic and the loops endless.
 #define MST_MAX_STEPS 64
 
+// The same rounds with the flat-lb kernels: one host synchronization per
+// round (the merged flag), none per pointer-jumping step.
+static float run_mst_lb(const DeviceGraph& d, cudaEvent_t t0, cudaEvent_t t1,
+                        int* rounds, bool* finished) {
+  const int threads = 256;
+  const int blocks = (d.n + threads - 1) / threads;
+  *rounds = 0;
+  *finished = false;
+  CK(cudaMemset(d.bad, 0, sizeof(int)));
+  CK(cudaEventRecord(t0));
+  for (;;) {
+    int merged = 0;
+    CK(cudaMemset(d.minkey, 0xff, sizeof(unsigned long long) * d.n));  // MST_NONE
+    lb::mstf_launch(d.row, d.col, d.weight, d.eid, d.comp, d.minkey, d.n);
+    CK(cudaGetLastError());
+    CK(cudaMemset(d.flag, 0, sizeof(int)));
+    mst_choose<<<blocks, threads>>>(d.comp, d.minkey, d.eu, d.ev, d.parent[0],
+                                    d.in_forest, d.n, d.flag);
+    CK(cudaGetLastError());
+    CK(cudaMemcpy(&merged, d.flag, sizeof(int), cudaMemcpyDeviceToHost));
+    if (!merged) { *finished = true; break; }
+    if (++*rounds > MST_MAX_STEPS) break;
+    lb::mst_roots<<<blocks, threads>>>(d.parent[0], d.parent[1], d.n, d.bad);
+    CK(cudaGetLastError());
+    mst_relabel<<<blocks, threads>>>(d.comp, d.parent[1], d.n);
+    CK(cudaGetLastError());
+  }
+  CK(cudaEventRecord(t1));
+  CK(cudaEventSynchronize(t1));
+  int bad = 0;
+  CK(cudaMemcpy(&bad, d.bad, sizeof(int), cudaMemcpyDeviceToHost));
+  if (bad) *finished = false;
+  float ms = 0.f;
+  CK(cudaEventElapsedTime(&ms, t0, t1));
+  return ms;
+}
+
 // One full Boruvka from an already reset state; returns elapsed ms, the
 // number of rounds that merged components, and whether the loops finished.
 static float run_mst(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
                      cudaEvent_t t1, int* rounds, bool* finished) {
+  if (impl == Impl::FlatLb) return run_mst_lb(d, t0, t1, rounds, finished);
   const int threads = 256;
   const int blocks = (d.n + threads - 1) / threads;
   const int parent_blocks = (d.n + PARENT_BLOCK - 1) / PARENT_BLOCK;
@@ -337,6 +386,7 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&d.minkey, sizeof(unsigned long long) * g.n));
   CK(cudaMalloc(&d.in_forest, std::max(mu, 1)));
   CK(cudaMalloc(&d.flag, sizeof(int)));
+  CK(cudaMalloc(&d.bad, sizeof(int)));
   CK(cudaMemcpy(d.row, g.row.data(), sizeof(int) * (g.n + 1), cudaMemcpyHostToDevice));
   if (m > 0) {
     CK(cudaMemcpy(d.col, g.col.data(), sizeof(int) * m, cudaMemcpyHostToDevice));
@@ -357,8 +407,9 @@ int main(int argc, char** argv) {
 
   bool ok = true;
   std::vector<unsigned char> out(mu);
-  const Impl impls[2] = {Impl::Flat, Impl::Cdp};
-  for (Impl impl : impls) {
+  const Impl impls[3] = {Impl::Flat, Impl::FlatLb, Impl::Cdp};
+  for (int ii = 0; ii < lb::impls_to_run(3); ++ii) {  // DPOPT_FLAT_ONLY=1: no cdp
+    const Impl impl = impls[ii];
     const unsigned int zero = 0;
     CK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof(zero)));
     bool verified = true;
@@ -398,11 +449,10 @@ int main(int argc, char** argv) {
     const double median =
         k % 2 ? times[k / 2] : 0.5 * (double(times[k / 2 - 1]) + times[k / 2]);
     const uint64_t sum = fnv1a64(out.data(), out.size());
-    std::printf("info example=mstf impl=%s rounds=%d\n",
-                impl == Impl::Flat ? "flat" : "cdp", rounds);
+    std::printf("info example=mstf impl=%s rounds=%d\n", impl_name(impl), rounds);
     std::printf("result example=mstf input=%s impl=%s time_ms=%.4f verified=%s "
                 "checksum=%016llx launch_failures=%u\n",
-                input.c_str(), impl == Impl::Flat ? "flat" : "cdp", median,
+                input.c_str(), impl_name(impl), median,
                 verified ? "yes" : "no", (unsigned long long)sum, failures);
     if (!verified || failures != 0) ok = false;
   }
@@ -421,5 +471,6 @@ int main(int argc, char** argv) {
   CK(cudaFree(d.minkey));
   CK(cudaFree(d.in_forest));
   CK(cudaFree(d.flag));
+  CK(cudaFree(d.bad));
   return ok ? 0 : 1;
 }

@@ -337,10 +337,18 @@ static std::vector<unsigned char> cpu_verify(
 
 // ------------------------------------------------------------------- host --
 
-enum class Impl { Flat, Cdp };
+// The load-balanced flat version (impl=flat-lb): a thread per edge.
+#define LB_MST_VERIFY
+#include "common/lb_mst.cuh"
+
+enum class Impl { Flat, FlatLb, Cdp };
+
+static const char* impl_name(Impl impl) {
+  return impl == Impl::Flat ? "flat" : impl == Impl::FlatLb ? "flat-lb" : "cdp";
+}
 
 struct DeviceGraph {
-  int n, levels;
+  int n, levels, m;
   int *row, *col, *eid;
   unsigned int* weight;
   unsigned char* in_forest;
@@ -360,6 +368,9 @@ static float run_verify(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
     mstv_flat<<<blocks, threads>>>(d.row, d.col, d.weight, d.eid, d.in_forest,
                                    d.tree, d.depth, d.up, d.upmax, d.n,
                                    d.levels, d.verdict);
+  else if (impl == Impl::FlatLb)
+    lb::mstv_launch(d.row, d.col, d.weight, d.eid, d.in_forest, d.tree, d.depth,
+                    d.up, d.upmax, d.n, d.levels, d.m, d.verdict);
   else
     mstv_parent<<<parent_blocks, PARENT_BLOCK>>>(d.row, d.col, d.weight, d.eid,
                                                  d.in_forest, d.tree, d.depth, d.up,
@@ -450,6 +461,7 @@ int main(int argc, char** argv) {
   DeviceGraph d;
   d.n = g.n;
   d.levels = levels;
+  d.m = m;
   const size_t table = up.size();
   CK(cudaMalloc(&d.row, sizeof(int) * (g.n + 1)));
   CK(cudaMalloc(&d.col, sizeof(int) * std::max(m, 1)));
@@ -486,8 +498,9 @@ int main(int argc, char** argv) {
 
   bool ok = true;
   std::vector<unsigned char> out(m);
-  const Impl impls[2] = {Impl::Flat, Impl::Cdp};
-  for (Impl impl : impls) {
+  const Impl impls[3] = {Impl::Flat, Impl::FlatLb, Impl::Cdp};
+  for (int ii = 0; ii < lb::impls_to_run(3); ++ii) {  // DPOPT_FLAT_ONLY=1: no cdp
+    const Impl impl = impls[ii];
     const unsigned int zero = 0;
     CK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof(zero)));
     bool verified = true;
@@ -525,7 +538,7 @@ int main(int argc, char** argv) {
     const uint64_t sum = fnv1a64(out.data(), out.size());
     std::printf("result example=mstv input=%s impl=%s time_ms=%.4f verified=%s "
                 "checksum=%016llx launch_failures=%u\n",
-                input.c_str(), impl == Impl::Flat ? "flat" : "cdp", median,
+                input.c_str(), impl_name(impl), median,
                 verified ? "yes" : "no", (unsigned long long)sum, failures);
     if (!verified || failures != 0) ok = false;
   }

@@ -412,7 +412,15 @@ static uint64_t fnv1a64(const void* data, size_t bytes) {
 
 // ------------------------------------------------------------------- host --
 
-enum class Impl { Flat, Cdp };
+// The load-balanced flat version (impl=flat-lb): the products per variable,
+// then the messages a thread per edge.
+#include "common/lb_sp.cuh"
+
+enum class Impl { Flat, FlatLb, Cdp };
+
+static const char* impl_name(Impl impl) {
+  return impl == Impl::Flat ? "flat" : impl == Impl::FlatLb ? "flat-lb" : "cdp";
+}
 
 struct DeviceCnf {
   int nvars, nclauses, m;
@@ -420,6 +428,8 @@ struct DeviceCnf {
   unsigned char* neg;
   float* eta[2];  // current / next surveys, swapped every iteration
   float* msg;
+  int* var;          // flat-lb: the variable of each edge
+  SpProducts* prod;  // flat-lb: the products of each variable
 };
 
 // One full SP run of iters iterations from eta0 (already in eta[0]); the
@@ -437,6 +447,9 @@ static float run_sp(Impl impl, const DeviceCnf& d, int iters, cudaEvent_t t0,
     if (impl == Impl::Flat)
       sp_vars_flat<<<vblocks, threads>>>(d.occ_row, d.occ_edge, d.neg, cur,
                                          d.msg, d.nvars);
+    else if (impl == Impl::FlatLb)
+      lb::sp_vars_launch(d.occ_row, d.occ_edge, d.var, d.neg, cur, d.prod, d.msg,
+                         d.nvars, d.m);
     else
       sp_vars_parent<<<parent_vblocks, PARENT_BLOCK>>>(d.occ_row, d.occ_edge, d.neg,
                                                        cur, d.msg, d.nvars);
@@ -540,6 +553,9 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&d.eta[0], sizeof(float) * m));
   CK(cudaMalloc(&d.eta[1], sizeof(float) * m));
   CK(cudaMalloc(&d.msg, sizeof(float) * m));
+  CK(cudaMalloc(&d.var, sizeof(int) * m));
+  CK(cudaMalloc(&d.prod, sizeof(SpProducts) * f.nvars));
+  CK(cudaMemcpy(d.var, f.var.data(), sizeof(int) * m, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d.clause_row, f.clause_row.data(), sizeof(int) * (f.nclauses + 1),
                 cudaMemcpyHostToDevice));
   CK(cudaMemcpy(d.occ_row, f.occ_row.data(), sizeof(int) * (f.nvars + 1),
@@ -558,8 +574,9 @@ int main(int argc, char** argv) {
 
   bool ok = true;
   std::vector<float> out(m);
-  const Impl impls[2] = {Impl::Flat, Impl::Cdp};
-  for (Impl impl : impls) {
+  const Impl impls[3] = {Impl::Flat, Impl::FlatLb, Impl::Cdp};
+  for (int ii = 0; ii < lb::impls_to_run(3); ++ii) {  // DPOPT_FLAT_ONLY=1: no cdp
+    const Impl impl = impls[ii];
     const unsigned int zero = 0;
     CK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof(zero)));
     bool verified = true;
@@ -600,7 +617,7 @@ int main(int argc, char** argv) {
     const uint64_t sum = fnv1a64(out.data(), sizeof(float) * out.size());
     std::printf("result example=sp input=%s impl=%s time_ms=%.4f verified=%s "
                 "checksum=%016llx launch_failures=%u\n",
-                input.c_str(), impl == Impl::Flat ? "flat" : "cdp", median,
+                input.c_str(), impl_name(impl), median,
                 verified ? "yes" : "no", (unsigned long long)sum, failures);
     if (!verified || failures != 0) ok = false;
   }
@@ -610,6 +627,8 @@ int main(int argc, char** argv) {
   CK(cudaFree(d.clause_row));
   CK(cudaFree(d.occ_row));
   CK(cudaFree(d.occ_edge));
+  CK(cudaFree(d.var));
+  CK(cudaFree(d.prod));
   CK(cudaFree(d.neg));
   CK(cudaFree(d.eta[0]));
   CK(cudaFree(d.eta[1]));

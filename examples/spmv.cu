@@ -322,15 +322,24 @@ static uint64_t fnv1a64(const void* data, size_t bytes) {
 
 // ------------------------------------------------------------------- host --
 
-enum class Impl { Flat, Cdp };
+// The load-balanced flat version (impl=flat-lb): a thread, a warp or the
+// whole block per row by its length, one launch.
+#include "common/lb_spmv.cuh"
+
+enum class Impl { Flat, FlatLb, Cdp };
+
+static const char* impl_name(Impl impl) {
+  return impl == Impl::Flat ? "flat" : impl == Impl::FlatLb ? "flat-lb" : "cdp";
+}
 
 struct DeviceMatrix {
   int rows;
   int *row_ptr, *col, *val, *x, *y;
 };
 
-static void reset_y(const DeviceMatrix& d) {
-  CK(cudaMemset(d.y, 0, sizeof(int) * d.rows));
+static void reset_y(const DeviceMatrix& d, Impl impl) {
+  // flat-lb stores every row: poison y so that a row it misses shows.
+  CK(cudaMemset(d.y, impl == Impl::FlatLb ? 0xa5 : 0, sizeof(int) * d.rows));
   CK(cudaDeviceSynchronize());
 }
 
@@ -343,6 +352,8 @@ static float run_spmv(Impl impl, const DeviceMatrix& d, cudaEvent_t t0,
   CK(cudaEventRecord(t0));
   if (impl == Impl::Flat)
     spmv_flat<<<blocks, threads>>>(d.row_ptr, d.col, d.val, d.x, d.y, d.rows);
+  else if (impl == Impl::FlatLb)
+    lb::spmv_launch(d.row_ptr, d.col, d.val, d.x, d.y, d.rows);
   else
     spmv_parent<<<parent_blocks, PARENT_BLOCK>>>(d.row_ptr, d.col, d.val, d.x, d.y, d.rows);
   CK(cudaGetLastError());
@@ -444,8 +455,9 @@ int main(int argc, char** argv) {
 
   bool ok = true;
   std::vector<int> out(a.rows);
-  const Impl impls[2] = {Impl::Flat, Impl::Cdp};
-  for (Impl impl : impls) {
+  const Impl impls[3] = {Impl::Flat, Impl::FlatLb, Impl::Cdp};
+  for (int ii = 0; ii < lb::impls_to_run(3); ++ii) {  // DPOPT_FLAT_ONLY=1: no cdp
+    const Impl impl = impls[ii];
     const unsigned int zero = 0;
     CK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof(zero)));
     bool verified = true;
@@ -458,7 +470,7 @@ int main(int argc, char** argv) {
         if (dpopt_stats_reset) dpopt_stats_reset();
       }
 #endif
-      reset_y(d);
+      reset_y(d, impl);
       float ms = run_spmv(impl, d, t0, t1);
       if (r > 0) times.push_back(ms);
       CK(cudaMemcpy(out.data(), d.y, sizeof(int) * a.rows, cudaMemcpyDeviceToHost));
@@ -481,7 +493,7 @@ int main(int argc, char** argv) {
     const uint64_t sum = fnv1a64(out.data(), sizeof(int) * out.size());
     std::printf("result example=spmv input=%s impl=%s time_ms=%.4f verified=%s "
                 "checksum=%016llx launch_failures=%u\n",
-                input.c_str(), impl == Impl::Flat ? "flat" : "cdp", median,
+                input.c_str(), impl_name(impl), median,
                 verified ? "yes" : "no", (unsigned long long)sum, failures);
     if (!verified || failures != 0) ok = false;
   }

@@ -342,7 +342,16 @@ static uint64_t fnv1a64(const void* data, size_t bytes) {
 
 // ------------------------------------------------------------------- host --
 
-enum class Impl { Flat, Cdp };
+// The load-balanced flat version (impl=flat-lb): worklists of the vertices
+// lowered in the previous round, thread/warp/block relaxation by degree, one
+// persistent grid for all rounds.
+#include "common/lb_frontier.cuh"
+
+enum class Impl { Flat, FlatLb, Cdp };
+
+static const char* impl_name(Impl impl) {
+  return impl == Impl::Flat ? "flat" : impl == Impl::FlatLb ? "flat-lb" : "cdp";
+}
 
 struct DeviceGraph {
   int n;
@@ -365,9 +374,21 @@ static void reset_state(const DeviceGraph& d, int src) {
   CK(cudaDeviceSynchronize());
 }
 
+static lb::FrontierRunner g_lb;  // set up once, outside the timing
+
 // One full SSSP from an already reset state; returns elapsed ms.
-static float run_sssp(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
+static float run_sssp(Impl impl, const DeviceGraph& d, int src, cudaEvent_t t0,
                       cudaEvent_t t1) {
+  if (impl == Impl::FlatLb) {  // one grid for all rounds, no host round trip
+    CK(cudaEventRecord(t0));
+    CK(lb::frontier_launch(
+        g_lb, lb::SsspPolicy{d.row, d.col, d.weight, d.dist, g_lb.f.mark, d.n}, src));
+    CK(cudaEventRecord(t1));
+    CK(cudaEventSynchronize(t1));
+    float ms = 0.f;
+    CK(cudaEventElapsedTime(&ms, t0, t1));
+    return ms;
+  }
   const int threads = 256;
   const int blocks = (d.n + threads - 1) / threads;
   const int parent_blocks = (d.n + PARENT_BLOCK - 1) / PARENT_BLOCK;
@@ -495,6 +516,7 @@ int main(int argc, char** argv) {
     CK(cudaMemcpy(d.weight, g.weight.data(), sizeof(unsigned int) * m,
                   cudaMemcpyHostToDevice));
   }
+  lb::frontier_setup<lb::SsspPolicy>(g_lb, g.n);
   cudaEvent_t t0, t1;
   CK(cudaEventCreate(&t0));
   CK(cudaEventCreate(&t1));
@@ -505,8 +527,9 @@ int main(int argc, char** argv) {
 
   bool ok = true;
   std::vector<unsigned int> out(g.n);
-  const Impl impls[2] = {Impl::Flat, Impl::Cdp};
-  for (Impl impl : impls) {
+  const Impl impls[3] = {Impl::Flat, Impl::FlatLb, Impl::Cdp};
+  for (int ii = 0; ii < lb::impls_to_run(3); ++ii) {  // DPOPT_FLAT_ONLY=1: no cdp
+    const Impl impl = impls[ii];
     const unsigned int zero = 0;
     CK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof(zero)));
     bool verified = true;
@@ -520,7 +543,7 @@ int main(int argc, char** argv) {
       }
 #endif
       reset_state(d, src);
-      float ms = run_sssp(impl, d, t0, t1);
+      float ms = run_sssp(impl, d, src, t0, t1);
       if (r > 0) times.push_back(ms);
       CK(cudaMemcpy(out.data(), d.dist, sizeof(unsigned int) * g.n,
                     cudaMemcpyDeviceToHost));
@@ -543,7 +566,7 @@ int main(int argc, char** argv) {
     const uint64_t sum = fnv1a64(out.data(), sizeof(unsigned int) * out.size());
     std::printf("result example=sssp input=%s impl=%s time_ms=%.4f verified=%s "
                 "checksum=%016llx launch_failures=%u\n",
-                input.c_str(), impl == Impl::Flat ? "flat" : "cdp", median,
+                input.c_str(), impl_name(impl), median,
                 verified ? "yes" : "no", (unsigned long long)sum, failures);
     if (!verified || failures != 0) ok = false;
   }
@@ -557,5 +580,6 @@ int main(int argc, char** argv) {
   CK(cudaFree(d.active[0]));
   CK(cudaFree(d.active[1]));
   CK(cudaFree(d.changed));
+  lb::frontier_free(g_lb);
   return ok ? 0 : 1;
 }

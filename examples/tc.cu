@@ -241,10 +241,18 @@ static uint64_t fnv1a64(const void* data, size_t bytes,
 
 // ------------------------------------------------------------------- host --
 
-enum class Impl { Flat, Cdp };
+// The load-balanced flat version (impl=flat-lb): a thread per oriented edge,
+// each intersection's searches spread over a thread, a warp or the block.
+#include "common/lb_tc.cuh"
+
+enum class Impl { Flat, FlatLb, Cdp };
+
+static const char* impl_name(Impl impl) {
+  return impl == Impl::Flat ? "flat" : impl == Impl::FlatLb ? "flat-lb" : "cdp";
+}
 
 struct DeviceGraph {
-  int n;
+  int n, m;
   int *row, *col;
   unsigned long long *tri, *total;
 };
@@ -258,6 +266,8 @@ static float run_tc(Impl impl, const DeviceGraph& d, cudaEvent_t t0,
   CK(cudaEventRecord(t0));
   if (impl == Impl::Flat)
     tc_flat<<<blocks, threads>>>(d.row, d.col, d.n, d.tri, d.total);
+  else if (impl == Impl::FlatLb)
+    lb::tc_launch(d.row, d.col, d.n, d.m, d.tri, d.total);
   else
     tc_parent<<<parent_blocks, PARENT_BLOCK>>>(d.row, d.col, d.n, d.tri, d.total);
   CK(cudaGetLastError());
@@ -318,6 +328,7 @@ int main(int argc, char** argv) {
 
   DeviceGraph d;
   d.n = g.n;
+  d.m = m;
   CK(cudaMalloc(&d.row, sizeof(int) * (g.n + 1)));
   CK(cudaMalloc(&d.col, sizeof(int) * std::max(m, 1)));
   CK(cudaMalloc(&d.tri, sizeof(unsigned long long) * g.n));
@@ -335,8 +346,9 @@ int main(int argc, char** argv) {
 
   bool ok = true;
   std::vector<unsigned long long> out(g.n);
-  const Impl impls[2] = {Impl::Flat, Impl::Cdp};
-  for (Impl impl : impls) {
+  const Impl impls[3] = {Impl::Flat, Impl::FlatLb, Impl::Cdp};
+  for (int ii = 0; ii < lb::impls_to_run(3); ++ii) {  // DPOPT_FLAT_ONLY=1: no cdp
+    const Impl impl = impls[ii];
     const unsigned int zero = 0;
     CK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof(zero)));
     bool verified = true;
@@ -378,7 +390,7 @@ int main(int argc, char** argv) {
     sum = fnv1a64(&total, sizeof(total), sum);
     std::printf("result example=tc input=%s impl=%s time_ms=%.4f verified=%s "
                 "checksum=%016llx launch_failures=%u\n",
-                input.c_str(), impl == Impl::Flat ? "flat" : "cdp", median,
+                input.c_str(), impl_name(impl), median,
                 verified ? "yes" : "no", (unsigned long long)sum, failures);
     if (!verified || failures != 0) ok = false;
   }

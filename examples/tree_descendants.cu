@@ -113,6 +113,9 @@ __global__ void desc_rec(const int* child_start, const int* child_count, const i
 // ---------------------------------------------------------------- host side
 
 #include "common/tree.h"  // Tree, generate_tree
+// The load-balanced flat version (impl=flat-lb): bottom-up, one launch per
+// depth level, a thread, a warp or the block per node by its children.
+#include "common/lb_tree.cuh"
 
 // CPU reference: children have larger BFS indices, so walk nodes backwards.
 static std::vector<unsigned> cpu_reference(const Tree& t)
@@ -220,8 +223,8 @@ int main(int argc, char** argv)
     std::vector<unsigned> desc(n);
     bool all_ok = true;
 
-    for (int impl = 0; impl < 2; ++impl) {
-        const char* name = impl == 0 ? "flat" : "cdp";
+    for (int impl = 0; impl < lb::impls_to_run(3); ++impl) {  // DPOPT_FLAT_ONLY=1: no cdp
+        const char* name = impl == 0 ? "flat" : impl == 1 ? "flat-lb" : "cdp";
         unsigned zero = 0;
         CUDA_CHECK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof(zero)));
         std::vector<float> times;
@@ -235,10 +238,14 @@ int main(int argc, char** argv)
               if (dpopt_stats_reset) dpopt_stats_reset();
             }
 #endif
-            CUDA_CHECK(cudaMemset(g.desc, 0, ubytes));
+            // flat-lb stores every count: poisoned, so that a node it misses shows
+            CUDA_CHECK(cudaMemset(g.desc, impl == 1 ? 0xff : 0, ubytes));
             CUDA_CHECK(cudaDeviceSynchronize());
             CUDA_CHECK(cudaEventRecord(ev_start));
             if (impl == 0) run_flat(n, g);
+            else if (impl == 1)
+                lb::tree_launch(t.level_start, t.max_depth, g.child_start, g.child_count, g.desc,
+                                nullptr, nullptr);
             else run_cdp(g);
             CUDA_CHECK(cudaEventRecord(ev_stop));
             CUDA_CHECK(cudaEventSynchronize(ev_stop));

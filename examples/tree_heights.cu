@@ -108,6 +108,9 @@ __global__ void heights_rec(const int* child_start, const int* child_count, cons
 // ---------------------------------------------------------------- host side
 
 #include "common/tree.h"  // Tree, generate_tree
+// The load-balanced flat version (impl=flat-lb): bottom-up, one launch per
+// depth level, a thread, a warp or the block per node by its children.
+#include "common/lb_tree.cuh"
 
 // CPU reference: children have larger BFS indices, so walk nodes backwards.
 static void cpu_reference(const Tree& t, std::vector<unsigned>& height, std::vector<unsigned>& desc)
@@ -226,8 +229,8 @@ int main(int argc, char** argv)
     std::vector<int> level(n);
     bool all_ok = true;
 
-    for (int impl = 0; impl < 2; ++impl) {
-        const char* name = impl == 0 ? "flat" : "cdp";
+    for (int impl = 0; impl < lb::impls_to_run(3); ++impl) {  // DPOPT_FLAT_ONLY=1: no cdp
+        const char* name = impl == 0 ? "flat" : impl == 1 ? "flat-lb" : "cdp";
         unsigned zero = 0;
         CUDA_CHECK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof(zero)));
         std::vector<float> times;
@@ -241,12 +244,17 @@ int main(int argc, char** argv)
               if (dpopt_stats_reset) dpopt_stats_reset();
             }
 #endif
-            CUDA_CHECK(cudaMemset(g.height, 0, ubytes));
-            CUDA_CHECK(cudaMemset(g.desc, 0, ubytes));
-            CUDA_CHECK(cudaMemset(g.level, 0, ibytes));
+            // flat-lb stores every value: poisoned, so that a node it misses shows
+            const int fill = impl == 1 ? 0xff : 0;
+            CUDA_CHECK(cudaMemset(g.height, fill, ubytes));
+            CUDA_CHECK(cudaMemset(g.desc, fill, ubytes));
+            CUDA_CHECK(cudaMemset(g.level, fill, ibytes));
             CUDA_CHECK(cudaDeviceSynchronize());
             CUDA_CHECK(cudaEventRecord(ev_start));
             if (impl == 0) run_flat(t, g);
+            else if (impl == 1)
+                lb::tree_launch(t.level_start, t.max_depth, g.child_start, g.child_count, g.desc,
+                                g.height, g.level);
             else run_cdp(t, g);
             CUDA_CHECK(cudaEventRecord(ev_stop));
             CUDA_CHECK(cudaEventSynchronize(ev_stop));

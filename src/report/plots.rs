@@ -24,9 +24,10 @@ fn error(e: impl std::fmt::Display) -> String {
 }
 
 /// Grouped bars, one group per case: speedup over CDP of the best T+C+A, the
-/// fixed T+C+A, the best aggregation alone and the flat version.
+/// fixed T+C+A, the best aggregation alone, the flat version and the
+/// load-balanced flat version.
 pub fn speedup_over_cdp(cases: &[Case], path: &Path) -> Result<(), String> {
-    let series: [Series; 4] = [
+    let series: [Series; 5] = [
         ("best T+C+A", |c| c.families.get("T+C+A").map(|b| b.time_ms)),
         ("fixed T+C+A (t128 c8 mb8)", |c| {
             c.fixed.as_ref().map(|b| b.time_ms)
@@ -35,6 +36,7 @@ pub fn speedup_over_cdp(cases: &[Case], path: &Path) -> Result<(), String> {
             c.families.get("A").map(|b| b.time_ms)
         }),
         ("flat (No-CDP)", |c| c.flat),
+        ("flat-lb (load-balanced flat)", |c| c.flat_lb),
     ];
     let values: Vec<Vec<Option<f64>>> = cases
         .iter()
@@ -109,7 +111,8 @@ pub fn speedup_over_cdp(cases: &[Case], path: &Path) -> Result<(), String> {
 }
 
 /// One line per granularity (and one without aggregation): the best kernel
-/// time of the thresholded variants at each threshold, for one case.
+/// time of the thresholded variants at each threshold, for one case; the
+/// flat and load-balanced flat versions' times as dashed horizontal lines.
 pub fn time_vs_threshold(
     runs: &[Run],
     benchmark: &str,
@@ -137,8 +140,28 @@ pub fn time_vs_threshold(
     if lines.is_empty() {
         return Ok(false);
     }
+    // The baselines without CDP: the lowest verified median of each.
+    let baselines: Vec<(&str, f64)> = [("flat (No-CDP)", "flat"), ("flat-lb", "flat-lb")]
+        .into_iter()
+        .filter_map(|(label, implementation)| {
+            runs.iter()
+                .filter(|r| {
+                    r.benchmark == benchmark
+                        && r.input == input
+                        && r.implementation == implementation
+                        && r.verified
+                })
+                .filter_map(|r| r.time_ms)
+                .min_by(f64::total_cmp)
+                .map(|t| (label, t))
+        })
+        .collect();
     let ts: Vec<u64> = lines.values().flat_map(|p| p.keys().copied()).collect();
-    let times: Vec<f64> = lines.values().flat_map(|p| p.values().copied()).collect();
+    let times: Vec<f64> = lines
+        .values()
+        .flat_map(|p| p.values().copied())
+        .chain(baselines.iter().map(|b| b.1))
+        .collect();
     let (tmin, tmax) = (
         *ts.iter().min().unwrap() as f64,
         *ts.iter().max().unwrap() as f64,
@@ -177,6 +200,19 @@ pub fn time_vs_threshold(
         chart
             .draw_series(data.into_iter().map(|p| Circle::new(p, 3, color.filled())))
             .map_err(error)?;
+    }
+    for (i, (label, time)) in baselines.into_iter().enumerate() {
+        let color = if i == 0 { BLACK } else { RGBColor(140, 86, 75) };
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(tmin / 1.5, time), (tmax * 1.5, time)],
+                6,
+                4,
+                color.stroke_width(1),
+            ))
+            .map_err(error)?
+            .label(format!("{label}: {time:.3} ms"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 14, y)], color.stroke_width(1)));
     }
     chart
         .configure_series_labels()

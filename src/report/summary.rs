@@ -21,6 +21,9 @@ pub struct Case {
     pub cdp: Option<Best>,
     pub cdp_ff: Option<Best>,
     pub flat: Option<f64>,
+    /// The load-balanced flat version (impl `flat-lb`): the lowest of the
+    /// medians measured beside each variant, like `flat`.
+    pub flat_lb: Option<f64>,
     /// Best per family ("T", "C", "T+C", "A", "T+A", "C+A", "T+C+A").
     pub families: BTreeMap<String, Best>,
     /// Best aggregation alone per granularity.
@@ -69,6 +72,10 @@ pub fn cases(runs: &[Run]) -> Vec<Case> {
         if run.implementation == "flat" {
             // Every binary also times the flat version: keep the lowest.
             case.flat = Some(case.flat.map_or(time_ms, |f: f64| f.min(time_ms)));
+            continue;
+        }
+        if run.implementation == "flat-lb" {
+            case.flat_lb = Some(case.flat_lb.map_or(time_ms, |f: f64| f.min(time_ms)));
             continue;
         }
         let best = Best {
@@ -132,6 +139,13 @@ impl Case {
             .values()
             .min_by(|a, b| a.time_ms.total_cmp(&b.time_ms))
     }
+
+    /// Speedup of dpopt's best configuration (any family) over the
+    /// load-balanced flat version: flat-lb time / best time (above 1: dpopt
+    /// is faster).
+    pub fn best_over_flat_lb(&self) -> Option<f64> {
+        Some(self.flat_lb? / self.best_overall()?.time_ms)
+    }
 }
 
 pub fn geomean(values: &[f64]) -> Option<f64> {
@@ -159,25 +173,28 @@ pub fn markdown(cases: &[Case], gpus: &[String]) -> String {
     let _ = writeln!(
         out,
         "GPU: {}. Kernel times in ms (median of the runs of one process; flat: the lowest of the medians measured beside each variant); only verified runs count. \
-         \"best\" is the fastest configuration measured; A is aggregation alone (CDP+A), at the granularity named.\n",
+         \"best\" is the fastest configuration measured; A is aggregation alone (CDP+A), at the granularity named; \
+         flat-lb is the load-balanced flat version (no CDP; docs/PERFORMANCE.md), best dpopt the fastest configuration of any family. \
+         Ratios x / y are speedups of x over y (time of y / time of x).\n",
         if gpus.is_empty() { "unknown".to_string() } else { gpus.join(", ") }
     );
     let _ = writeln!(
         out,
-        "| benchmark | input | CDP | CDP fire-and-forget | flat (No-CDP) | T | C | T+C | A warp | A block | A multiblock | A grid | T+A | C+A | best T+C+A | fixed T+C+A | T+C+A / CDP | T+C+A / flat | T+C+A / A | fixed / C+A |"
+        "| benchmark | input | CDP | CDP fire-and-forget | flat (No-CDP) | flat-lb | T | C | T+C | A warp | A block | A multiblock | A grid | T+A | C+A | best T+C+A | fixed T+C+A | best dpopt | T+C+A / CDP | T+C+A / flat | T+C+A / A | fixed / C+A | best dpopt / flat-lb |"
     );
-    let _ = writeln!(out, "|{}", "---|".repeat(20));
+    let _ = writeln!(out, "|{}", "---|".repeat(23));
     for case in cases {
         let r = case.ratios();
         let ratio = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}x"));
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             case.benchmark,
             case.input,
             cell_with(case.cdp.as_ref()),
             cell(case.cdp_ff.as_ref()),
             case.flat.map_or("-".to_string(), |f| format!("{f:.3}")),
+            case.flat_lb.map_or("-".to_string(), |f| format!("{f:.3}")),
             cell(case.family("T")),
             cell(case.family("C")),
             cell(case.family("T+C")),
@@ -189,10 +206,12 @@ pub fn markdown(cases: &[Case], gpus: &[String]) -> String {
             cell(case.family("C+A")),
             cell_with(case.family("T+C+A")),
             cell_with(case.fixed.as_ref()),
+            cell_with(case.best_overall()),
             ratio(r[0]),
             ratio(r[1]),
             ratio(r[2]),
             ratio(r[3]),
+            ratio(case.best_over_flat_lb()),
         );
     }
     let _ = writeln!(out, "\n## Geometric means\n");
@@ -227,6 +246,13 @@ pub fn markdown(cases: &[Case], gpus: &[String]) -> String {
         geomean(&vs_flat).map_or("-".to_string(), |g| format!("{g:.2}x")),
         vs_flat.len()
     );
+    let vs_flat_lb: Vec<f64> = cases.iter().filter_map(Case::best_over_flat_lb).collect();
+    let _ = writeln!(
+        out,
+        "| best variant of any family over flat-lb (load-balanced flat) | {} | {} | |",
+        geomean(&vs_flat_lb).map_or("-".to_string(), |g| format!("{g:.2}x")),
+        vs_flat_lb.len()
+    );
     let unverified: Vec<String> = cases
         .iter()
         .flat_map(|c| {
@@ -252,6 +278,9 @@ mod tests {
     const CSV: &str = "benchmark,input,variant,config,impl,time_ms,device_launches,verified,gpu\n\
         bfs,s14,orig,-,cdp,10.0,1000,yes,G\n\
         bfs,s14,orig,-,flat,2.0,,yes,G\n\
+        bfs,s14,orig,-,flat-lb,0.3,,yes,G\n\
+        bfs,s14,A,warp,flat-lb,0.2,,yes,G\n\
+        bfs,s14,A,warp,flat-lb,0.05,,no,G\n\
         bfs,s14,A,warp,cdp,1.0,100,yes,G\n\
         bfs,s14,Ag,grid,cdp,0.8,5,yes,G\n\
         bfs,s14,CAm,c8g8,cdp,0.9,20,yes,G\n\
@@ -268,7 +297,11 @@ mod tests {
         assert_eq!(c.family("T+C+A").unwrap().label, "TCA t512c8");
         assert_eq!(c.fixed.as_ref().unwrap().time_ms, 0.5);
         assert_eq!(c.aggregation[&Granularity::Grid].time_ms, 0.8);
-        assert_eq!(c.unverified, ["TCAg t512c8 (cdp)"]);
+        assert_eq!(c.unverified, ["A warp (flat-lb)", "TCAg t512c8 (cdp)"]);
+        // flat-lb: the lowest verified median, apart from flat.
+        assert_eq!(c.flat_lb, Some(0.2));
+        assert_eq!(c.flat, Some(2.0));
+        assert!((c.best_over_flat_lb().unwrap() - 0.5).abs() < 1e-9); // 0.2 / 0.4
         let r = c.ratios();
         assert!((r[0].unwrap() - 25.0).abs() < 1e-9); // 10 / 0.4
         assert!((r[1].unwrap() - 5.0).abs() < 1e-9); // 2 / 0.4
@@ -280,6 +313,20 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("failed verification"));
+        assert!(md.contains("| flat (No-CDP) | flat-lb | T |"), "{md}");
+        assert!(md.contains("| 2.000 | 0.200 |"), "{md}");
+        assert!(
+            md.trim_end()
+                .lines()
+                .any(|l| l.starts_with("| bfs | s14 |") && l.ends_with("| 0.50x |")),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "| best variant of any family over flat-lb (load-balanced flat) | 0.50x | 1 | |"
+            ),
+            "{md}"
+        );
         assert!((geomean(&[2.0, 8.0]).unwrap() - 4.0).abs() < 1e-9);
     }
 }
