@@ -25,6 +25,11 @@ enum Command {
         output: Option<PathBuf>,
         #[command(flatten)]
         search: Search,
+        /// Migrate every device-side `cudaDeviceSynchronize()` after launches
+        /// (CDP1, not available on sm_90) to a continuation kernel launched
+        /// into `cudaStreamTailLaunch`, with or without `#pragma dp`.
+        #[arg(long)]
+        migrate_sync: bool,
     },
     /// Parse and validate INPUT; print diagnostics and the tuning macros of
     /// every launch site.
@@ -33,6 +38,9 @@ enum Command {
         input: String,
         #[command(flatten)]
         search: Search,
+        /// Check as `transform --migrate-sync` would transform.
+        #[arg(long)]
+        migrate_sync: bool,
     },
 }
 
@@ -80,8 +88,13 @@ fn main() -> ExitCode {
             input,
             output,
             search,
-        } => transform(&input, output.as_deref(), &search),
-        Command::Check { input, search } => check(&input, &search),
+            migrate_sync,
+        } => transform(&input, output.as_deref(), &search, migrate_sync),
+        Command::Check {
+            input,
+            search,
+            migrate_sync,
+        } => check(&input, &search, migrate_sync),
     };
     match std::thread::Builder::new()
         .name("dpopt".into())
@@ -118,7 +131,7 @@ fn fail(message: &str, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
-fn transform(input: &str, output: Option<&Path>, search: &Search) -> ExitCode {
+fn transform(input: &str, output: Option<&Path>, search: &Search, migrate: bool) -> ExitCode {
     if let Some(out) = output {
         if input != "-" && same_file(Path::new(input), out) {
             return fail(
@@ -139,7 +152,7 @@ fn transform(input: &str, output: Option<&Path>, search: &Search) -> ExitCode {
         Err(e) => return fail(&e, 1),
     };
     let output_name = output.map_or("<stdout>".to_string(), |p| p.display().to_string());
-    let outcome = dpopt::run_with(&file, Some(&options), &output_name, true);
+    let outcome = dpopt::run_migrating(&file, Some(&options), migrate, &output_name, true);
     report(&file, &outcome);
     let Some(bytes) = outcome.output else {
         return ExitCode::from(1);
@@ -157,7 +170,7 @@ fn transform(input: &str, output: Option<&Path>, search: &Search) -> ExitCode {
     }
 }
 
-fn check(input: &str, search: &Search) -> ExitCode {
+fn check(input: &str, search: &Search, migrate: bool) -> ExitCode {
     let file = match read_input(input) {
         Ok(f) => f,
         Err(e) => return fail(&e, 1),
@@ -166,7 +179,7 @@ fn check(input: &str, search: &Search) -> ExitCode {
         Ok(o) => o,
         Err(e) => return fail(&e, 1),
     };
-    let outcome = dpopt::run_with(&file, Some(&options), "<check>", false);
+    let outcome = dpopt::run_migrating(&file, Some(&options), migrate, "<check>", false);
     report(&file, &outcome);
     for site in &outcome.sites {
         let macros: Vec<String> = site

@@ -21,6 +21,7 @@ pub const PRELUDE: &str = "prelude.cu.tera";
 pub const STATS: &str = "stats.cu.tera";
 pub const RECOVER: &str = "recover.cu.tera";
 pub const BOUNDS: &str = "bounds.cu.tera";
+pub const CONTINUATION: &str = "continuation.cu.tera";
 
 /// A tera instance holding these templates (and whatever they import).
 fn compile(templates: Vec<(&str, &str)>) -> Tera {
@@ -50,6 +51,10 @@ impl Templates {
                 (STATS, include_str!("../../templates/stats.cu.tera")),
                 (RECOVER, RECOVER_TEXT),
                 (BOUNDS, include_str!("../../templates/bounds.cu.tera")),
+                (
+                    CONTINUATION,
+                    include_str!("../../templates/continuation.cu.tera"),
+                ),
             ]),
             aggregation: Default::default(),
         }
