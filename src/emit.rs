@@ -56,11 +56,19 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         let mut fragment = prefix;
         fragment.extend(continuation::definitions(&renderer, site, file.line_of(at)));
         inserts.push((at, fragment));
-        let text = continuation::site_text(&renderer, site);
-        overrides.push((
-            site.statement.start..site.postwork.end,
-            String::from_utf8_lossy(&text).into_owned(),
-        ));
+        let text = String::from_utf8_lossy(&continuation::site_text(&renderer, site)).into_owned();
+        if site.statement.end == site.postwork.start {
+            overrides.push((site.statement.start..site.postwork.end, text));
+        } else {
+            // The sync ends a top-level `if`: it goes, and the wait (the
+            // continuation) follows the `if`.
+            let moved = continuation::moved_text(&renderer, site);
+            overrides.push((
+                site.statement.clone(),
+                String::from_utf8_lossy(&moved).into_owned(),
+            ));
+            overrides.push((site.postwork.clone(), format!(" {text}")));
+        }
     }
     for &kernel in &plan.bounded {
         let f = &program.functions[kernel];

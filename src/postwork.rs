@@ -33,8 +33,9 @@ pub struct SyncSite {
     pub call_span: Range<usize>,
     /// The whole statement, `(void)` cast included, to its `;`.
     pub statement: Range<usize>,
-    /// The postwork: from the end of the statement to the kernel body's
-    /// closing `}` (exclusive).
+    /// The postwork: from the end of the statement (or, for a sync that ends
+    /// a top-level `if`, of that `if`) to the kernel body's closing `}`
+    /// (exclusive).
     pub postwork: Range<usize>,
     /// The locals declared before the sync (at the top level of the body)
     /// that the postwork uses, in declaration order.
@@ -187,7 +188,7 @@ pub fn analyze(file: &SourceFile, program: &Program, migrate: bool, copied: &[us
                 continue;
             }
             let problem = placement(program, view, open, k);
-            let statement = match problem {
+            let placed = match problem {
                 Err((construct, at)) => {
                     if migrate {
                         out.diagnostics.push(
@@ -205,7 +206,7 @@ pub fn analyze(file: &SourceFile, program: &Program, migrate: bool, copied: &[us
                     }
                     continue;
                 }
-                Ok(statement) => statement,
+                Ok(placed) => placed,
             };
             if !function.space.global {
                 if migrate {
@@ -220,8 +221,8 @@ pub fn analyze(file: &SourceFile, program: &Program, migrate: bool, copied: &[us
                 }
                 continue;
             }
-            let postwork = statement.end..program.sig[close].start;
-            let locals = top_level_locals(program, view, open, statement.start);
+            let postwork = placed.postwork_start..program.sig[close].start;
+            let locals = top_level_locals(program, view, open, placed.postwork_start);
             let used = used_names(program, view, postwork.clone());
             let mut problems: Vec<Diagnostic> = Vec::new();
             if function.template_header.is_some() {
@@ -345,7 +346,7 @@ pub fn analyze(file: &SourceFile, program: &Program, migrate: bool, copied: &[us
                 kernel: f,
                 call,
                 call_span: span,
-                statement,
+                statement: placed.statement,
                 postwork,
                 locals: live,
             });
@@ -357,42 +358,53 @@ pub fn analyze(file: &SourceFile, program: &Program, migrate: bool, copied: &[us
     out
 }
 
-/// Is the sync at significant token `k` a statement of its own at the top
-/// level of the body opened at `open`? Its statement's range, or what
-/// encloses it (a description and a span).
+/// Where a sync stands: the statement of the call (`(void)` cast
+/// included, to its `;`), and the offset where the postwork starts: right
+/// after it at the top level of the body, or after the `if` it ends.
+#[derive(Debug, Clone)]
+struct Placed {
+    statement: Range<usize>,
+    postwork_start: usize,
+}
+
+/// Is significant token `j` the start of a statement at the top level of
+/// the body opened at `open`?
+fn starts_statement(program: &Program, view: &str, open: usize, j: usize) -> bool {
+    let sig = &program.sig;
+    j == open + 1 || {
+        let prev = &sig[j - 1];
+        matches!(prev.text(view), ";" | "}") || prev.kind == TokenKind::Directive
+    }
+}
+
+/// The keyword `if` whose condition closes at significant token `close`
+/// (a `)`), when that `if` is a statement at the top level of the body.
+fn top_level_if(program: &Program, view: &str, open: usize, close: usize) -> Option<usize> {
+    let sig = &program.sig;
+    let paren = program.partner[close]?;
+    let kw = paren.checked_sub(1)?;
+    (kw > open && sig[kw].text(view) == "if" && starts_statement(program, view, open, kw))
+        .then_some(kw)
+}
+
+/// Can the sync at significant token `k` (in the body opened at `open`) be
+/// migrated? It must be a statement of its own, at the top level of the
+/// body, or the last statement of a top-level `if` without `else` (the
+/// CDP1 idiom `if (threadIdx.x == 0) { launch; cudaDeviceSynchronize(); }`):
+/// then the postwork is the code after the `if`, which every thread runs
+/// after the children (a thread that skipped the wait only runs later).
+/// Otherwise what encloses it (a description and a span).
 fn placement(
     program: &Program,
     view: &str,
     open: usize,
     k: usize,
-) -> Result<Range<usize>, (String, Range<usize>)> {
+) -> Result<Placed, (String, Range<usize>)> {
     let sig = &program.sig;
-    // The innermost bracket around the call.
-    let mut enclosing = None;
-    for (j, t) in sig.iter().enumerate().take(k).skip(open + 1) {
-        if matches!(t.text(view), "(" | "{" | "[") && program.partner[j].is_some_and(|p| p > k) {
-            enclosing = Some(j);
-        }
-    }
-    if let Some(j) = enclosing {
-        let text = sig[j].text(view);
-        if text == "{" {
-            return Err((control_of(program, view, j), sig[j].range()));
-        }
-        return Err((
-            "an expression (its result is used)".to_string(),
-            sig[j].range(),
-        ));
-    }
+    let expression = |at: Range<usize>| Err(("an expression (its result is used)".to_string(), at));
     // `name ( ) ;`
     let close = program.partner[k + 1].unwrap_or(k + 1);
-    if close != k + 2 || sig.get(k + 3).map(|t| t.text(view)) != Some(";") {
-        return Err((
-            "an expression (its result is used)".to_string(),
-            sig[k].range(),
-        ));
-    }
-    let end = sig[k + 3].end;
+    let statement_form = close == k + 2 && sig.get(k + 3).map(|t| t.text(view)) == Some(";");
     // `(void)` before it.
     let mut first = k;
     if k >= open + 4
@@ -402,31 +414,86 @@ fn placement(
     {
         first = k - 3;
     }
+    // The innermost bracket around the call.
+    let mut enclosing = None;
+    for (j, t) in sig.iter().enumerate().take(first).skip(open + 1) {
+        if matches!(t.text(view), "(" | "{" | "[") && program.partner[j].is_some_and(|p| p > k) {
+            enclosing = Some(j);
+        }
+    }
+    let after = |j: usize| sig.get(j).map(|t| t.text(view)).unwrap_or("");
+    if let Some(j) = enclosing {
+        if sig[j].text(view) != "{" {
+            return expression(sig[j].range());
+        }
+        // The last statement of the block of a top-level `if`, no `else`.
+        let block_end = program.partner[j].unwrap_or(j);
+        let if_kw = (j > open + 1 && sig[j - 1].text(view) == ")")
+            .then(|| top_level_if(program, view, open, j - 1))
+            .flatten();
+        let last = statement_form && k + 4 == block_end;
+        let direct = enclosing_of(program, view, open, j).is_none();
+        if let (Some(_), true, true) = (if_kw, last, direct) {
+            if after(block_end + 1) != "else" {
+                return Ok(Placed {
+                    statement: sig[first].start..sig[k + 3].end,
+                    postwork_start: sig[block_end].end,
+                });
+            }
+        }
+        return Err((control_of(program, view, j), sig[j].range()));
+    }
+    if !statement_form {
+        return expression(sig[k].range());
+    }
+    let end = sig[k + 3].end;
+    if starts_statement(program, view, open, first) {
+        return Ok(Placed {
+            statement: sig[first].start..end,
+            postwork_start: end,
+        });
+    }
     let prev = &sig[first - 1];
     let prev_text = prev.text(view);
-    if first - 1 == open || matches!(prev_text, ";" | "}") || prev.kind == TokenKind::Directive {
-        return Ok(sig[first].start..end);
-    }
     if matches!(prev_text, "else" | "do") {
         return Err((format!("the statement of `{prev_text}`"), prev.range()));
     }
     if prev_text == ")" {
-        if let Some(p) = program.partner[first - 1] {
-            if let Some(kw) = p.checked_sub(1).map(|q| &sig[q]) {
-                let w = kw.text(view);
-                if matches!(w, "if" | "for" | "while" | "switch") {
-                    return Err((format!("the statement of `{w}`"), kw.range()));
-                }
+        // `if (cond) cudaDeviceSynchronize();` at the top level, no `else`.
+        if let Some(kw) = top_level_if(program, view, open, first - 1) {
+            if after(k + 4) != "else" {
+                return Ok(Placed {
+                    statement: sig[first].start..end,
+                    postwork_start: end,
+                });
+            }
+            return Err(("an `if` with an `else`".to_string(), sig[kw].range()));
+        }
+        if let Some(kw) = program.partner[first - 1]
+            .and_then(|p| p.checked_sub(1))
+            .map(|q| &sig[q])
+        {
+            let w = kw.text(view);
+            if matches!(w, "if" | "for" | "while" | "switch") {
+                return Err((format!("the statement of `{w}`"), kw.range()));
             }
         }
     }
     if prev_text == ":" {
         return Err(("a labelled statement".to_string(), prev.range()));
     }
-    Err((
-        "an expression (its result is used)".to_string(),
-        sig[k].range(),
-    ))
+    expression(sig[k].range())
+}
+
+/// The innermost bracket (after `open`) around significant token `k`.
+fn enclosing_of(program: &Program, view: &str, open: usize, k: usize) -> Option<usize> {
+    let mut enclosing = None;
+    for (j, t) in program.sig.iter().enumerate().take(k).skip(open + 1) {
+        if matches!(t.text(view), "(" | "{" | "[") && program.partner[j].is_some_and(|p| p > k) {
+            enclosing = Some(j);
+        }
+    }
+    enclosing
 }
 
 /// What the brace block opened at significant token `j` belongs to.
@@ -605,7 +672,20 @@ fn barrier_in(
     hazards: &Hazards,
     range: Range<usize>,
 ) -> Option<(String, Range<usize>, Vec<(Range<usize>, String)>)> {
-    let tokens = program.sig_in(range.clone());
+    let mut tokens = program.sig_in(range.clone());
+    // Leading `__syncthreads();` (the CDP1 idiom `if (threadIdx.x == 0)
+    // cudaDeviceSynchronize(); __syncthreads();`): the continuation starts
+    // after every thread of the grid has passed the sync, so the barrier
+    // holds; in a block continuation it is a barrier of the threads that
+    // reached the sync, and alone in a thread it passes at once.
+    while tokens.len() >= 4
+        && tokens[0].text(view) == "__syncthreads"
+        && tokens[1].text(view) == "("
+        && tokens[2].text(view) == ")"
+        && tokens[3].text(view) == ";"
+    {
+        tokens = &tokens[4..];
+    }
     for (i, t) in tokens.iter().enumerate() {
         if t.kind != TokenKind::Ident {
             continue;
@@ -679,6 +759,49 @@ mod tests {
         assert!(a.sites.is_empty());
         assert_eq!(a.diagnostics[0].kind.code(), "dpopt::postwork_nested");
         assert!(a.diagnostics[0].kind.message().contains("`for` block"));
+    }
+
+    #[test]
+    fn a_sync_ending_a_top_level_if_waits_after_the_if() {
+        let src = "__global__ void c() {}\n__global__ void k(int *a) {\n  int v = a[threadIdx.x];\n  if (threadIdx.x == 0) {\n    int inner = 1;\n    c<<<1, 1>>>();\n    cudaDeviceSynchronize();\n  }\n  __syncthreads();\n  a[threadIdx.x] = v + 1;\n}\n";
+        let (file, a) = run(src, true);
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        let site = &a.sites[0];
+        assert_eq!(
+            &file.view[site.statement.clone()],
+            "cudaDeviceSynchronize();"
+        );
+        assert!(file.view[site.postwork.clone()]
+            .trim_start()
+            .starts_with("__syncthreads();"));
+        // `inner` is out of scope after the `if`.
+        assert_eq!(site.locals, ["v"]);
+        // The braceless form too.
+        let src = "__global__ void c() {}\n__global__ void k() {\n  c<<<1, 1>>>();\n  if (threadIdx.x == 0) (void)cudaDeviceSynchronize();\n}\n";
+        assert_eq!(run(src, true).1.sites.len(), 1);
+    }
+
+    #[test]
+    fn an_if_with_else_or_a_sync_before_the_end_of_the_if_is_refused() {
+        for src in [
+            "__global__ void c() {}\n__global__ void k() {\n  if (threadIdx.x == 0) { c<<<1, 1>>>(); cudaDeviceSynchronize(); } else { }\n}\n",
+            "__global__ void c() {}\n__global__ void k(int *a) {\n  if (threadIdx.x == 0) { c<<<1, 1>>>(); cudaDeviceSynchronize(); a[0] = 1; }\n}\n",
+            "__global__ void c() {}\n__global__ void k() {\n  c<<<1, 1>>>();\n  if (threadIdx.x == 0) cudaDeviceSynchronize(); else c<<<1, 1>>>();\n}\n",
+            "__global__ void c() {}\n__global__ void k() {\n  { if (threadIdx.x == 0) { c<<<1, 1>>>(); cudaDeviceSynchronize(); } }\n}\n",
+        ] {
+            let (_, a) = run(src, true);
+            assert!(a.sites.is_empty(), "{src}");
+            assert_eq!(a.diagnostics[0].kind.code(), "dpopt::postwork_nested", "{src}");
+        }
+    }
+
+    #[test]
+    fn a_barrier_after_the_start_of_the_postwork_is_refused() {
+        let src = "__global__ void c() {}\n__global__ void k(int *a) {\n  c<<<1, 1>>>();\n  cudaDeviceSynchronize();\n  __syncthreads();\n  a[threadIdx.x] = 1;\n  __syncthreads();\n}\n";
+        let (file, a) = run(src, true);
+        assert_eq!(a.diagnostics.len(), 1);
+        assert_eq!(a.diagnostics[0].kind.code(), "dpopt::postwork_barrier");
+        assert_eq!(file.line_col(a.diagnostics[0].span.start), (7, 3));
     }
 
     #[test]

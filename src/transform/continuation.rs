@@ -65,6 +65,13 @@ pub fn site_text(r: &Renderer, site: &SyncSite) -> Vec<u8> {
     finish(r, &r.templates.render(CONTINUATION, &ctx))
 }
 
+/// What replaces a sync that ends a top-level `if` (the wait follows the
+/// `if`).
+pub fn moved_text(r: &Renderer, site: &SyncSite) -> Vec<u8> {
+    let ctx = context(r, site, "moved", 0);
+    finish(r, &r.templates.render(CONTINUATION, &ctx))
+}
+
 /// After the kernel: the postwork body (builtins replaced by parameters)
 /// and the continuation kernel.
 pub fn definitions(r: &Renderer, site: &SyncSite, resume_line: usize) -> Vec<u8> {
