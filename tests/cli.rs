@@ -397,7 +397,7 @@ fn cdp1_sync_warns_without_migrate_sync_and_migrates_with_it() {
         &nested,
         CDP1.replace(
             "  cudaDeviceSynchronize();\n",
-            "  if (a) { cudaDeviceSynchronize(); }\n",
+            "  for (int r = 0; r < 2; ++r) { cudaDeviceSynchronize(); }\n",
         ),
     )
     .unwrap();
