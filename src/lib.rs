@@ -47,6 +47,9 @@ pub struct Outcome {
     pub sites: Vec<SiteSummary>,
     /// The kernels that get `DPOPT_PARENT_BOUNDS` (qualified names).
     pub bounded_kernels: Vec<String>,
+    /// The device-side syncs migrated to continuations (`--migrate-sync`),
+    /// for `dpopt check`: location and description.
+    pub postwork_sites: Vec<(String, String)>,
     /// The translation unit read when other files were read too (headers,
     /// child sources): diagnostics' spans are offsets into it.
     pub unit: Option<SourceFile>,
@@ -129,6 +132,7 @@ pub fn run_migrating(
             diagnostics: Vec::new(),
             sites: Vec::new(),
             bounded_kernels: Vec::new(),
+            postwork_sites: Vec::new(),
             unit: None,
         };
     }
@@ -173,6 +177,7 @@ pub fn run_migrating(
             diagnostics,
             sites: Vec::new(),
             bounded_kernels: Vec::new(),
+            postwork_sites: Vec::new(),
             unit,
         };
     }
@@ -238,11 +243,30 @@ pub fn run_migrating(
         .iter()
         .map(|&k| program.functions[k].qualified_name())
         .collect();
+    let postwork_sites = plan
+        .postwork
+        .iter()
+        .map(|p| {
+            let locals = if p.locals.is_empty() {
+                "-".to_string()
+            } else {
+                p.locals.join(", ")
+            };
+            (
+                file.location(p.call_span.start),
+                format!(
+                    "sync site {} (kernel `{}`): the code after `{}()` runs in continuation dpopt_postwork_{}, tail-launched per block; carries the kernel's parameters and locals: {locals}",
+                    p.id, program.functions[p.kernel].name, p.call, p.id
+                ),
+            )
+        })
+        .collect();
     Outcome {
         output,
         diagnostics,
         sites,
         bounded_kernels,
+        postwork_sites,
         unit,
     }
 }

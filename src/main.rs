@@ -198,6 +198,9 @@ fn check(input: &str, search: &Search, migrate: bool) -> ExitCode {
             println!("    {a}");
         }
     }
+    for (location, what) in &outcome.postwork_sites {
+        println!("{location}: {what}");
+    }
     if outcome.has_errors() {
         ExitCode::from(1)
     } else {

@@ -408,4 +408,15 @@ fn cdp1_sync_warns_without_migrate_sync_and_migrates_with_it() {
     assert_eq!(refused.status.code(), Some(1));
     assert!(refused.stdout.is_empty());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("dpopt::postwork_nested"));
+    // `check --migrate-sync` lists the sync sites.
+    let checked = dpopt()
+        .args(["check", "--migrate-sync", input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(checked.status.code(), Some(0));
+    let listing = String::from_utf8(checked.stdout).unwrap();
+    assert!(
+        listing.contains("cdp1.cu:4:3: sync site parent_sync1 (kernel `parent`)"),
+        "{listing}"
+    );
 }

@@ -10,7 +10,7 @@
 //
 // Output: `result example=recursive_sum input=... verified=yes checksum=...`
 // (checksum: FNV-1a of every node's sum; the CPU computes the same tree).
-// Flags: --n N (1000000)  --leaf L (2048)  --seed X (7)
+// Flags: --n N (1000000)  --leaf L (2048)  --seed X (7)  --heap MiB (64)
 // Build: dpopt transform --migrate-sync recursive_sum.cu -o r.dp.cu
 //        nvcc -O3 -rdc=true -arch=sm_90 -o recursive_sum r.dp.cu -lcudadevrt
 
@@ -120,16 +120,17 @@ static uint64_t fnv1a(uint64_t h, const void* data, size_t bytes)
 
 int main(int argc, char** argv)
 {
-    int n = 1000000, leaf = 2048;
+    int n = 1000000, leaf = 2048, heap_mib = 64;
     uint64_t seed = 7;
     for (int a = 1; a + 1 < argc; a += 2) {
         std::string arg = argv[a];
         if (arg == "--n") n = atoi(argv[a + 1]);
         else if (arg == "--leaf") leaf = atoi(argv[a + 1]);
         else if (arg == "--seed") seed = strtoull(argv[a + 1], nullptr, 10);
+        else if (arg == "--heap") heap_mib = atoi(argv[a + 1]);
         else { fprintf(stderr, "unknown option %s\n", arg.c_str()); return 1; }
     }
-    if (n < 1 || leaf < 1) { fprintf(stderr, "invalid arguments\n"); return 1; }
+    if (n < 1 || leaf < 1 || heap_mib < 1) { fprintf(stderr, "invalid arguments\n"); return 1; }
     std::vector<int> a(n);
     uint64_t s = seed;
     for (int i = 0; i < n; ++i) { s = s * 6364136223846793005ull + 1442695040888963407ull; a[i] = (int)(s >> 45); }
@@ -138,7 +139,9 @@ int main(int argc, char** argv)
     ref[0] = (unsigned long long)cpu_sum(a, ref, 0, n, 0, leaf);
 
     CUDA_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 1 << 16));
-    CUDA_CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, (size_t)64 << 20));
+    // --heap: the device heap, where each block's continuation records go (a
+    // small heap makes the blocks fall back to one continuation per thread)
+    CUDA_CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, (size_t)heap_mib << 20));
     int* d_a;
     unsigned long long* d_sums;
     CUDA_CHECK(cudaMalloc(&d_a, (size_t)n * sizeof(int)));
