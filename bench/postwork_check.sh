@@ -47,7 +47,6 @@ tree-d3k64s0|tree_heights_cdp1|--depth 3 --outdeg 64 --sparsity 0 --reps 1|tree
 tree-d6k4s0|tree_heights_cdp1|--depth 6 --outdeg 4 --sparsity 0 --reps 1|tree
 tree-d8k3s0|tree_heights_cdp1|--depth 8 --outdeg 3 --sparsity 0 --reps 1|tree
 tree-heap1|tree_heights_cdp1|--depth 4 --outdeg 32 --sparsity 1 --reps 1 --heap 1|tree
-tree-pending256|tree_heights_cdp1|--depth 4 --outdeg 32 --sparsity 1 --reps 1 --pending 256|tree
 RUNS
   echo "prepared $BUILD: $(ls "$BUILD/src" | wc -l) files; on the GPU: bench/postwork_check.sh run"
 }

@@ -136,3 +136,78 @@ fn postwork_with_return_and_builtins_compiles_to_a_body_function() {
     assert!(out.contains("if (a[i] == 0) return;"));
     assert!(out.contains("<<<1, dpopt_count, 0, cudaStreamTailLaunch>>>"));
 }
+
+mod mutated {
+    //! `--migrate-sync` on mutated CDP1 programs never panics: every run ends
+    //! in an output or in at least one error, and every diagnostic renders.
+
+    use super::common;
+    use dpopt::source::SourceFile;
+    use miette::{GraphicalReportHandler, GraphicalTheme};
+    use proptest::prelude::*;
+
+    const PIECES: &[&str] = &[
+        "cudaDeviceSynchronize();",
+        "(void)cudaThreadSynchronize();",
+        "if (threadIdx.x == 0) {",
+        "} else {",
+        "for (;;) {",
+        "__shared__ int s;",
+        "__syncthreads();",
+        "int &r = x;",
+        "int a[4];",
+        "return;",
+        "k<<<1, 1>>>();",
+        "{",
+        "}",
+        "(",
+        ")",
+        ";",
+        ",",
+        "=",
+        "template <typename T>",
+        "__device__",
+        "/*",
+        "\"",
+        "#if 0\n",
+        "#endif\n",
+        "\n",
+    ];
+
+    fn apply(mut bytes: Vec<u8>, edits: &[(usize, usize, bool)]) -> Vec<u8> {
+        for &(at, what, delete) in edits {
+            let at = at % (bytes.len() + 1);
+            if delete {
+                let end = (at + what % 48 + 1).min(bytes.len());
+                bytes.drain(at..end);
+            } else {
+                bytes.splice(at..at, PIECES[what % PIECES.len()].bytes());
+            }
+        }
+        bytes
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+        #[test]
+        fn mutated_cdp1_programs_never_panic(
+            which in any::<usize>(),
+            edits in proptest::collection::vec((any::<usize>(), any::<usize>(), any::<bool>()), 1..6),
+        ) {
+            let programs = common::postwork_programs();
+            let original = std::fs::read(&programs[which % programs.len()]).unwrap();
+            let file = SourceFile::new("mutated.cu", apply(original, &edits));
+            for migrate in [false, true] {
+                let outcome = dpopt::run_migrating(&file, None, migrate, "out.cu", true);
+                prop_assert!(outcome.output.is_some() || outcome.has_errors());
+                let handler = GraphicalReportHandler::new_themed(GraphicalTheme::unicode_nocolor());
+                for d in &outcome.diagnostics {
+                    let mut rendered = String::new();
+                    handler.render_report(&mut rendered, d.to_report(&file).as_ref()).unwrap();
+                    prop_assert!(rendered.contains("mutated.cu:"));
+                }
+            }
+        }
+    }
+}

@@ -53,12 +53,12 @@ __device__ void insertion_sort(unsigned* a, int lo, int hi)
     }
 }
 
-// Hoare partition of [lo, hi) around the median of three; returns p with
-// every element of [lo, p) <= every element of [p, hi), lo < p < hi.
+// Hoare partition of [lo, hi) around its middle element (the lower middle:
+// Hoare's scheme then never returns an empty part); returns p with every
+// element of [lo, p) <= every element of [p, hi), lo < p < hi.
 __device__ int partition(unsigned* a, int lo, int hi)
 {
-    unsigned x = a[lo], y = a[lo + (hi - lo) / 2], z = a[hi - 1];
-    unsigned pivot = max(min(x, y), min(max(x, y), z));
+    const unsigned pivot = a[lo + (hi - 1 - lo) / 2];
     int i = lo - 1, j = hi;
     for (;;) {
         do { ++i; } while (a[i] < pivot);
