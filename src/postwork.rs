@@ -83,6 +83,13 @@ const STATEMENT_KEYWORDS: &[&str] = &[
     "throw",
     "namespace",
     "static_assert",
+    "delete",
+    "new",
+    "co_await",
+    "co_yield",
+    "co_return",
+    "sizeof",
+    "typeid",
 ];
 
 /// Words that are part of a type, never a declared name.
@@ -320,9 +327,15 @@ pub fn analyze(file: &SourceFile, program: &Program, migrate: bool, copied: &[us
                 continue;
             }
             count += 1;
+            let params: Vec<&str> = function
+                .params
+                .iter()
+                .filter_map(|p| p.name.as_deref())
+                .collect();
             let live: Vec<String> = locals
                 .iter()
                 .filter(|l| used.iter().any(|(n, _)| n == &l.name))
+                .filter(|l| !params.contains(&l.name.as_str()))
                 .map(|l| l.name.clone())
                 .fold(Vec::new(), |mut v, n| {
                     if !v.contains(&n) {
@@ -589,7 +602,11 @@ fn declared_in(program: &Program, view: &str, from: usize, to: usize, out: &mut 
             let typed = prev.kind == TokenKind::Ident
                 || matches!(prev_text, "*" | "&" | "&&" | ">" | "::")
                 || (prev_text == "," && found);
-            if typed && prev_text != "::" && matches!(next, "=" | ";" | "," | "[" | "{") {
+            // `T name(args)`: direct initialization (after a type name only:
+            // `a * f(b);` is an expression).
+            let direct = next == "(" && prev.kind == TokenKind::Ident;
+            if typed && prev_text != "::" && (matches!(next, "=" | ";" | "," | "[" | "{") || direct)
+            {
                 found = true;
                 out.push(Local {
                     name: text.to_string(),
@@ -802,6 +819,27 @@ mod tests {
         assert_eq!(a.diagnostics.len(), 1);
         assert_eq!(a.diagnostics[0].kind.code(), "dpopt::postwork_barrier");
         assert_eq!(file.line_col(a.diagnostics[0].span.start), (7, 3));
+    }
+
+    #[test]
+    fn declarations_are_told_from_expression_statements() {
+        let src = "struct S { __device__ S(int) {} };\n__global__ void c() {}\n__global__ void k(int *p, int n) {\n  S s(n);\n  int a = 1, *b = p, c2[2];\n  unsigned long long d{3};\n  a = n;\n  p[0] = a * n;\n  delete p;\n  c<<<1, 1>>>();\n  cudaDeviceSynchronize();\n  p[s.f + a + *b + c2[0] + d + n] = 0;\n}\n";
+        let file = SourceFile::new("t.cu", src.as_bytes().to_vec());
+        let program = crate::parser::parse(&file, crate::lexer::lex(&file));
+        let k = program.function_named("k").unwrap();
+        let open = program.functions[k].body_tokens.start;
+        let locals = top_level_locals(&program, &file.view, open, src.find("c<<<").unwrap());
+        let names: Vec<(&str, bool)> = locals.iter().map(|l| (l.name.as_str(), l.array)).collect();
+        assert_eq!(
+            names,
+            [
+                ("s", false),
+                ("a", false),
+                ("b", false),
+                ("c2", true),
+                ("d", false)
+            ]
+        );
     }
 
     #[test]
