@@ -211,3 +211,45 @@ mod mutated {
         }
     }
 }
+
+/// The rendered reports of what `--migrate-sync` refuses: FILE:LINE:COL,
+/// what is wrong, the enclosing construct, and how to restructure.
+#[test]
+fn refusals_render_with_their_place_and_fix() {
+    let text = "__global__ void child(int *a, int r) { a[threadIdx.x] += r; }\n\
+__global__ void rounds(int *a) {\n\
+  for (int r = 0; r < 4; ++r) {\n\
+    child<<<1, 32>>>(a, r);\n\
+    cudaDeviceSynchronize();\n\
+  }\n\
+}\n\
+__global__ void tiled(int *a) {\n\
+  __shared__ int tile[32];\n\
+  tile[threadIdx.x] = a[threadIdx.x];\n\
+  child<<<1, 32>>>(a, 1);\n\
+  cudaDeviceSynchronize();\n\
+  a[threadIdx.x] += tile[threadIdx.x];\n\
+}\n";
+    let file = SourceFile::new("bad.cu", text.as_bytes().to_vec());
+    let outcome = dpopt::run_migrating(&file, None, true, "out.cu", true);
+    assert!(outcome.output.is_none());
+    let handler =
+        miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())
+            .with_width(100);
+    let mut out = String::new();
+    for d in &outcome.diagnostics {
+        handler
+            .render_report(&mut out, d.to_report(&file).as_ref())
+            .unwrap();
+    }
+    for expect in [
+        "bad.cu:5:1",
+        "inside a `for` block",
+        "call `cudaDeviceSynchronize()` once",
+        "bad.cu:13:19",
+        "shared memory `tile`",
+    ] {
+        assert!(out.contains(expect), "`{expect}` not in\n{out}");
+    }
+    insta::assert_snapshot!("postwork_refusals", out);
+}
