@@ -245,7 +245,7 @@ __global__ void tiled(int *a) {\n\
     for expect in [
         "bad.cu:5:1",
         "inside a `for` block",
-        "call `cudaDeviceSynchronize()` once",
+        "move the wait out",
         "bad.cu:13:19",
         "shared memory `tile`",
     ] {
