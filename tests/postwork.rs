@@ -247,7 +247,7 @@ __global__ void tiled(int *a) {\n\
         "inside a `for` block",
         "move the wait out",
         "bad.cu:13:19",
-        "shared memory `tile`",
+        "declared `__shared__`",
     ] {
         assert!(out.contains(expect), "`{expect}` not in\n{out}");
     }
