@@ -11,8 +11,11 @@
 #   bench/postwork_check.sh run       # on the GPU: needs nvcc (PATH, or /usr/local/cuda/bin);
 #                                     # reads gpu-postwork/, writes $OUT/postwork (or ./gpu-out/postwork)
 #
+# Each program runs in three builds: plain, -DDPOPT_STATS (counters), and
+# -DDPOPT_STATS -DDPOPT_POSTWORK_PER_THREAD (every thread tail-launches its own
+# continuation: the fallback path, exercised everywhere).
 # A run passes when the program exits 0 with `verified=yes` and
-# `launch_failures=0`, its -DDPOPT_STATS build reports no postwork run early
+# `launch_failures=0`, its -DDPOPT_STATS builds report no postwork run early
 # (`early=0`: a continuation that found no room at all), and, for the trees,
 # the checksums match the examples'. Stress runs shrink the device heap
 # (records cannot be allocated: per-thread continuations) and the
@@ -33,20 +36,22 @@ prepare() {
   # The CDP2 examples as written (nvcc ignores their `#pragma dp`): the reference checksums.
   cp examples/tree_heights.cu "$BUILD/src/tree_heights_ref.cu"
   cp examples/tree_descendants.cu "$BUILD/src/tree_descendants_ref.cu"
-  # Runs: name|binary|arguments|checks (tree: compare with the examples' cdp checksum)
+  # Runs: name|binary|arguments|checks (tree: compare with the examples' cdp checksum)|builds
+  # (perthread only where every parent thread's continuation fits the pending-launch limit at once)
   cat > "$BUILD/runs.txt" <<'RUNS'
-sum|recursive_sum|--n 1000000 --leaf 2048|-
-sum-deep|recursive_sum|--n 4000000 --leaf 256|-
-sum-heap1|recursive_sum|--n 4000000 --leaf 256 --heap 1|-
-qsort|quicksort_cdp1|--n 65536|-
-qsort-large|quicksort_cdp1|--n 262144 --seed 9|-
-block|block_idiom|--n 1048576|-
-pragma|pragma_then_sync|--rows 4096|-
-tree-d4k32s1|tree_heights_cdp1|--depth 4 --outdeg 32 --sparsity 1 --reps 1|tree
-tree-d3k64s0|tree_heights_cdp1|--depth 3 --outdeg 64 --sparsity 0 --reps 1|tree
-tree-d6k4s0|tree_heights_cdp1|--depth 6 --outdeg 4 --sparsity 0 --reps 1|tree
-tree-d8k3s0|tree_heights_cdp1|--depth 8 --outdeg 3 --sparsity 0 --reps 1|tree
-tree-heap1|tree_heights_cdp1|--depth 4 --outdeg 32 --sparsity 1 --reps 1 --heap 1|tree
+sum|recursive_sum|--n 1000000 --leaf 2048|-|plain stats perthread
+sum-deep|recursive_sum|--n 4000000 --leaf 256|-|plain stats perthread
+sum-heap1|recursive_sum|--n 4000000 --leaf 256 --heap 1|-|plain stats
+qsort|quicksort_cdp1|--n 65536|-|plain stats perthread
+qsort-large|quicksort_cdp1|--n 262144 --seed 9|-|plain stats perthread
+block|block_idiom|--n 1048576|-|plain stats
+block-small|block_idiom|--n 8192|-|plain stats perthread
+pragma|pragma_then_sync|--rows 4096|-|plain stats perthread
+tree-d4k32s1|tree_heights_cdp1|--depth 4 --outdeg 32 --sparsity 1 --reps 1|tree|plain stats
+tree-d3k64s0|tree_heights_cdp1|--depth 3 --outdeg 64 --sparsity 0 --reps 1|tree|plain stats
+tree-d6k4s0|tree_heights_cdp1|--depth 6 --outdeg 4 --sparsity 0 --reps 1|tree|plain stats perthread
+tree-d8k3s0|tree_heights_cdp1|--depth 8 --outdeg 3 --sparsity 0 --reps 1|tree|plain stats perthread
+tree-heap1|tree_heights_cdp1|--depth 6 --outdeg 4 --sparsity 0 --reps 1 --heap 1 --pending 16384|tree|plain stats
 RUNS
   echo "prepared $BUILD: $(ls "$BUILD/src" | wc -l) files; on the GPU: bench/postwork_check.sh run"
 }
@@ -69,6 +74,9 @@ run() {
     ( "$nvcc" -O3 -rdc=true -arch=sm_90 -DDPOPT_STATS -I "$BUILD/src" -o "$out/bin/$name.stats" "$src" -lcudadevrt \
         > "$out/logs/build-$name.stats.txt" 2>&1 || echo "BUILD FAILED" >> "$out/logs/build-$name.stats.txt" ) &
     pids+=($!)
+    ( "$nvcc" -O3 -rdc=true -arch=sm_90 -DDPOPT_STATS -DDPOPT_POSTWORK_PER_THREAD -I "$BUILD/src" -o "$out/bin/$name.perthread" "$src" -lcudadevrt \
+        > "$out/logs/build-$name.perthread.txt" 2>&1 || echo "BUILD FAILED" >> "$out/logs/build-$name.perthread.txt" ) &
+    pids+=($!)
   done
   for p in "${pids[@]}"; do wait "$p" || true; done
   local failed=0 summary="$out/summary.md"
@@ -78,11 +86,11 @@ run() {
     echo "| run | build | verdict | time_ms | checksum | reference checksum | postwork counters (stats build) |"
     echo "|---|---|---|---|---|---|---|"
   } > "$summary"
-  while IFS='|' read -r run bin args check; do
+  while IFS='|' read -r run bin args check builds; do
     [ -n "$run" ] || continue
-    for build in plain stats; do
+    for build in $builds; do
       local exe="$out/bin/$bin" log="$out/logs/run-$run-$build.txt"
-      [ "$build" = stats ] && exe="$out/bin/$bin.stats"
+      [ "$build" = plain ] || exe="$out/bin/$bin.$build"
       local verdict=ok rc=0
       if [ ! -x "$exe" ]; then
         verdict="FAIL (no binary: $(tail -n 3 "$out/logs/build-$(basename "$exe").txt" | tr '\n' ' '))"
@@ -94,7 +102,7 @@ run() {
       grep -q 'verified=yes' <<< "$result" || verdict="${verdict/#ok/FAIL (not verified)}"
       grep -q 'launch_failures=0' <<< "$result" || verdict="${verdict/#ok/FAIL (launch failures)}"
       local counters; counters=$(grep '^dpopt_postwork ' "$log" 2>/dev/null | sed 's/dpopt_postwork //' | tr '\n' ';' || true)
-      if [ "$build" = stats ] && grep -q 'early=[1-9]' <<< "$counters"; then
+      if [ "$build" != plain ] && grep -q 'early=[1-9]' <<< "$counters"; then
         verdict="${verdict/#ok/FAIL (postwork run early)}"
       fi
       local time sum ref="-"
