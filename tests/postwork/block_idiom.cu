@@ -11,7 +11,7 @@
 // the leading `__syncthreads()` of the postwork stays (it holds there).
 //
 // Output: `result example=block_idiom ... verified=yes checksum=...`
-// Flags: --n N (1048576)
+// Flags: --n N (1048576)  --pending P (2 * blocks + 2048)
 
 #include <cuda_runtime.h>
 
@@ -66,10 +66,11 @@ static uint64_t fnv1a(uint64_t h, const void* data, size_t bytes)
 
 int main(int argc, char** argv)
 {
-    int n = 1 << 20;
+    int n = 1 << 20, pending = 0;
     for (int a = 1; a + 1 < argc; a += 2) {
         std::string arg = argv[a];
         if (arg == "--n") n = atoi(argv[a + 1]);
+        else if (arg == "--pending") pending = atoi(argv[a + 1]);
         else { fprintf(stderr, "unknown option %s\n", arg.c_str()); return 1; }
     }
     if (n < 1) { fprintf(stderr, "invalid arguments\n"); return 1; }
@@ -79,7 +80,9 @@ int main(int argc, char** argv)
     for (int i = 0; i < n; ++i)
         ref[i] = (long long)in[i] * in[i] + (i > 0 ? (long long)in[i - 1] * in[i - 1] : 0);
     const int blocks = (n + BLOCK - 1) / BLOCK;
-    CUDA_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, blocks + 2048));
+    // one child launch and one continuation per block (one per thread with
+    // -DDPOPT_POSTWORK_PER_THREAD: give --pending then)
+    CUDA_CHECK(cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, pending > 0 ? pending : 2 * blocks + 2048));
     CUDA_CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, (size_t)64 << 20));
     int* d_in;
     long long *d_sq, *d_out;
