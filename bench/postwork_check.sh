@@ -64,7 +64,8 @@ RUNS
 run() {
   local nvcc; nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   local out="${OUT:-gpu-out}/postwork"
-  mkdir -p "$out/bin" "$out/logs"
+  local bin="$BUILD/bin"  # binaries stay out of $OUT (only logs and the summary come back)
+  mkdir -p "$bin" "$out/logs"
   [ -d "$BUILD/src" ] || { echo "no $BUILD/: run 'bench/postwork_check.sh prepare' first"; exit 2; }
   "$nvcc" --version | tail -n1 > "$out/nvcc.txt"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>/dev/null || true
@@ -72,14 +73,14 @@ run() {
   local pids=()
   for src in "$BUILD"/src/*.cu; do
     local name; name=$(basename "$src" .cu)
-    ( "$nvcc" -O3 -rdc=true -arch=sm_90 -I "$BUILD/src" -o "$out/bin/$name" "$src" -lcudadevrt \
+    ( "$nvcc" -O3 -rdc=true -arch=sm_90 -I "$BUILD/src" -o "$bin/$name" "$src" -lcudadevrt \
         > "$out/logs/build-$name.txt" 2>&1 || echo "BUILD FAILED" >> "$out/logs/build-$name.txt" ) &
     pids+=($!)
     case "$name" in *_ref) continue ;; esac
-    ( "$nvcc" -O3 -rdc=true -arch=sm_90 -DDPOPT_STATS -I "$BUILD/src" -o "$out/bin/$name.stats" "$src" -lcudadevrt \
+    ( "$nvcc" -O3 -rdc=true -arch=sm_90 -DDPOPT_STATS -I "$BUILD/src" -o "$bin/$name.stats" "$src" -lcudadevrt \
         > "$out/logs/build-$name.stats.txt" 2>&1 || echo "BUILD FAILED" >> "$out/logs/build-$name.stats.txt" ) &
     pids+=($!)
-    ( "$nvcc" -O3 -rdc=true -arch=sm_90 -DDPOPT_STATS -DDPOPT_POSTWORK_PER_THREAD -I "$BUILD/src" -o "$out/bin/$name.perthread" "$src" -lcudadevrt \
+    ( "$nvcc" -O3 -rdc=true -arch=sm_90 -DDPOPT_STATS -DDPOPT_POSTWORK_PER_THREAD -I "$BUILD/src" -o "$bin/$name.perthread" "$src" -lcudadevrt \
         > "$out/logs/build-$name.perthread.txt" 2>&1 || echo "BUILD FAILED" >> "$out/logs/build-$name.perthread.txt" ) &
     pids+=($!)
   done
@@ -91,11 +92,11 @@ run() {
     echo "| run | build | verdict | time_ms | checksum | reference checksum | postwork counters (stats build) |"
     echo "|---|---|---|---|---|---|---|"
   } > "$summary"
-  while IFS='|' read -r run bin args check builds; do
+  while IFS='|' read -r run prog args check builds; do
     [ -n "$run" ] || continue
     for build in $builds; do
-      local exe="$out/bin/$bin" log="$out/logs/run-$run-$build.txt"
-      [ "$build" = plain ] || exe="$out/bin/$bin.$build"
+      local exe="$bin/$prog" log="$out/logs/run-$run-$build.txt"
+      [ "$build" = plain ] || exe="$bin/$prog.$build"
       local verdict=ok rc=0
       if [ ! -x "$exe" ]; then
         verdict="FAIL (no binary: $(tail -n 3 "$out/logs/build-$(basename "$exe").txt" | tr '\n' ' '))"
@@ -110,6 +111,9 @@ run() {
       if [ "$build" != plain ] && grep -q 'early=[1-9]' <<< "$counters"; then
         verdict="${verdict/#ok/FAIL (postwork run early)}"
       fi
+      if [ "$build" = perthread ] && grep -q 'block_continuations=[1-9]' <<< "$counters"; then
+        verdict="${verdict/#ok/FAIL (block continuations in a per-thread build)}"
+      fi
       local time sum ref="-"
       time=$(grep -o 'time_ms=[0-9.]*' <<< "$result" | cut -d= -f2 || true)
       sum=$(grep -o 'checksum=[0-9a-f]*' <<< "$result" | cut -d= -f2 || true)
@@ -118,16 +122,16 @@ run() {
         local targs; targs=$(sed 's/ --heap [0-9]*//; s/ --pending [0-9]*//' <<< "$args")
         local key; key=$(tr ' ' '_' <<< "$targs")
         local refh="$out/logs/ref-heights$key.txt" refd="$out/logs/ref-desc$key.txt"
-        [ -f "$refd" ] || timeout 300 "$out/bin/tree_descendants_ref" $targs > "$refd" 2>&1 || true
+        [ -f "$refd" ] || timeout 300 "$bin/tree_descendants_ref" $targs > "$refd" 2>&1 || true
         local rh="" rd mh="" md
-        rd=$(grep 'impl=cdp ' "$refd" | grep -o 'checksum=[0-9a-f]*' | cut -d= -f2 || true)
-        md=$(grep '^result example=tree_descendants ' "$log" | grep -o 'checksum=[0-9a-f]*' | cut -d= -f2 || true)
+        rd=$(grep '^result example=tree_descendants .*impl=cdp ' "$refd" | head -n1 | grep -o 'checksum=[0-9a-f]*' | cut -d= -f2 || true)
+        md=$(grep '^result example=tree_descendants ' "$log" | head -n1 | grep -o 'checksum=[0-9a-f]*' | cut -d= -f2 || true)
         ref="desc ${rd:-?}"
         sum="desc ${md:-?}"
         if [ "$check" = tree ]; then
-          [ -f "$refh" ] || timeout 300 "$out/bin/tree_heights_ref" $targs > "$refh" 2>&1 || true
-          rh=$(grep 'impl=cdp ' "$refh" | grep -o 'checksum=[0-9a-f]*' | cut -d= -f2 || true)
-          mh=$(grep '^result example=tree_heights ' "$log" | grep -o 'checksum=[0-9a-f]*' | cut -d= -f2 || true)
+          [ -f "$refh" ] || timeout 300 "$bin/tree_heights_ref" $targs > "$refh" 2>&1 || true
+          rh=$(grep '^result example=tree_heights .*impl=cdp ' "$refh" | head -n1 | grep -o 'checksum=[0-9a-f]*' | cut -d= -f2 || true)
+          mh=$(grep '^result example=tree_heights ' "$log" | head -n1 | grep -o 'checksum=[0-9a-f]*' | cut -d= -f2 || true)
           ref="heights ${rh:-?}, $ref"
           sum="heights ${mh:-?}, $sum"
         fi
