@@ -507,7 +507,7 @@ impl DiagnosticKind {
                 "run `dpopt transform --migrate-sync FILE`: the code after the sync becomes a continuation kernel tail-launched (`cudaStreamTailLaunch`) after the parent grid and all its children (docs/PRAGMA.md, \"Postwork and CDP1 migration\")".to_string()
             }
             SyncNested { call, .. } => format!(
-                "move the wait out: keep the launch inside the loop or `if`, and call `{call}()` once, as a statement of its own at the top level of the kernel after it; code that must run per iteration after the children becomes a loop in the code after that sync, or a kernel of its own"
+                "move the wait out: keep the launch inside the loop or `if`, and call `{call}()` once, as a statement of its own at the top level of the kernel after it; code that must run per iteration after the children becomes a loop in the code after that sync, or a kernel of its own; for an `#if` branch, keep the sync outside it (or the whole rest of the kernel inside it)"
             ),
             SyncNotInKernel { call, .. } => format!(
                 "call `{call}()` in the kernel, after the call of this function, as a statement at the top level of the kernel body"

@@ -141,6 +141,7 @@ pub fn analyze(file: &SourceFile, program: &Program, migrate: bool, copied: &[us
     }
     let hazards = Hazards::new(program, view);
     let shared_names = shared_names(program, view);
+    let launchers = launching_functions(program, view);
     for (f, function) in program.functions.iter().enumerate() {
         if !function.space.runs_on_device() || !file.in_input(function.body.start) {
             continue;
@@ -162,10 +163,15 @@ pub fn analyze(file: &SourceFile, program: &Program, migrate: bool, copied: &[us
             if program.sig.get(k + 1).map(|n| n.text(view)) != Some("(") {
                 continue;
             }
+            // A launch before it, in the kernel or in a function of the file
+            // it calls there (directly or through calls).
             let launched = program
                 .launches
                 .iter()
-                .any(|l| l.function == Some(f) && l.span.end <= t.start);
+                .any(|l| l.function == Some(f) && l.span.end <= t.start)
+                || calls_before(program, view, open, k)
+                    .iter()
+                    .any(|g| launchers.contains(g));
             if !launched {
                 continue;
             }
@@ -194,7 +200,22 @@ pub fn analyze(file: &SourceFile, program: &Program, migrate: bool, copied: &[us
                 }
                 continue;
             }
-            let problem = placement(program, view, open, k);
+            // Inside an `#if` branch that the kernel's body does not hold
+            // whole: the continuation would split the branch.
+            let problem = if program.condition_at(t.start)
+                != program.condition_at(function.body.start)
+                || program.condition_at(program.sig[close].start)
+                    != program.condition_at(function.body.start)
+            {
+                let directive = program.sig[open..k]
+                    .iter()
+                    .rev()
+                    .find(|d| d.kind == TokenKind::Directive)
+                    .map_or(span.clone(), |d| d.range());
+                Err(("an `#if` branch".to_string(), directive))
+            } else {
+                placement(program, view, open, k)
+            };
             let placed = match problem {
                 Err((construct, at)) => {
                     if migrate {
@@ -418,14 +439,18 @@ fn placement(
     // `name ( ) ;`
     let close = program.partner[k + 1].unwrap_or(k + 1);
     let statement_form = close == k + 2 && sig.get(k + 3).map(|t| t.text(view)) == Some(";");
-    // `(void)` before it.
+    // `::` and `(void)` before it.
     let mut first = k;
-    if k >= open + 4
-        && sig[k - 1].text(view) == ")"
-        && sig[k - 2].text(view) == "void"
-        && sig[k - 3].text(view) == "("
+    if first > open + 1 && sig[first - 1].text(view) == "::" {
+        first -= 1;
+    }
+    let k0 = first;
+    if k0 >= open + 4
+        && sig[k0 - 1].text(view) == ")"
+        && sig[k0 - 2].text(view) == "void"
+        && sig[k0 - 3].text(view) == "("
     {
-        first = k - 3;
+        first = k0 - 3;
     }
     // The innermost bracket around the call.
     let mut enclosing = None;
@@ -739,6 +764,60 @@ fn barrier_in(
     None
 }
 
+/// The functions of the file that launch kernels, directly or through the
+/// functions of the file they call.
+fn launching_functions(program: &Program, view: &str) -> Vec<usize> {
+    let mut launching: Vec<bool> = vec![false; program.functions.len()];
+    for l in &program.launches {
+        if let Some(f) = l.function {
+            launching[f] = true;
+        }
+    }
+    let callees: Vec<Vec<usize>> = program
+        .functions
+        .iter()
+        .map(|f| calls_before(program, view, f.body_tokens.start, f.body_tokens.end))
+        .collect();
+    // To a fixed point: each round marks the callers of marked functions.
+    loop {
+        let mut changed = false;
+        for (f, calls) in callees.iter().enumerate() {
+            if !launching[f] && calls.iter().any(|&g| launching[g]) {
+                launching[f] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    (0..launching.len()).filter(|&f| launching[f]).collect()
+}
+
+/// The functions of the file called between significant tokens `open` and
+/// `end` (`name (`, not a member call).
+fn calls_before(program: &Program, view: &str, open: usize, end: usize) -> Vec<usize> {
+    let sig = &program.sig;
+    let mut out = Vec::new();
+    for k in open + 1..end.min(sig.len()) {
+        let t = &sig[k];
+        if t.kind != TokenKind::Ident || sig.get(k + 1).map(|n| n.text(view)) != Some("(") {
+            continue;
+        }
+        if k > 0 && matches!(sig[k - 1].text(view), "." | "->") {
+            continue;
+        }
+        if let Some(fs) = program.named.get(t.text(view)) {
+            for &g in fs {
+                if !out.contains(&g) {
+                    out.push(g);
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -839,6 +918,23 @@ mod tests {
                 ("c2", true),
                 ("d", false)
             ]
+        );
+    }
+
+    #[test]
+    fn a_launch_in_a_called_function_counts_and_ifdef_branches_are_refused() {
+        let src = "__global__ void c() {}\n__device__ void spawn() { c<<<1, 1>>>(); }\n__device__ void outer() { spawn(); }\n__global__ void k(int *a) {\n  outer();\n  ::cudaDeviceSynchronize();\n  a[0] = 1;\n}\n";
+        let (_, a) = run(src, true);
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        assert_eq!(a.sites.len(), 1);
+        let src = "__global__ void c() {}\n__global__ void k(int *a) {\n  c<<<1, 1>>>();\n#ifdef CDP1\n  cudaDeviceSynchronize();\n#endif\n  a[0] = 1;\n}\n";
+        let (file, a) = run(src, true);
+        assert!(a.sites.is_empty());
+        assert_eq!(a.diagnostics[0].kind.code(), "dpopt::postwork_nested");
+        assert!(a.diagnostics[0].kind.message().contains("`#if` branch"));
+        assert_eq!(
+            &file.view[a.diagnostics[0].notes[0].0.clone()],
+            "#ifdef CDP1"
         );
     }
 

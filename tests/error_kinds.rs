@@ -1396,14 +1396,15 @@ case! {
         __global__ void parent(int *a) {
           child<<<1, 32>>>(a);
           cudaDeviceSynchronize();
-          __syncthreads();
           a[threadIdx.x] += 1;
+          __syncthreads();
+          a[threadIdx.x] += a[(threadIdx.x + 1) % 32];
         }
     ",
     kind: PostworkBarrier { .. },
     code: "dpopt::postwork_barrier",
     severity: Error,
-    line: 7,
+    line: 8,
     column: 3,
     span: "__syncthreads",
 }
