@@ -8,26 +8,15 @@ use crate::postwork::SyncSite;
 
 fn context(r: &Renderer, site: &SyncSite, part: &str, resume_line: usize) -> tera::Context {
     let kernel = &r.program.functions[site.kernel];
-    let names: Vec<String> = kernel
+    // The named parameters (the code after the sync cannot use an unnamed
+    // one, and the parent could not pass it on).
+    let named: Vec<(&str, &str)> = kernel
         .params
         .iter()
-        .enumerate()
-        .map(|(i, p)| p.name.clone().unwrap_or_else(|| format!("dpopt_arg{i}")))
+        .filter_map(|p| p.name.as_deref().map(|n| (p.declaration.as_str(), n)))
         .collect();
-    let params: String = kernel
-        .params
-        .iter()
-        .zip(&names)
-        .map(|(p, n)| {
-            if p.name.is_some() {
-                format!(", {}", p.declaration)
-            } else {
-                // An unnamed parameter: the postwork cannot use it, but the
-                // continuation takes it so that the argument lists match.
-                format!(", {} {n}", p.declaration)
-            }
-        })
-        .collect();
+    let params: String = named.iter().map(|(d, _)| format!(", {d}")).collect();
+    let names: Vec<&str> = named.iter().map(|(_, n)| *n).collect();
     let args: String = names.iter().map(|n| format!(", {n}")).collect();
     let mut ctx = tera::Context::new();
     ctx.insert("part", part);
@@ -92,8 +81,30 @@ pub fn stats(r: &Renderer, sites: &[SyncSite]) -> Vec<u8> {
     ctx.insert("part", "stats");
     ctx.insert("id", "");
     ctx.insert("locals", &Vec::<String>::new());
-    let ids: Vec<&str> = sites.iter().map(|s| s.id.as_str()).collect();
-    ctx.insert("sites", &ids);
+    // The counters are declared before each kernel, in its namespaces (an
+    // anonymous one needs no name: its members are visible around it).
+    #[derive(serde::Serialize)]
+    struct Counter {
+        id: String,
+        counters: String,
+    }
+    let counters: Vec<Counter> = sites
+        .iter()
+        .map(|s| {
+            let mut path = String::new();
+            for n in &r.program.functions[s.kernel].namespace {
+                if !n.is_empty() {
+                    path.push_str("::");
+                    path.push_str(n);
+                }
+            }
+            Counter {
+                id: s.id.clone(),
+                counters: format!("{path}::dpopt_postwork_stats_{}", s.id),
+            }
+        })
+        .collect();
+    ctx.insert("sites", &counters);
     ctx.insert("file_name", &r.file.name);
     finish(r, &r.templates.render(CONTINUATION, &ctx))
 }
