@@ -173,6 +173,46 @@ pub enum DiagnosticKind {
         what: String,
         why: Unseen,
     },
+    /// A device-side `cudaDeviceSynchronize()` after launches (CDP1) that
+    /// `--migrate-sync` would turn into a tail-launched continuation.
+    SyncMigratable {
+        kernel: String,
+        call: String,
+    },
+    /// A device-side sync inside a loop, an `if`, a block or an expression:
+    /// the continuation would have to resume inside it.
+    SyncNested {
+        kernel: String,
+        call: String,
+        construct: String,
+    },
+    /// A device-side sync after launches in a `__device__` function.
+    SyncNotInKernel {
+        function: String,
+        call: String,
+    },
+    /// A second device-side sync in one kernel.
+    SyncTwice {
+        kernel: String,
+        call: String,
+    },
+    /// The code after a sync uses shared memory.
+    PostworkShared {
+        kernel: String,
+        name: String,
+    },
+    /// The code after a sync waits for or exchanges values with other
+    /// threads (a block barrier, a warp operation).
+    PostworkBarrier {
+        kernel: String,
+        construct: String,
+    },
+    /// Something a continuation cannot carry: a template kernel, a kernel
+    /// whose body dpopt copies for `#pragma dp`, a reference or array local.
+    PostworkUnsupported {
+        kernel: String,
+        what: String,
+    },
 }
 
 impl DiagnosticKind {
@@ -215,6 +255,13 @@ impl DiagnosticKind {
             PragmaInMacro { .. } => "dpopt::pragma_in_macro",
             NotCoarsenable { .. } => "dpopt::not_coarsenable",
             CannotSee { .. } => "dpopt::cannot_see",
+            SyncMigratable { .. } => "dpopt::cdp1_sync",
+            SyncNested { .. } => "dpopt::postwork_nested",
+            SyncNotInKernel { .. } => "dpopt::postwork_context",
+            SyncTwice { .. } => "dpopt::postwork_twice",
+            PostworkShared { .. } => "dpopt::postwork_shared",
+            PostworkBarrier { .. } => "dpopt::postwork_barrier",
+            PostworkUnsupported { .. } => "dpopt::postwork_unsupported",
         }
     }
 
@@ -223,7 +270,8 @@ impl DiagnosticKind {
             DiagnosticKind::ThreadCountFallback { .. }
             | DiagnosticKind::PragmaInMacro { .. }
             | DiagnosticKind::ThresholdDecided { .. }
-            | DiagnosticKind::UnseenName { .. } => Severity::Warning,
+            | DiagnosticKind::UnseenName { .. }
+            | DiagnosticKind::SyncMigratable { .. } => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -334,6 +382,27 @@ impl DiagnosticKind {
             CannotSee { clause, function, what, why: Unseen::Asm } => format!(
                 "`{clause}` cannot be applied: `{function}` contains `{what}`, inline assembly whose text is not a string literal, so dpopt cannot see whether it synchronizes threads"
             ),
+            SyncMigratable { kernel, call } => format!(
+                "device-side `{call}()` in kernel `{kernel}` waits for its children (CDP1): CUDA 12+ removed it, and sm_90 has only CDP2, so nvcc rejects it"
+            ),
+            SyncNested { kernel, call, construct } => format!(
+                "`--migrate-sync` cannot migrate this `{call}()` in `{kernel}`: it is inside {construct}, and the continuation that replaces the code after it can only resume at the top level of the kernel"
+            ),
+            SyncNotInKernel { function, call } => format!(
+                "`--migrate-sync` cannot migrate this `{call}()`: it is in device function `{function}`, and the code after it continues in its caller"
+            ),
+            SyncTwice { kernel, call } => format!(
+                "`--migrate-sync` cannot migrate this second `{call}()` in `{kernel}`: it would be inside the continuation of the first"
+            ),
+            PostworkShared { kernel, name } => format!(
+                "`--migrate-sync`: the code after the sync in `{kernel}` uses shared memory `{name}`, which the continuation (another grid) cannot see"
+            ),
+            PostworkBarrier { kernel, construct } => format!(
+                "`--migrate-sync`: the code after the sync in `{kernel}` uses `{construct}`, which waits for or exchanges values with other threads of the block or warp; the continuation runs each thread's postwork on its own"
+            ),
+            PostworkUnsupported { kernel, what } => format!(
+                "`--migrate-sync` cannot migrate the sync in `{kernel}`: the continuation cannot carry {what}"
+            ),
         }
     }
 
@@ -434,6 +503,27 @@ impl DiagnosticKind {
             CannotSee { clause, why: Unseen::Asm, .. } => format!(
                 "write the assembly as a string literal (dpopt reads PTX such as `bar.sync`, `shfl.sync`, `%tid`), or remove `{clause}` from the pragma"
             ),
+            SyncMigratable { .. } => {
+                "run `dpopt transform --migrate-sync FILE`: the code after the sync becomes a continuation kernel tail-launched (`cudaStreamTailLaunch`) after the parent grid and all its children (docs/PRAGMA.md, \"Postwork and CDP1 migration\")".to_string()
+            }
+            SyncNested { call, .. } => format!(
+                "move the wait out: keep the launch inside the loop or `if`, and call `{call}()` once, as a statement of its own at the top level of the kernel after it; code that must run per iteration after the children becomes a loop in the code after that sync, or a kernel of its own; for an `#if` branch, keep the sync outside it (or the whole rest of the kernel inside it)"
+            ),
+            SyncNotInKernel { call, .. } => format!(
+                "call `{call}()` in the kernel, after the call of this function, as a statement at the top level of the kernel body"
+            ),
+            SyncTwice { .. } => {
+                "split the kernel: the code after the first sync (up to the second) becomes a kernel of its own that launches, and the second wait moves to its top level".to_string()
+            }
+            PostworkShared { .. } => {
+                "copy what the code after the sync needs from shared memory into a local variable before the sync (each thread's locals are carried), or into global memory".to_string()
+            }
+            PostworkBarrier { .. } => {
+                "do the block-wide step before the sync, or write its result to global memory and let one thread of the block combine it after the sync".to_string()
+            }
+            PostworkUnsupported { .. } => {
+                "copy the value into a plain local variable before the sync (a value is carried, a reference or array is not); for a template kernel or a `#pragma dp` child, wait by hand: launch the postwork as a kernel into `cudaStreamTailLaunch`".to_string()
+            }
         })
     }
 }

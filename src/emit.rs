@@ -7,6 +7,7 @@ use crate::program::Program;
 use crate::source::{quote_for_line_directive, SourceFile};
 use crate::token::TokenKind;
 use crate::transform::child::{declarations, definitions};
+use crate::transform::continuation;
 use crate::transform::templates::Templates;
 use crate::transform::{Renderer, OUTPUT_LINE_MARKER};
 
@@ -40,6 +41,35 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         fragment.extend(definitions(&renderer, child_plan, file.line_of(at)));
         inserts.push((at, fragment));
     }
+    let mut overrides: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    for site in &plan.postwork {
+        let kernel = &program.functions[site.kernel];
+        let (at, prefix) = insertion_before(file, kernel.first_declared);
+        let mut fragment = prefix;
+        fragment.extend(continuation::declarations(
+            &renderer,
+            site,
+            file.line_of(at.max(kernel.first_declared)),
+        ));
+        inserts.push((at, fragment));
+        let (at, prefix) = insertion_after(file, program, kernel.body.end);
+        let mut fragment = prefix;
+        fragment.extend(continuation::definitions(&renderer, site, file.line_of(at)));
+        inserts.push((at, fragment));
+        let text = String::from_utf8_lossy(&continuation::site_text(&renderer, site)).into_owned();
+        if site.statement.end == site.postwork.start {
+            overrides.push((site.statement.start..site.postwork.end, text));
+        } else {
+            // The sync ends a top-level `if`: it goes, and the wait (the
+            // continuation) follows the `if`.
+            let moved = continuation::moved_text(&renderer, site);
+            overrides.push((
+                site.statement.clone(),
+                String::from_utf8_lossy(&moved).into_owned(),
+            ));
+            overrides.push((site.postwork.clone(), format!(" {text}")));
+        }
+    }
     for &kernel in &plan.bounded {
         let f = &program.functions[kernel];
         let (at, prefix) = insertion_after(file, program, f.body.end);
@@ -60,14 +90,19 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         inserts.insert(0, (0, prelude(&renderer, aggregate, bytes)));
     }
     let input = file.input_bytes();
-    if !plan.sites.is_empty() {
+    if !plan.sites.is_empty() || !plan.postwork.is_empty() {
         let len = input.len();
         let mut fragment = if input.is_empty() || input.ends_with(b"\n") || input.ends_with(b"\r") {
             Vec::new()
         } else {
             file.newline.as_bytes().to_vec()
         };
-        fragment.extend(stats(&renderer));
+        if !plan.sites.is_empty() {
+            fragment.extend(stats(&renderer));
+        }
+        if !plan.postwork.is_empty() {
+            fragment.extend(continuation::stats(&renderer, &plan.postwork));
+        }
         inserts.push((len, fragment));
     }
     // Stable: at one offset, definitions of an earlier child come first.
@@ -76,11 +111,11 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     let mut out = Vec::with_capacity(input.len() * 2);
     let mut pos = 0;
     for (at, fragment) in inserts {
-        out.extend(renderer.render(pos..at, None, &[]));
+        out.extend(renderer.render(pos..at, None, &overrides));
         out.extend(fragment);
         pos = at;
     }
-    out.extend(renderer.render(pos..input.len(), None, &[]));
+    out.extend(renderer.render(pos..input.len(), None, &overrides));
     resolve_output_lines(out, output_name)
 }
 

@@ -28,6 +28,7 @@ pub mod output;
 pub mod parser;
 pub mod phases;
 pub mod plan;
+pub mod postwork;
 pub mod pragma;
 pub mod program;
 pub mod report;
@@ -51,6 +52,9 @@ pub struct Outcome {
     pub sites: Vec<SiteSummary>,
     /// The kernels that get `DPOPT_PARENT_BOUNDS` (qualified names).
     pub bounded_kernels: Vec<String>,
+    /// The device-side syncs migrated to continuations (`--migrate-sync`),
+    /// for `dpopt check`: location and description.
+    pub postwork_sites: Vec<(String, String)>,
     /// The translation unit read when other files were read too (headers,
     /// child sources): diagnostics' spans are offsets into it.
     pub unit: Option<SourceFile>,
@@ -104,20 +108,36 @@ pub fn run_with(
     output_name: &str,
     generate: bool,
 ) -> Outcome {
+    run_migrating(input, options, false, output_name, generate)
+}
+
+/// `run_with`, and with `migrate` (`--migrate-sync`) every device-side
+/// `cudaDeviceSynchronize()` after launches becomes a tail-launched
+/// continuation (`postwork.rs`); without it each one that could is reported
+/// with a warning and left as written.
+pub fn run_migrating(
+    input: &SourceFile,
+    options: Option<&unit::Options>,
+    migrate: bool,
+    output_name: &str,
+    generate: bool,
+) -> Outcome {
     let file = input;
-    // Fast path: a file that cannot hold a `#pragma dp` (or `_Pragma`) is
-    // passed through byte for byte. A line splice can split any word, so a
-    // file with one takes the full path.
+    // Fast path: a file that cannot hold a `#pragma dp` (or `_Pragma`) nor a
+    // device-side sync is passed through byte for byte. A line splice can
+    // split any word, so a file with one takes the full path.
     let spliced = has_line_splice(&file.bytes);
     let may_hold_pragma = (file.view.contains("dp")
         && (file.view.contains("pragma") || file.view.contains("Pragma")))
         || spliced;
-    if !may_hold_pragma {
+    let may_sync = postwork::SYNC_CALLS.iter().any(|s| file.view.contains(s));
+    if !may_hold_pragma && !may_sync {
         return Outcome {
             output: Some(file.bytes.clone()),
             diagnostics: Vec::new(),
             sites: Vec::new(),
             bounded_kernels: Vec::new(),
+            postwork_sites: Vec::new(),
             unit: None,
         };
     }
@@ -140,21 +160,36 @@ pub fn run_with(
     } else {
         Vec::new()
     };
-    if program.pragmas.is_empty() {
+    let (mut plan, mut diagnostics) = if program.pragmas.is_empty() {
+        (plan::Plan::default(), hidden)
+    } else {
+        let analysis = analyzer::analyze(file, &program);
+        let mut diagnostics = analysis.diagnostics;
+        diagnostics.extend(hidden);
+        (analysis.plan, diagnostics)
+    };
+    // Kernels whose bodies are copied for `#pragma dp` sites.
+    let copied: Vec<usize> = plan
+        .sites
+        .iter()
+        .flat_map(|s| s.children().collect::<Vec<_>>())
+        .collect();
+    let post = postwork::analyze(file, &program, migrate, &copied);
+    diagnostics.extend(post.diagnostics);
+    plan.postwork = post.sites;
+    diagnostics.sort_by_key(|d| d.span.start);
+    if program.pragmas.is_empty() && plan.postwork.is_empty() {
+        let failed = diagnostics.iter().any(Diagnostic::is_error);
         return Outcome {
-            output: Some(input.bytes.clone()),
-            diagnostics: hidden,
+            output: (!failed).then(|| input.bytes.clone()),
+            diagnostics,
             sites: Vec::new(),
             bounded_kernels: Vec::new(),
-            unit: None,
+            postwork_sites: Vec::new(),
+            unit,
         };
     }
-    let analysis = analyzer::analyze(file, &program);
-    let mut diagnostics = analysis.diagnostics;
-    diagnostics.extend(hidden);
-    diagnostics.sort_by_key(|d| d.span.start);
-    let sites = analysis
-        .plan
+    let sites = plan
         .sites
         .iter()
         .map(|s| {
@@ -210,19 +245,36 @@ pub fn run_with(
         })
         .collect();
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
-    let output =
-        (!has_errors && generate).then(|| emit::emit(file, &program, &analysis.plan, output_name));
-    let bounded_kernels = analysis
-        .plan
+    let output = (!has_errors && generate).then(|| emit::emit(file, &program, &plan, output_name));
+    let bounded_kernels = plan
         .bounded
         .iter()
         .map(|&k| program.functions[k].qualified_name())
+        .collect();
+    let postwork_sites = plan
+        .postwork
+        .iter()
+        .map(|p| {
+            let locals = if p.locals.is_empty() {
+                "-".to_string()
+            } else {
+                p.locals.join(", ")
+            };
+            (
+                file.location(p.call_span.start),
+                format!(
+                    "sync site {} (kernel `{}`): the code after `{}()` runs in continuation dpopt_postwork_{}, tail-launched per block; carries the kernel's parameters and locals: {locals}",
+                    p.id, program.functions[p.kernel].name, p.call, p.id
+                ),
+            )
+        })
         .collect();
     Outcome {
         output,
         diagnostics,
         sites,
         bounded_kernels,
+        postwork_sites,
         unit,
     }
 }

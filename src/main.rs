@@ -34,6 +34,11 @@ enum Command {
         /// a build system's DEPFILE).
         #[arg(long, value_name = "FILE")]
         depfile: Option<PathBuf>,
+        /// Migrate every device-side `cudaDeviceSynchronize()` after launches
+        /// (CDP1, not available on sm_90) to a continuation kernel launched
+        /// into `cudaStreamTailLaunch`, with or without `#pragma dp`.
+        #[arg(long)]
+        migrate_sync: bool,
         #[command(flatten)]
         options: Common,
     },
@@ -46,6 +51,9 @@ enum Command {
         /// Also explain every site (as `dpopt explain` does).
         #[arg(long)]
         explain: bool,
+        /// Check as `transform --migrate-sync` would transform.
+        #[arg(long)]
+        migrate_sync: bool,
         #[command(flatten)]
         options: Common,
     },
@@ -233,19 +241,22 @@ fn main() -> ExitCode {
             output,
             out_dir,
             depfile,
+            migrate_sync,
             options,
         } => transform(
             &inputs,
             &output,
             out_dir.as_deref(),
             depfile.as_deref(),
+            migrate_sync,
             &options,
         ),
         Command::Check {
             inputs,
             explain,
+            migrate_sync,
             options,
-        } => check(&inputs, explain, &options),
+        } => check(&inputs, explain, migrate_sync, &options),
         Command::Explain { inputs, options } => explain(&inputs, &options),
         Command::Nvcc { args } => dpopt::nvcc_wrapper::main(&args),
         Command::Completions { shell } => {
@@ -359,6 +370,7 @@ fn transform(
     outputs: &[String],
     out_dir: Option<&Path>,
     depfile: Option<&Path>,
+    migrate: bool,
     common: &Common,
 ) -> ExitCode {
     if inputs.iter().filter(|i| *i == "-").count() > 1 {
@@ -401,7 +413,7 @@ fn transform(
     let mut status = ExitCode::SUCCESS;
     let mut rules = String::new();
     for (input, output) in inputs.iter().zip(&destinations) {
-        match transform_one(input, output.as_deref(), common) {
+        match transform_one(input, output.as_deref(), migrate, common) {
             Ok(read) => {
                 if let Some(out) = output {
                     rules.push_str(&dependency_rule(out, &read));
@@ -435,12 +447,13 @@ fn dependency_rule(output: &Path, read: &[String]) -> String {
 fn transform_one(
     input: &str,
     output: Option<&Path>,
+    migrate: bool,
     common: &Common,
 ) -> Result<Vec<String>, ExitCode> {
     let file = common.read(input).map_err(|e| common.fail(&e, 1))?;
     let options = common.options(input).map_err(|e| common.fail(&e, 1))?;
     let output_name = output.map_or("<stdout>".to_string(), |p| p.display().to_string());
-    let outcome = dpopt::run_with(&file, Some(&options), &output_name, true);
+    let outcome = dpopt::run_migrating(&file, Some(&options), migrate, &output_name, true);
     common.report(&file, &outcome);
     let mut read = vec![input.to_string()];
     if let Some(unit) = &outcome.unit {
@@ -462,20 +475,20 @@ fn transform_one(
     }
 }
 
-fn check(inputs: &[String], explain: bool, common: &Common) -> ExitCode {
+fn check(inputs: &[String], explain: bool, migrate: bool, common: &Common) -> ExitCode {
     if inputs.iter().filter(|i| *i == "-").count() > 1 {
         return fail("standard input (`-`) can be read once", 2);
     }
     let mut status = ExitCode::SUCCESS;
     for input in inputs {
-        if check_one(input, explain, common) != ExitCode::SUCCESS {
+        if check_one(input, explain, migrate, common) != ExitCode::SUCCESS {
             status = ExitCode::from(1);
         }
     }
     status
 }
 
-fn check_one(input: &str, explain: bool, common: &Common) -> ExitCode {
+fn check_one(input: &str, explain: bool, migrate: bool, common: &Common) -> ExitCode {
     let file = match common.read(input) {
         Ok(f) => f,
         Err(e) => return common.fail(&e, 1),
@@ -484,7 +497,7 @@ fn check_one(input: &str, explain: bool, common: &Common) -> ExitCode {
         Ok(o) => o,
         Err(e) => return common.fail(&e, 1),
     };
-    let outcome = dpopt::run_with(&file, Some(&options), "<check>", false);
+    let outcome = dpopt::run_migrating(&file, Some(&options), migrate, "<check>", false);
     common.report(&file, &outcome);
     if common.message_format == MessageFormat::Json {
         // One line per input: its sites and their macros.
@@ -505,9 +518,20 @@ fn check_one(input: &str, explain: bool, common: &Common) -> ExitCode {
                 })
             })
             .collect();
+        // The syncs `--migrate-sync` migrates to continuations.
+        let postwork: Vec<serde_json::Value> = outcome
+            .postwork_sites
+            .iter()
+            .map(|(location, what)| serde_json::json!({"location": location, "message": what}))
+            .collect();
         println!(
             "{}",
-            serde_json::json!({"file": file.name, "errors": outcome.has_errors(), "sites": sites})
+            serde_json::json!({
+                "file": file.name,
+                "errors": outcome.has_errors(),
+                "sites": sites,
+                "postwork": postwork,
+            })
         );
     } else {
         for site in &outcome.sites {
@@ -527,7 +551,10 @@ fn check_one(input: &str, explain: bool, common: &Common) -> ExitCode {
                 println!("    {a}");
             }
         }
-        if outcome.sites.is_empty() && !outcome.has_errors() {
+        for (location, what) in &outcome.postwork_sites {
+            println!("{location}: {what}");
+        }
+        if outcome.sites.is_empty() && outcome.postwork_sites.is_empty() && !outcome.has_errors() {
             println!(
                 "{}: no `#pragma dp` launch site: `dpopt transform` leaves this file unchanged",
                 file.name

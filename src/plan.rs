@@ -143,4 +143,7 @@ pub struct Plan {
     /// `DPOPT_PARENT_BOUNDS` (`__launch_bounds__(1024)`), so that the
     /// generated code cannot make them unlaunchable with 1,024 threads.
     pub bounded: Vec<usize>,
+    /// Device-side syncs migrated to continuations (`--migrate-sync`,
+    /// `postwork.rs`).
+    pub postwork: Vec<crate::postwork::SyncSite>,
 }

@@ -873,3 +873,58 @@ fn define_selects_if_branches() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(stderr.contains("at least threshold(16)"), "{stderr}");
 }
+
+const CDP1: &str = "__global__ void child(int *a) { a[threadIdx.x] = 1; }\n__global__ void parent(int *a, int *sum) {\n  child<<<1, 32>>>(a);\n  cudaDeviceSynchronize();\n  atomicAdd(sum, a[threadIdx.x]);\n}\n";
+
+#[test]
+fn cdp1_sync_warns_without_migrate_sync_and_migrates_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("cdp1.cu");
+    std::fs::write(&input, CDP1).unwrap();
+    let plain = dpopt()
+        .args(["transform", input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(plain.status.code(), Some(0));
+    assert_eq!(plain.stdout, CDP1.as_bytes(), "unchanged without the flag");
+    let stderr = String::from_utf8_lossy(&plain.stderr);
+    assert!(stderr.contains("cdp1.cu:4:3"), "{stderr}");
+    assert!(stderr.contains("--migrate-sync"), "{stderr}");
+    let migrated = dpopt()
+        .args(["transform", "--migrate-sync", input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(migrated.status.code(), Some(0));
+    assert!(migrated.stderr.is_empty());
+    let out = String::from_utf8(migrated.stdout).unwrap();
+    assert!(out.contains("cudaStreamTailLaunch"));
+    assert!(!out.contains("\n  cudaDeviceSynchronize();"));
+    // A sync it cannot migrate is an error with the flag: exit 1, no output.
+    let nested = dir.path().join("nested.cu");
+    std::fs::write(
+        &nested,
+        CDP1.replace(
+            "  cudaDeviceSynchronize();\n",
+            "  for (int r = 0; r < 2; ++r) { cudaDeviceSynchronize(); }\n",
+        ),
+    )
+    .unwrap();
+    let refused = dpopt()
+        .args(["transform", "--migrate-sync", nested.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(refused.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("dpopt::postwork_nested"));
+    // `check --migrate-sync` lists the sync sites.
+    let checked = dpopt()
+        .args(["check", "--migrate-sync", input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(checked.status.code(), Some(0));
+    let listing = String::from_utf8(checked.stdout).unwrap();
+    assert!(
+        listing.contains("cdp1.cu:4:3: sync site parent_sync1 (kernel `parent`)"),
+        "{listing}"
+    );
+}

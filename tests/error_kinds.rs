@@ -57,7 +57,9 @@ fn case(
 ) -> Diagnostic {
     let text = unindent(input);
     let file = SourceFile::new("k.cu", text.as_bytes().to_vec());
-    let outcome = dpopt::run(&file, "out.cu", true);
+    // A program that says so is transformed as `--migrate-sync` does.
+    let migrate = text.contains("// dpopt: --migrate-sync");
+    let outcome = dpopt::run_migrating(&file, None, migrate, "out.cu", true);
     let listing: Vec<String> = outcome
         .diagnostics
         .iter()
@@ -1287,6 +1289,154 @@ case! {
     span: "chi\\\nld",
 }
 
+// ------------------------------------------------------------ postwork ----
+
+case! {
+    name: cdp1_sync_without_migrate_sync,
+    input: "
+        __global__ void child(int *a) { a[threadIdx.x] = 1; }
+
+        __global__ void parent(int *a, int *sum) {
+          child<<<1, 32>>>(a);
+          cudaDeviceSynchronize();
+          atomicAdd(sum, a[threadIdx.x]);
+        }
+    ",
+    kind: SyncMigratable { .. },
+    code: "dpopt::cdp1_sync",
+    severity: Warning,
+    line: 5,
+    column: 3,
+    span: "cudaDeviceSynchronize",
+}
+
+case! {
+    name: postwork_sync_in_a_loop,
+    input: "
+        // dpopt: --migrate-sync
+        __global__ void child(int *a, int r) { a[threadIdx.x] += r; }
+
+        __global__ void parent(int *a) {
+          for (int r = 0; r < 4; ++r) {
+            child<<<1, 32>>>(a, r);
+            cudaDeviceSynchronize();
+          }
+        }
+    ",
+    kind: SyncNested { .. },
+    code: "dpopt::postwork_nested",
+    severity: Error,
+    line: 7,
+    column: 5,
+    span: "cudaDeviceSynchronize",
+}
+
+case! {
+    name: postwork_sync_in_a_device_function,
+    input: "
+        // dpopt: --migrate-sync
+        __global__ void child(int *a) { a[threadIdx.x] = 1; }
+
+        __device__ void launch_and_wait(int *a) {
+          child<<<1, 32>>>(a);
+          cudaThreadSynchronize();
+        }
+    ",
+    kind: SyncNotInKernel { .. },
+    code: "dpopt::postwork_context",
+    severity: Error,
+    line: 6,
+    column: 3,
+    span: "cudaThreadSynchronize",
+}
+
+case! {
+    name: postwork_second_sync,
+    input: "
+        // dpopt: --migrate-sync
+        __global__ void child(int *a) { a[threadIdx.x] += 1; }
+
+        __global__ void parent(int *a) {
+          child<<<1, 32>>>(a);
+          cudaDeviceSynchronize();
+          child<<<1, 32>>>(a);
+          cudaDeviceSynchronize();
+          a[0] = 0;
+        }
+    ",
+    kind: SyncTwice { .. },
+    code: "dpopt::postwork_twice",
+    severity: Error,
+    line: 8,
+    column: 3,
+    span: "cudaDeviceSynchronize",
+}
+
+case! {
+    name: postwork_uses_shared_memory,
+    input: "
+        // dpopt: --migrate-sync
+        __global__ void child(int *a) { a[threadIdx.x] = 1; }
+
+        __global__ void parent(int *a) {
+          __shared__ int tile[32];
+          tile[threadIdx.x] = a[threadIdx.x];
+          child<<<1, 32>>>(a);
+          cudaDeviceSynchronize();
+          a[threadIdx.x] += tile[threadIdx.x];
+        }
+    ",
+    kind: PostworkShared { .. },
+    code: "dpopt::postwork_shared",
+    severity: Error,
+    line: 9,
+    column: 21,
+    span: "tile",
+}
+
+case! {
+    name: postwork_waits_at_a_barrier,
+    input: "
+        // dpopt: --migrate-sync
+        __global__ void child(int *a) { a[threadIdx.x] = 1; }
+
+        __global__ void parent(int *a) {
+          child<<<1, 32>>>(a);
+          cudaDeviceSynchronize();
+          a[threadIdx.x] += 1;
+          __syncthreads();
+          a[threadIdx.x] += a[(threadIdx.x + 1) % 32];
+        }
+    ",
+    kind: PostworkBarrier { .. },
+    code: "dpopt::postwork_barrier",
+    severity: Error,
+    line: 8,
+    column: 3,
+    span: "__syncthreads",
+}
+
+case! {
+    name: postwork_reference_local,
+    input: "
+        // dpopt: --migrate-sync
+        __global__ void child(int *a) { a[threadIdx.x] = 1; }
+
+        __global__ void parent(int *a) {
+          int &mine = a[threadIdx.x];
+          child<<<1, 32>>>(a);
+          cudaDeviceSynchronize();
+          mine += 1;
+        }
+    ",
+    kind: PostworkUnsupported { .. },
+    code: "dpopt::postwork_unsupported",
+    severity: Error,
+    line: 8,
+    column: 3,
+    span: "mine",
+}
+
 // ------------------------------------------------------------ coverage ----
 
 /// The code under which each kind is tested. Exhaustive, no wildcard: a
@@ -1345,6 +1495,13 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         CannotSee {
             why: Unseen::Asm, ..
         } => "dpopt::cannot_see",
+        SyncMigratable { .. } => "dpopt::cdp1_sync",
+        SyncNested { .. } => "dpopt::postwork_nested",
+        SyncNotInKernel { .. } => "dpopt::postwork_context",
+        SyncTwice { .. } => "dpopt::postwork_twice",
+        PostworkShared { .. } => "dpopt::postwork_shared",
+        PostworkBarrier { .. } => "dpopt::postwork_barrier",
+        PostworkUnsupported { .. } => "dpopt::postwork_unsupported",
     }
 }
 
@@ -1473,6 +1630,35 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             function: s(),
             what: s(),
             why: Unseen::Asm,
+        },
+        SyncMigratable {
+            kernel: s(),
+            call: s(),
+        },
+        SyncNested {
+            kernel: s(),
+            call: s(),
+            construct: s(),
+        },
+        SyncNotInKernel {
+            function: s(),
+            call: s(),
+        },
+        SyncTwice {
+            kernel: s(),
+            call: s(),
+        },
+        PostworkShared {
+            kernel: s(),
+            name: s(),
+        },
+        PostworkBarrier {
+            kernel: s(),
+            construct: s(),
+        },
+        PostworkUnsupported {
+            kernel: s(),
+            what: s(),
         },
     ]
 }

@@ -588,3 +588,100 @@ fn errors_in_rewritten_launches_point_at_the_input() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The CDP1 programs of tests/postwork/, migrated with `--migrate-sync`
+/// (their device-side waits do not compile for sm_90 as written): each
+/// compiles and links for sm_90, as is, with `-DDPOPT_STATS` and with
+/// `-DDPOPT_POSTWORK_PER_THREAD`, with no warning in the generated code.
+/// `DPOPT_NVCC_FILTER` selects as above.
+#[test]
+fn migrated_cdp1_programs_compile_for_sm_90() {
+    let Some(nvcc) = common::nvcc() else {
+        if std::env::var("DPOPT_SKIP_NVCC").as_deref() == Ok("1") {
+            eprintln!("DPOPT_SKIP_NVCC=1: nvcc test skipped");
+            return;
+        }
+        panic!("nvcc not found: run scripts/setup-nvcc.sh, set DPOPT_NVCC, or DPOPT_SKIP_NVCC=1");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let filter = std::env::var("DPOPT_NVCC_FILTER").ok();
+    let programs = common::postwork_programs();
+    assert!(programs.len() >= 4, "tests/postwork/ programs are missing");
+    let mut failures = Vec::new();
+    for path in programs {
+        let name = format!("{}_migrated", common::stem(&path));
+        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
+            continue;
+        }
+        let out = dir.path().join(format!("{name}.dp.cu"));
+        let file = common::load(&path);
+        let Some(bytes) = common::migrate(&file, &out.display().to_string(), true).output else {
+            failures.push(format!("{name}: dpopt reported errors"));
+            continue;
+        };
+        std::fs::write(&out, bytes).unwrap();
+        for defines in [
+            &[][..],
+            &["-DDPOPT_STATS"][..],
+            &["-DDPOPT_POSTWORK_PER_THREAD"][..],
+        ] {
+            let result = Command::new(&nvcc)
+                .args(["-rdc=true", "-arch=sm_90", "-O3"])
+                .args(defines)
+                .arg(format!("-I{}", common::root().join("examples").display()))
+                .arg("-o")
+                .arg(dir.path().join(&name))
+                .arg(&out)
+                .arg("-lcudadevrt")
+                .output()
+                .expect("run nvcc");
+            let stderr = String::from_utf8_lossy(&result.stderr);
+            if !result.status.success() {
+                failures.push(format!("{name} {defines:?}: nvcc failed:\n{stderr}"));
+            } else if stderr.contains(".dp.cu(") {
+                failures.push(format!(
+                    "{name} {defines:?}: warnings in generated code:\n{stderr}"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// An error in the code after a migrated sync is reported by nvcc at its
+/// line in the input (the postwork body is copied under `#line`).
+#[test]
+fn errors_in_migrated_postwork_point_at_the_input() {
+    let Some(nvcc) = common::nvcc() else {
+        if std::env::var("DPOPT_SKIP_NVCC").as_deref() == Ok("1") {
+            return;
+        }
+        panic!("nvcc not found: run scripts/setup-nvcc.sh, set DPOPT_NVCC, or DPOPT_SKIP_NVCC=1");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let src = "__global__ void child(int *a) { a[threadIdx.x] = 1; }\n\
+__global__ void parent(int *a) {\n\
+  int v = a[threadIdx.x];\n\
+  child<<<1, 32>>>(a);\n\
+  cudaDeviceSynchronize();\n\
+  a[threadIdx.x] = v + undeclared_name;\n\
+}\n";
+    let file = dpopt::source::SourceFile::new("cdp1.cu", src.as_bytes().to_vec());
+    let out = dir.path().join("cdp1.dp.cu");
+    let bytes = dpopt::run_migrating(&file, None, true, &out.display().to_string(), true)
+        .output
+        .expect("migrated");
+    std::fs::write(&out, bytes).unwrap();
+    let result = Command::new(&nvcc)
+        .args(["-rdc=true", "-arch=sm_90", "-c", "-o"])
+        .arg(dir.path().join("cdp1.o"))
+        .arg(&out)
+        .output()
+        .expect("run nvcc");
+    assert!(!result.status.success());
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        stderr.contains("cdp1.cu(6)") && stderr.contains("undeclared_name"),
+        "{stderr}"
+    );
+}

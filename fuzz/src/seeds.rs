@@ -48,6 +48,7 @@ pub const SEED_DIRS: &[&str] = &[
     "tests/multi_tu",
     "tests/contract",
     "tests/hazards",
+    "tests/postwork",
 ];
 
 /// The project's files under `root` (sorted, for reproducibility) followed

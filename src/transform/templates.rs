@@ -21,6 +21,7 @@ pub const PRELUDE: &str = "prelude.cu.tera";
 pub const STATS: &str = "stats.cu.tera";
 pub const RECOVER: &str = "recover.cu.tera";
 pub const BOUNDS: &str = "bounds.cu.tera";
+pub const CONTINUATION: &str = "continuation.cu.tera";
 /// Included by DEFINITIONS: the queue of a child's deferred launches.
 const DEFER: &str = "defer.cu.tera";
 
@@ -53,6 +54,10 @@ impl Templates {
                 (RECOVER, RECOVER_TEXT),
                 (BOUNDS, include_str!("../../templates/bounds.cu.tera")),
                 (DEFER, include_str!("../../templates/defer.cu.tera")),
+                (
+                    CONTINUATION,
+                    include_str!("../../templates/continuation.cu.tera"),
+                ),
             ]),
             aggregation: Default::default(),
         }

@@ -240,3 +240,29 @@ pub fn corpus_variant(program: &str, variant: &str) -> Vec<u8> {
         Some(p) => with_pragmas(&String::from_utf8(bytes).unwrap(), p).into_bytes(),
     }
 }
+
+/// The CDP1 programs of tests/postwork/ (device-side waits, migrated with
+/// `--migrate-sync`).
+pub fn postwork_programs() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/postwork"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "cu"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// dpopt as `transform --migrate-sync` runs it (headers read next to the
+/// input and in examples/, for examples/common/tree.h).
+pub fn migrate(file: &SourceFile, output_name: &str, migrate: bool) -> dpopt::Outcome {
+    let options = dpopt::unit::Options {
+        include_dirs: vec![root().join("examples")],
+        ..Default::default()
+    };
+    dpopt::run_migrating(file, Some(&options), migrate, output_name, true)
+}

@@ -1,0 +1,947 @@
+//! Stage 2 (analyze): postwork, the code of a parent kernel that runs after
+//! its children (paper 002). CDP1 code waits for the children with a
+//! device-side `cudaDeviceSynchronize()` (or `cudaThreadSynchronize()`)
+//! after its launches; CDP2 (CUDA 12+, the only CDP of sm_90) has no such
+//! wait. This module finds those syncs, decides whether the code after one
+//! can become a continuation kernel tail-launched after the parent grid and
+//! all its children (`transform/continuation.rs`), and what that
+//! continuation needs: the live locals of the thread and the parameters of
+//! the kernel. It reports each sync that could be migrated (a warning
+//! without `--migrate-sync`) and, with `--migrate-sync`, each that cannot
+//! (an error that says how to restructure).
+
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::hazard::{Hazard, Hazards};
+use crate::program::Program;
+use crate::source::SourceFile;
+use crate::token::{Token, TokenKind};
+use std::ops::Range;
+
+/// The device-side calls that wait for children under CDP1.
+pub const SYNC_CALLS: &[&str] = &["cudaDeviceSynchronize", "cudaThreadSynchronize"];
+
+/// One device-side sync whose postwork becomes a continuation kernel.
+#[derive(Debug, Clone)]
+pub struct SyncSite {
+    /// Names the generated entities: `<kernel symbol>_sync<k>`.
+    pub id: String,
+    /// Index into `Program::functions` of the kernel holding the sync.
+    pub kernel: usize,
+    /// The name of the call as written (`cudaDeviceSynchronize`).
+    pub call: String,
+    /// The call's name.
+    pub call_span: Range<usize>,
+    /// The whole statement, `(void)` cast included, to its `;`.
+    pub statement: Range<usize>,
+    /// The postwork: from the end of the statement (or, for a sync that ends
+    /// a top-level `if`, of that `if`) to the kernel body's closing `}`
+    /// (exclusive).
+    pub postwork: Range<usize>,
+    /// The locals declared before the sync (at the top level of the body)
+    /// that the postwork uses, in declaration order.
+    pub locals: Vec<String>,
+}
+
+/// What the postwork analysis found.
+#[derive(Debug, Clone, Default)]
+pub struct Analysis {
+    pub sites: Vec<SyncSite>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A name declared by a top-level statement of a kernel body.
+#[derive(Debug, Clone)]
+struct Local {
+    name: String,
+    span: Range<usize>,
+    /// `T &name` or `T &&name`: a reference, which a continuation cannot
+    /// carry.
+    reference: bool,
+    /// `T name[N]`: an array, which decays when passed.
+    array: bool,
+    /// Declared `__shared__` (or `static`): not one thread's value.
+    shared: bool,
+}
+
+/// Keywords that start a statement that is not a declaration.
+const STATEMENT_KEYWORDS: &[&str] = &[
+    "if",
+    "else",
+    "for",
+    "while",
+    "do",
+    "switch",
+    "return",
+    "case",
+    "default",
+    "break",
+    "continue",
+    "goto",
+    "using",
+    "typedef",
+    "asm",
+    "throw",
+    "namespace",
+    "static_assert",
+    "delete",
+    "new",
+    "co_await",
+    "co_yield",
+    "co_return",
+    "sizeof",
+    "typeid",
+];
+
+/// Words that are part of a type, never a declared name.
+const TYPE_WORDS: &[&str] = &[
+    "int",
+    "unsigned",
+    "signed",
+    "long",
+    "short",
+    "char",
+    "float",
+    "double",
+    "bool",
+    "void",
+    "const",
+    "volatile",
+    "auto",
+    "struct",
+    "class",
+    "union",
+    "enum",
+    "register",
+    "constexpr",
+];
+
+/// Block barriers a continuation could not keep.
+const BLOCK_BARRIERS: &[&str] = &[
+    "__syncthreads",
+    "__syncthreads_count",
+    "__syncthreads_and",
+    "__syncthreads_or",
+    "__barrier_sync",
+    "this_thread_block",
+    "this_grid",
+    "this_cluster",
+    "tiled_partition",
+    "coalesced_threads",
+];
+
+/// Find the device-side syncs after launches. `migrate`: `--migrate-sync`
+/// was given (report what cannot be migrated as errors); without it every
+/// sync that could be migrated gets a warning and nothing is rewritten.
+/// `copied`: kernels whose bodies are copied for `#pragma dp` sites.
+pub fn analyze(file: &SourceFile, program: &Program, migrate: bool, copied: &[usize]) -> Analysis {
+    let view = &file.view;
+    let mut out = Analysis::default();
+    if !SYNC_CALLS.iter().any(|s| view.contains(s)) {
+        return out;
+    }
+    let hazards = Hazards::new(program, view);
+    let shared_names = shared_names(program, view);
+    let launchers = launching_functions(program, view);
+    for (f, function) in program.functions.iter().enumerate() {
+        if !function.space.runs_on_device() || !file.in_input(function.body.start) {
+            continue;
+        }
+        // A `__host__ __device__` function's sync is legal host code.
+        if function.space.host {
+            continue;
+        }
+        let open = function.body_tokens.start;
+        let close = function.body_tokens.end;
+        let mut count = 0;
+        let mut first_site: Option<usize> = None;
+        for k in open + 1..close {
+            let t = program.sig[k];
+            if t.kind != TokenKind::Ident || !SYNC_CALLS.contains(&t.text(view)) {
+                continue;
+            }
+            // A call: `name (`.
+            if program.sig.get(k + 1).map(|n| n.text(view)) != Some("(") {
+                continue;
+            }
+            // A launch before it, in the kernel or in a function of the file
+            // it calls there (directly or through calls).
+            let launched = program
+                .launches
+                .iter()
+                .any(|l| l.function == Some(f) && l.span.end <= t.start)
+                || calls_before(program, view, open, k)
+                    .iter()
+                    .any(|g| launchers.contains(g));
+            if !launched {
+                continue;
+            }
+            let call = t.text(view).to_string();
+            let kernel = function.name.clone();
+            let span = t.range();
+            let refuse = |kind: DiagnosticKind, span: Range<usize>, label: &str| {
+                Diagnostic::new(kind, span, label)
+            };
+            if let Some(site) = first_site {
+                if migrate {
+                    out.diagnostics.push(
+                        refuse(
+                            DiagnosticKind::SyncTwice {
+                                kernel: kernel.clone(),
+                                call: call.clone(),
+                            },
+                            span,
+                            "a second wait for children",
+                        )
+                        .with_note(
+                            out.sites[site].call_span.clone(),
+                            "the first, whose continuation holds this one",
+                        ),
+                    );
+                }
+                continue;
+            }
+            // Inside an `#if` branch that the kernel's body does not hold
+            // whole: the continuation would split the branch.
+            let problem = if program.condition_at(t.start)
+                != program.condition_at(function.body.start)
+                || program.condition_at(program.sig[close].start)
+                    != program.condition_at(function.body.start)
+            {
+                let directive = program.sig[open..k]
+                    .iter()
+                    .rev()
+                    .find(|d| d.kind == TokenKind::Directive)
+                    .map_or(span.clone(), |d| d.range());
+                Err(("an `#if` branch".to_string(), directive))
+            } else {
+                placement(program, view, open, k)
+            };
+            let placed = match problem {
+                Err((construct, at)) => {
+                    if migrate {
+                        out.diagnostics.push(
+                            refuse(
+                                DiagnosticKind::SyncNested {
+                                    kernel: kernel.clone(),
+                                    call: call.clone(),
+                                    construct,
+                                },
+                                span,
+                                "waits for children here",
+                            )
+                            .with_note(at, "inside this"),
+                        );
+                    }
+                    continue;
+                }
+                Ok(placed) => placed,
+            };
+            if !function.space.global {
+                if migrate {
+                    out.diagnostics.push(refuse(
+                        DiagnosticKind::SyncNotInKernel {
+                            function: kernel.clone(),
+                            call: call.clone(),
+                        },
+                        span,
+                        "waits for children in a device function",
+                    ));
+                }
+                continue;
+            }
+            let postwork = placed.postwork_start..program.sig[close].start;
+            let locals = top_level_locals(program, view, open, placed.postwork_start);
+            let used = used_names(program, view, postwork.clone());
+            let mut problems: Vec<Diagnostic> = Vec::new();
+            if function.template_header.is_some() {
+                problems.push(refuse(
+                    DiagnosticKind::PostworkUnsupported {
+                        kernel: kernel.clone(),
+                        what: "a template kernel".to_string(),
+                    },
+                    span.clone(),
+                    "the continuation of a template kernel",
+                ));
+            }
+            if copied.contains(&f) {
+                problems.push(refuse(
+                    DiagnosticKind::PostworkUnsupported {
+                        kernel: kernel.clone(),
+                        what: "a kernel launched under `#pragma dp` (its body is copied into serial, coarsened or aggregated versions)".to_string(),
+                    },
+                    span.clone(),
+                    "waits for children in a kernel dpopt also rewrites as a child",
+                ));
+            }
+            for (name, at) in &used {
+                if let Some(l) = locals.iter().find(|l| &l.name == name) {
+                    if l.shared {
+                        problems.push(
+                            refuse(
+                                DiagnosticKind::PostworkShared {
+                                    kernel: kernel.clone(),
+                                    name: name.clone(),
+                                },
+                                at.clone(),
+                                "used after the sync",
+                            )
+                            .with_note(l.span.clone(), "declared `__shared__` (or `static`) here"),
+                        );
+                    } else if l.reference || l.array {
+                        problems.push(
+                            refuse(
+                                DiagnosticKind::PostworkUnsupported {
+                                    kernel: kernel.clone(),
+                                    what: format!(
+                                        "local `{name}`, {}, used after the sync",
+                                        if l.reference {
+                                            "a reference"
+                                        } else {
+                                            "an array"
+                                        }
+                                    ),
+                                },
+                                at.clone(),
+                                "used after the sync",
+                            )
+                            .with_note(l.span.clone(), "declared here"),
+                        );
+                    }
+                } else if shared_names.contains(name) {
+                    problems.push(refuse(
+                        DiagnosticKind::PostworkShared {
+                            kernel: kernel.clone(),
+                            name: name.clone(),
+                        },
+                        at.clone(),
+                        "shared memory used after the sync",
+                    ));
+                }
+            }
+            if let Some((construct, at, notes)) =
+                barrier_in(program, view, &hazards, postwork.clone())
+            {
+                let mut d = refuse(
+                    DiagnosticKind::PostworkBarrier {
+                        kernel: kernel.clone(),
+                        construct,
+                    },
+                    at,
+                    "after the sync",
+                );
+                for (s, l) in notes {
+                    d = d.with_note(s, l);
+                }
+                problems.push(d);
+            }
+            if !problems.is_empty() {
+                if migrate {
+                    // The first problem of each kind.
+                    let mut seen: Vec<&'static str> = Vec::new();
+                    for d in problems {
+                        if !seen.contains(&d.kind.code()) {
+                            seen.push(d.kind.code());
+                            out.diagnostics.push(d);
+                        }
+                    }
+                }
+                continue;
+            }
+            count += 1;
+            let params: Vec<&str> = function
+                .params
+                .iter()
+                .filter_map(|p| p.name.as_deref())
+                .collect();
+            let live: Vec<String> = locals
+                .iter()
+                .filter(|l| used.iter().any(|(n, _)| n == &l.name))
+                .filter(|l| !params.contains(&l.name.as_str()))
+                .map(|l| l.name.clone())
+                .fold(Vec::new(), |mut v, n| {
+                    if !v.contains(&n) {
+                        v.push(n);
+                    }
+                    v
+                });
+            if !migrate {
+                out.diagnostics.push(Diagnostic::new(
+                    DiagnosticKind::SyncMigratable {
+                        kernel: kernel.clone(),
+                        call: call.clone(),
+                    },
+                    span.clone(),
+                    "CDP1: not available on sm_90 (CDP2)",
+                ));
+            }
+            first_site = Some(out.sites.len());
+            out.sites.push(SyncSite {
+                id: format!("{}_sync{count}", function.symbol),
+                kernel: f,
+                call,
+                call_span: span,
+                statement: placed.statement,
+                postwork,
+                locals: live,
+            });
+        }
+    }
+    if !migrate {
+        out.sites.clear();
+    }
+    out
+}
+
+/// Where a sync stands: the statement of the call (`(void)` cast
+/// included, to its `;`), and the offset where the postwork starts: right
+/// after it at the top level of the body, or after the `if` it ends.
+#[derive(Debug, Clone)]
+struct Placed {
+    statement: Range<usize>,
+    postwork_start: usize,
+}
+
+/// Is significant token `j` the start of a statement at the top level of
+/// the body opened at `open`?
+fn starts_statement(program: &Program, view: &str, open: usize, j: usize) -> bool {
+    let sig = &program.sig;
+    j == open + 1 || {
+        let prev = &sig[j - 1];
+        matches!(prev.text(view), ";" | "}") || prev.kind == TokenKind::Directive
+    }
+}
+
+/// The keyword `if` whose condition closes at significant token `close`
+/// (a `)`), when that `if` is a statement at the top level of the body.
+fn top_level_if(program: &Program, view: &str, open: usize, close: usize) -> Option<usize> {
+    let sig = &program.sig;
+    let paren = program.partner[close]?;
+    let kw = paren.checked_sub(1)?;
+    (kw > open && sig[kw].text(view) == "if" && starts_statement(program, view, open, kw))
+        .then_some(kw)
+}
+
+/// Can the sync at significant token `k` (in the body opened at `open`) be
+/// migrated? It must be a statement of its own, at the top level of the
+/// body, or the last statement of a top-level `if` without `else` (the
+/// CDP1 idiom `if (threadIdx.x == 0) { launch; cudaDeviceSynchronize(); }`):
+/// then the postwork is the code after the `if`, which every thread runs
+/// after the children (a thread that skipped the wait only runs later).
+/// Otherwise what encloses it (a description and a span).
+fn placement(
+    program: &Program,
+    view: &str,
+    open: usize,
+    k: usize,
+) -> Result<Placed, (String, Range<usize>)> {
+    let sig = &program.sig;
+    let expression = |at: Range<usize>| Err(("an expression (its result is used)".to_string(), at));
+    // `name ( ) ;`
+    let close = program.partner[k + 1].unwrap_or(k + 1);
+    let statement_form = close == k + 2 && sig.get(k + 3).map(|t| t.text(view)) == Some(";");
+    // `::` and `(void)` before it.
+    let mut first = k;
+    if first > open + 1 && sig[first - 1].text(view) == "::" {
+        first -= 1;
+    }
+    let k0 = first;
+    if k0 >= open + 4
+        && sig[k0 - 1].text(view) == ")"
+        && sig[k0 - 2].text(view) == "void"
+        && sig[k0 - 3].text(view) == "("
+    {
+        first = k0 - 3;
+    }
+    // The innermost bracket around the call.
+    let mut enclosing = None;
+    for (j, t) in sig.iter().enumerate().take(first).skip(open + 1) {
+        if matches!(t.text(view), "(" | "{" | "[") && program.partner[j].is_some_and(|p| p > k) {
+            enclosing = Some(j);
+        }
+    }
+    let after = |j: usize| sig.get(j).map(|t| t.text(view)).unwrap_or("");
+    if let Some(j) = enclosing {
+        if sig[j].text(view) != "{" {
+            return expression(sig[j].range());
+        }
+        // The last statement of the block of a top-level `if`, no `else`.
+        let block_end = program.partner[j].unwrap_or(j);
+        let if_kw = (j > open + 1 && sig[j - 1].text(view) == ")")
+            .then(|| top_level_if(program, view, open, j - 1))
+            .flatten();
+        let last = statement_form && k + 4 == block_end;
+        let direct = enclosing_of(program, view, open, j).is_none();
+        if let (Some(_), true, true) = (if_kw, last, direct) {
+            if after(block_end + 1) != "else" {
+                return Ok(Placed {
+                    statement: sig[first].start..sig[k + 3].end,
+                    postwork_start: sig[block_end].end,
+                });
+            }
+        }
+        return Err((control_of(program, view, j), sig[j].range()));
+    }
+    if !statement_form {
+        return expression(sig[k].range());
+    }
+    let end = sig[k + 3].end;
+    if starts_statement(program, view, open, first) {
+        return Ok(Placed {
+            statement: sig[first].start..end,
+            postwork_start: end,
+        });
+    }
+    let prev = &sig[first - 1];
+    let prev_text = prev.text(view);
+    if matches!(prev_text, "else" | "do") {
+        return Err((format!("the statement of `{prev_text}`"), prev.range()));
+    }
+    if prev_text == ")" {
+        // `if (cond) cudaDeviceSynchronize();` at the top level, no `else`.
+        if let Some(kw) = top_level_if(program, view, open, first - 1) {
+            if after(k + 4) != "else" {
+                return Ok(Placed {
+                    statement: sig[first].start..end,
+                    postwork_start: end,
+                });
+            }
+            return Err(("an `if` with an `else`".to_string(), sig[kw].range()));
+        }
+        if let Some(kw) = program.partner[first - 1]
+            .and_then(|p| p.checked_sub(1))
+            .map(|q| &sig[q])
+        {
+            let w = kw.text(view);
+            if matches!(w, "if" | "for" | "while" | "switch") {
+                return Err((format!("the statement of `{w}`"), kw.range()));
+            }
+        }
+    }
+    if prev_text == ":" {
+        return Err(("a labelled statement".to_string(), prev.range()));
+    }
+    expression(sig[k].range())
+}
+
+/// The innermost bracket (after `open`) around significant token `k`.
+fn enclosing_of(program: &Program, view: &str, open: usize, k: usize) -> Option<usize> {
+    let mut enclosing = None;
+    for (j, t) in program.sig.iter().enumerate().take(k).skip(open + 1) {
+        if matches!(t.text(view), "(" | "{" | "[") && program.partner[j].is_some_and(|p| p > k) {
+            enclosing = Some(j);
+        }
+    }
+    enclosing
+}
+
+/// What the brace block opened at significant token `j` belongs to.
+fn control_of(program: &Program, view: &str, j: usize) -> String {
+    let sig = &program.sig;
+    let Some(prev) = j.checked_sub(1).map(|p| &sig[p]) else {
+        return "a block".to_string();
+    };
+    let p = prev.text(view);
+    if matches!(p, "else" | "do" | "try") {
+        return format!("a `{p}` block");
+    }
+    if p == ")" {
+        if let Some(w) = program.partner[j - 1]
+            .and_then(|q| q.checked_sub(1))
+            .map(|q| sig[q].text(view))
+        {
+            if matches!(w, "if" | "for" | "while" | "switch") {
+                return format!("a `{w}` block");
+            }
+        }
+    }
+    "a block".to_string()
+}
+
+/// The names declared by the top-level statements of the body opened at
+/// significant token `open`, before byte offset `before`.
+fn top_level_locals(program: &Program, view: &str, open: usize, before: usize) -> Vec<Local> {
+    let sig = &program.sig;
+    let end = sig.partition_point(|t| t.start < before);
+    let mut locals = Vec::new();
+    let mut k = open + 1;
+    while k < end {
+        if sig[k].kind == TokenKind::Directive {
+            k += 1;
+            continue;
+        }
+        let start = k;
+        let first = sig[k].text(view);
+        let control = STATEMENT_KEYWORDS.contains(&first) || first == "{";
+        // One statement: to `;` at depth 0, or to the end of a brace group
+        // of a control statement (or a block).
+        let mut stop = k;
+        while stop < end {
+            let t = sig[stop].text(view);
+            if matches!(t, "(" | "[" | "{") {
+                let brace = t == "{";
+                stop = program.partner[stop].map_or(stop + 1, |p| p + 1);
+                if brace && control {
+                    // `else` continues an `if`, `while` ends a `do`.
+                    let next = sig.get(stop).map(|n| n.text(view)).unwrap_or("");
+                    if next != "else" && next != "while" {
+                        break;
+                    }
+                }
+                continue;
+            }
+            stop += 1;
+            if t == ";" {
+                break;
+            }
+        }
+        if !control && sig[start].kind == TokenKind::Ident {
+            declared_in(program, view, start, stop.min(end), &mut locals);
+        }
+        k = stop.max(k + 1);
+    }
+    locals
+}
+
+/// The names a declaration statement `sig[from..to]` declares.
+fn declared_in(program: &Program, view: &str, from: usize, to: usize, out: &mut Vec<Local>) {
+    let sig = &program.sig;
+    let words: Vec<&str> = sig[from..to].iter().map(|t| t.text(view)).collect();
+    let shared = words
+        .iter()
+        .any(|w| matches!(*w, "__shared__" | "static" | "extern"));
+    let mut found = false;
+    let mut k = from;
+    while k < to {
+        let t = &sig[k];
+        let text = t.text(view);
+        if matches!(text, "(" | "[" | "{") && k > from {
+            // An initializer or a bracket group: skip it (a name before `[`
+            // or `{` was handled when the name was seen).
+            k = program.partner[k].map_or(k + 1, |p| p + 1);
+            continue;
+        }
+        if t.kind == TokenKind::Ident && k > from && !TYPE_WORDS.contains(&text) {
+            let next = sig.get(k + 1).map(|n| n.text(view)).unwrap_or("");
+            let prev = sig[k - 1];
+            let prev_text = prev.text(view);
+            let typed = prev.kind == TokenKind::Ident
+                || matches!(prev_text, "*" | "&" | "&&" | ">" | "::")
+                || (prev_text == "," && found);
+            // `T name(args)`: direct initialization (after a type name only:
+            // `a * f(b);` is an expression).
+            let direct = next == "(" && prev.kind == TokenKind::Ident;
+            if typed && prev_text != "::" && (matches!(next, "=" | ";" | "," | "[" | "{") || direct)
+            {
+                found = true;
+                out.push(Local {
+                    name: text.to_string(),
+                    span: t.range(),
+                    reference: matches!(prev_text, "&" | "&&"),
+                    array: next == "[",
+                    shared,
+                });
+                // Skip the initializer to the next `,` or `;` at depth 0.
+                k += 1;
+                while k < to && !matches!(sig[k].text(view), "," | ";") {
+                    if matches!(sig[k].text(view), "(" | "[" | "{") {
+                        k = program.partner[k].map_or(k + 1, |p| p + 1);
+                    } else {
+                        k += 1;
+                    }
+                }
+                continue;
+            }
+        }
+        if matches!(text, "=" | "." | "->") && !found {
+            // An expression statement.
+            return;
+        }
+        k += 1;
+    }
+}
+
+/// The identifiers the postwork uses as names (not members), with the
+/// first place of each.
+fn used_names(program: &Program, view: &str, range: Range<usize>) -> Vec<(String, Range<usize>)> {
+    let tokens: &[Token] = program.sig_in(range);
+    let mut out: Vec<(String, Range<usize>)> = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        if t.kind != TokenKind::Ident {
+            continue;
+        }
+        let prev = if i > 0 { tokens[i - 1].text(view) } else { "" };
+        if matches!(prev, "." | "->" | "::") {
+            continue;
+        }
+        let name = t.text(view);
+        if !out.iter().any(|(n, _)| n == name) {
+            out.push((name.to_string(), t.range()));
+        }
+    }
+    out
+}
+
+/// Names declared `__shared__` anywhere in the file.
+fn shared_names(program: &Program, view: &str) -> Vec<String> {
+    let sig = &program.sig;
+    let mut out = Vec::new();
+    for (k, t) in sig.iter().enumerate() {
+        if t.text(view) != "__shared__" {
+            continue;
+        }
+        // The last identifier before `;`, `[` or `=` of this declaration.
+        let mut j = k + 1;
+        let mut last = None;
+        while j < sig.len() && !matches!(sig[j].text(view), ";" | "[" | "=" | "{" | "(") {
+            if sig[j].kind == TokenKind::Ident {
+                last = Some(sig[j].text(view).to_string());
+            }
+            j += 1;
+        }
+        if let Some(n) = last {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// The first barrier, warp operation or shared-memory declaration the
+/// postwork reaches, directly or through a call.
+#[allow(clippy::type_complexity)]
+fn barrier_in(
+    program: &Program,
+    view: &str,
+    hazards: &Hazards,
+    range: Range<usize>,
+) -> Option<(String, Range<usize>, Vec<(Range<usize>, String)>)> {
+    let mut tokens = program.sig_in(range.clone());
+    // Leading `__syncthreads();` (the CDP1 idiom `if (threadIdx.x == 0)
+    // cudaDeviceSynchronize(); __syncthreads();`): the continuation starts
+    // after every thread of the grid has passed the sync, so the barrier
+    // holds; in a block continuation it is a barrier of the threads that
+    // reached the sync, and alone in a thread it passes at once.
+    while tokens.len() >= 4
+        && tokens[0].text(view) == "__syncthreads"
+        && tokens[1].text(view) == "("
+        && tokens[2].text(view) == ")"
+        && tokens[3].text(view) == ";"
+    {
+        tokens = &tokens[4..];
+    }
+    for (i, t) in tokens.iter().enumerate() {
+        if t.kind != TokenKind::Ident {
+            continue;
+        }
+        let name = t.text(view);
+        if BLOCK_BARRIERS.contains(&name)
+            || crate::hazard::is_warp_intrinsic(name)
+            || name == "__shared__"
+        {
+            return Some((name.to_string(), t.range(), Vec::new()));
+        }
+        if tokens.get(i + 1).map(|n| n.text(view)) == Some("(") {
+            let prev = if i > 0 { tokens[i - 1].text(view) } else { "" };
+            if matches!(prev, "." | "->") {
+                continue;
+            }
+            if let crate::program::Resolution::Found(g) = program.resolve(name, None, t.start, None)
+            {
+                let summary = hazards.of(g);
+                if let Some(finding) = summary.first_of(
+                    &[Hazard::Block, Hazard::Warp, Hazard::Grid, Hazard::Shared],
+                    |_| true,
+                ) {
+                    let mut notes = vec![(t.range(), format!("calls `{name}`"))];
+                    notes.push((
+                        finding.span.clone(),
+                        format!("`{}` is here", finding.construct),
+                    ));
+                    return Some((finding.construct.clone(), t.range(), notes));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// The functions of the file that launch kernels, directly or through the
+/// functions of the file they call.
+fn launching_functions(program: &Program, view: &str) -> Vec<usize> {
+    let mut launching: Vec<bool> = vec![false; program.functions.len()];
+    for l in &program.launches {
+        if let Some(f) = l.function {
+            launching[f] = true;
+        }
+    }
+    let callees: Vec<Vec<usize>> = program
+        .functions
+        .iter()
+        .map(|f| calls_before(program, view, f.body_tokens.start, f.body_tokens.end))
+        .collect();
+    // To a fixed point: each round marks the callers of marked functions.
+    loop {
+        let mut changed = false;
+        for (f, calls) in callees.iter().enumerate() {
+            if !launching[f] && calls.iter().any(|&g| launching[g]) {
+                launching[f] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    (0..launching.len()).filter(|&f| launching[f]).collect()
+}
+
+/// The functions of the file called between significant tokens `open` and
+/// `end` (`name (`, not a member call).
+fn calls_before(program: &Program, view: &str, open: usize, end: usize) -> Vec<usize> {
+    let sig = &program.sig;
+    let mut out = Vec::new();
+    for k in open + 1..end.min(sig.len()) {
+        let t = &sig[k];
+        if t.kind != TokenKind::Ident || sig.get(k + 1).map(|n| n.text(view)) != Some("(") {
+            continue;
+        }
+        if k > 0 && matches!(sig[k - 1].text(view), "." | "->") {
+            continue;
+        }
+        if let Some(fs) = program.named.get(t.text(view)) {
+            for &g in fs {
+                if !out.contains(&g) {
+                    out.push(g);
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(src: &str, migrate: bool) -> (SourceFile, Analysis) {
+        let file = SourceFile::new("t.cu", src.as_bytes().to_vec());
+        let program = crate::parser::parse(&file, crate::lexer::lex(&file));
+        let a = analyze(&file, &program, migrate, &[]);
+        (file, a)
+    }
+
+    #[test]
+    fn finds_a_top_level_sync_and_its_live_locals() {
+        let src = "__global__ void c(int *a) {}\n__global__ void k(int *a, int n) {\n  int i = threadIdx.x, j = 2;\n  float unused = 1.0f;\n  if (i < n) { c<<<1, 1>>>(a); }\n  cudaDeviceSynchronize();\n  a[i] += j;\n}\n";
+        let (_, a) = run(src, true);
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        assert_eq!(a.sites.len(), 1);
+        assert_eq!(a.sites[0].locals, ["i", "j"]);
+        assert_eq!(a.sites[0].id, "k_sync1");
+    }
+
+    #[test]
+    fn without_migrate_it_warns_and_rewrites_nothing() {
+        let src = "__global__ void c() {}\n__global__ void k() {\n  c<<<1, 1>>>();\n  (void)cudaThreadSynchronize();\n}\n";
+        let (_, a) = run(src, false);
+        assert!(a.sites.is_empty());
+        assert_eq!(a.diagnostics.len(), 1);
+        assert_eq!(a.diagnostics[0].kind.code(), "dpopt::cdp1_sync");
+    }
+
+    #[test]
+    fn a_sync_in_a_loop_is_refused() {
+        let src = "__global__ void c() {}\n__global__ void k() {\n  for (int r = 0; r < 2; ++r) {\n    c<<<1, 1>>>();\n    cudaDeviceSynchronize();\n  }\n}\n";
+        let (_, a) = run(src, true);
+        assert!(a.sites.is_empty());
+        assert_eq!(a.diagnostics[0].kind.code(), "dpopt::postwork_nested");
+        assert!(a.diagnostics[0].kind.message().contains("`for` block"));
+    }
+
+    #[test]
+    fn a_sync_ending_a_top_level_if_waits_after_the_if() {
+        let src = "__global__ void c() {}\n__global__ void k(int *a) {\n  int v = a[threadIdx.x];\n  if (threadIdx.x == 0) {\n    int inner = 1;\n    c<<<1, 1>>>();\n    cudaDeviceSynchronize();\n  }\n  __syncthreads();\n  a[threadIdx.x] = v + 1;\n}\n";
+        let (file, a) = run(src, true);
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        let site = &a.sites[0];
+        assert_eq!(
+            &file.view[site.statement.clone()],
+            "cudaDeviceSynchronize();"
+        );
+        assert!(file.view[site.postwork.clone()]
+            .trim_start()
+            .starts_with("__syncthreads();"));
+        // `inner` is out of scope after the `if`.
+        assert_eq!(site.locals, ["v"]);
+        // The braceless form too.
+        let src = "__global__ void c() {}\n__global__ void k() {\n  c<<<1, 1>>>();\n  if (threadIdx.x == 0) (void)cudaDeviceSynchronize();\n}\n";
+        assert_eq!(run(src, true).1.sites.len(), 1);
+    }
+
+    #[test]
+    fn an_if_with_else_or_a_sync_before_the_end_of_the_if_is_refused() {
+        for src in [
+            "__global__ void c() {}\n__global__ void k() {\n  if (threadIdx.x == 0) { c<<<1, 1>>>(); cudaDeviceSynchronize(); } else { }\n}\n",
+            "__global__ void c() {}\n__global__ void k(int *a) {\n  if (threadIdx.x == 0) { c<<<1, 1>>>(); cudaDeviceSynchronize(); a[0] = 1; }\n}\n",
+            "__global__ void c() {}\n__global__ void k() {\n  c<<<1, 1>>>();\n  if (threadIdx.x == 0) cudaDeviceSynchronize(); else c<<<1, 1>>>();\n}\n",
+            "__global__ void c() {}\n__global__ void k() {\n  { if (threadIdx.x == 0) { c<<<1, 1>>>(); cudaDeviceSynchronize(); } }\n}\n",
+        ] {
+            let (_, a) = run(src, true);
+            assert!(a.sites.is_empty(), "{src}");
+            assert_eq!(a.diagnostics[0].kind.code(), "dpopt::postwork_nested", "{src}");
+        }
+    }
+
+    #[test]
+    fn a_barrier_after_the_start_of_the_postwork_is_refused() {
+        let src = "__global__ void c() {}\n__global__ void k(int *a) {\n  c<<<1, 1>>>();\n  cudaDeviceSynchronize();\n  __syncthreads();\n  a[threadIdx.x] = 1;\n  __syncthreads();\n}\n";
+        let (file, a) = run(src, true);
+        assert_eq!(a.diagnostics.len(), 1);
+        assert_eq!(a.diagnostics[0].kind.code(), "dpopt::postwork_barrier");
+        assert_eq!(file.line_col(a.diagnostics[0].span.start), (7, 3));
+    }
+
+    #[test]
+    fn declarations_are_told_from_expression_statements() {
+        let src = "struct S { __device__ S(int) {} };\n__global__ void c() {}\n__global__ void k(int *p, int n) {\n  S s(n);\n  int a = 1, *b = p, c2[2];\n  unsigned long long d{3};\n  a = n;\n  p[0] = a * n;\n  delete p;\n  c<<<1, 1>>>();\n  cudaDeviceSynchronize();\n  p[s.f + a + *b + c2[0] + d + n] = 0;\n}\n";
+        let file = SourceFile::new("t.cu", src.as_bytes().to_vec());
+        let program = crate::parser::parse(&file, crate::lexer::lex(&file));
+        let k = program.function_named("k").unwrap();
+        let open = program.functions[k].body_tokens.start;
+        let locals = top_level_locals(&program, &file.view, open, src.find("c<<<").unwrap());
+        let names: Vec<(&str, bool)> = locals.iter().map(|l| (l.name.as_str(), l.array)).collect();
+        assert_eq!(
+            names,
+            [
+                ("s", false),
+                ("a", false),
+                ("b", false),
+                ("c2", true),
+                ("d", false)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_launch_in_a_called_function_counts_and_ifdef_branches_are_refused() {
+        let src = "__global__ void c() {}\n__device__ void spawn() { c<<<1, 1>>>(); }\n__device__ void outer() { spawn(); }\n__global__ void k(int *a) {\n  outer();\n  ::cudaDeviceSynchronize();\n  a[0] = 1;\n}\n";
+        let (_, a) = run(src, true);
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        assert_eq!(a.sites.len(), 1);
+        let src = "__global__ void c() {}\n__global__ void k(int *a) {\n  c<<<1, 1>>>();\n#ifdef CDP1\n  cudaDeviceSynchronize();\n#endif\n  a[0] = 1;\n}\n";
+        let (file, a) = run(src, true);
+        assert!(a.sites.is_empty());
+        assert_eq!(a.diagnostics[0].kind.code(), "dpopt::postwork_nested");
+        assert!(a.diagnostics[0].kind.message().contains("`#if` branch"));
+        assert_eq!(
+            &file.view[a.diagnostics[0].notes[0].0.clone()],
+            "#ifdef CDP1"
+        );
+    }
+
+    #[test]
+    fn a_sync_without_launch_before_is_not_a_site() {
+        let src = "__global__ void k() {\n  cudaDeviceSynchronize();\n}\n";
+        let (_, a) = run(src, true);
+        assert!(a.sites.is_empty() && a.diagnostics.is_empty());
+    }
+}
