@@ -101,6 +101,35 @@ pub fn directive_text(text: &str, offset: usize) -> LogicalText {
                 _ => {}
             }
         }
+        if b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b == b'.' && starts_number(bytes, i) {
+            // A word or pp-number whole: the `'` of a digit separator
+            // (`1'8`) opens no character literal.
+            let end = if starts_number(bytes, i) {
+                pp_number_end(bytes, i)
+            } else {
+                let mut j = i;
+                while j < bytes.len() {
+                    if let Some(len) = splice_at(bytes, j) {
+                        j += len;
+                    } else if bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_' || bytes[j] == b'$' {
+                        j += 1;
+                    } else {
+                        break;
+                    }
+                }
+                j
+            };
+            while i < end {
+                match splice_at(bytes, i) {
+                    Some(len) => i += len,
+                    None => {
+                        out.push(bytes[i], offset + i);
+                        i += 1;
+                    }
+                }
+            }
+            continue;
+        }
         if b == b'"' || b == b'\'' {
             // Copy a literal whole, so that `/*` inside it is not a comment.
             out.push(b, offset + i);
@@ -164,6 +193,50 @@ fn splice_at(bytes: &[u8], i: usize) -> Option<usize> {
 }
 
 /// The next byte at or after `i` that is not part of a splice.
+/// The end of the pp-number that starts at `i` (a digit, or `.` and a
+/// digit): digits, letters, `_`, `.`, an exponent's sign (`e+`, `p-`), and
+/// C++14 digit separators (`'` before a digit, letter or `_`), splices
+/// inside skipped. A `'` in `1'8` is part of the number, not a character
+/// literal.
+fn pp_number_end(bytes: &[u8], i: usize) -> usize {
+    let after_splices = |mut j: usize| {
+        while let Some(len) = splice_at(bytes, j) {
+            j += len;
+        }
+        j
+    };
+    let continues = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut end = i + 1;
+    loop {
+        let j = after_splices(end);
+        match bytes.get(j) {
+            Some(&c) if matches!(c, b'e' | b'E' | b'p' | b'P') => {
+                let k = after_splices(j + 1);
+                end = if matches!(bytes.get(k), Some(b'+' | b'-')) {
+                    k + 1
+                } else {
+                    j + 1
+                };
+            }
+            Some(&c) if continues(c) || c == b'.' => end = j + 1,
+            Some(b'\'') => {
+                let k = after_splices(j + 1);
+                match bytes.get(k) {
+                    Some(&c) if continues(c) => end = k + 1,
+                    _ => return end,
+                }
+            }
+            _ => return end,
+        }
+    }
+}
+
+/// Does a pp-number start at `i`?
+fn starts_number(bytes: &[u8], i: usize) -> bool {
+    bytes[i].is_ascii_digit()
+        || bytes[i] == b'.' && next_significant(bytes, i + 1).is_some_and(|(c, _)| c.is_ascii_digit())
+}
+
 fn next_significant(bytes: &[u8], i: usize) -> Option<(u8, usize)> {
     let (b, at) = next_significant_pos(bytes, i);
     b.map(|b| (b, at - i))
@@ -245,6 +318,8 @@ pub fn unclosed_in_directive(text: &str) -> Option<Unclosed> {
         }
         match bytes[i] {
             q @ (b'"' | b'\'') => i = literal_end(bytes, i + 1, q),
+            // `1'8`: a digit separator, not a character literal.
+            _ if starts_number(bytes, i) => i = pp_number_end(bytes, i),
             b'/' => match next_significant(bytes, i + 1) {
                 Some((b'*', _)) => {
                     let (_, star) = next_significant_pos(bytes, i + 1);

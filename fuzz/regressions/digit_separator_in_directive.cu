@@ -1,0 +1,2 @@
+%:pragma""1'8/*
+%:pragma dp*/
