@@ -101,7 +101,11 @@ pub fn directive_text(text: &str, offset: usize) -> LogicalText {
                 _ => {}
             }
         }
-        if b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b == b'.' && starts_number(bytes, i) {
+        if b.is_ascii_alphanumeric()
+            || b == b'_'
+            || b == b'$'
+            || b == b'.' && starts_number(bytes, i)
+        {
             // A word or pp-number whole: the `'` of a digit separator
             // (`1'8`) opens no character literal.
             let end = if starts_number(bytes, i) {
@@ -111,7 +115,10 @@ pub fn directive_text(text: &str, offset: usize) -> LogicalText {
                 while j < bytes.len() {
                     if let Some(len) = splice_at(bytes, j) {
                         j += len;
-                    } else if bytes[j].is_ascii_alphanumeric() || bytes[j] == b'_' || bytes[j] == b'$' {
+                    } else if bytes[j].is_ascii_alphanumeric()
+                        || bytes[j] == b'_'
+                        || bytes[j] == b'$'
+                    {
                         j += 1;
                     } else {
                         break;
@@ -210,7 +217,7 @@ fn pp_number_end(bytes: &[u8], i: usize) -> usize {
     loop {
         let j = after_splices(end);
         match bytes.get(j) {
-            Some(&c) if matches!(c, b'e' | b'E' | b'p' | b'P') => {
+            Some(b'e' | b'E' | b'p' | b'P') => {
                 let k = after_splices(j + 1);
                 end = if matches!(bytes.get(k), Some(b'+' | b'-')) {
                     k + 1
@@ -234,7 +241,8 @@ fn pp_number_end(bytes: &[u8], i: usize) -> usize {
 /// Does a pp-number start at `i`?
 fn starts_number(bytes: &[u8], i: usize) -> bool {
     bytes[i].is_ascii_digit()
-        || bytes[i] == b'.' && next_significant(bytes, i + 1).is_some_and(|(c, _)| c.is_ascii_digit())
+        || bytes[i] == b'.'
+            && next_significant(bytes, i + 1).is_some_and(|(c, _)| c.is_ascii_digit())
 }
 
 fn next_significant(bytes: &[u8], i: usize) -> Option<(u8, usize)> {
