@@ -80,14 +80,18 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     let aggregate = plan.sites.iter().any(|s| s.aggregation.is_some());
     // Records keep classes as their bytes: aggregation's, and the queues of
     // deferred launches.
+    let deferring: Vec<_> = plan
+        .children
+        .iter()
+        .filter(|c| crate::transform::child::defers(plan, &program.functions[c.child], c))
+        .collect();
     let bytes = aggregate
-        || plan.children.iter().any(|c| {
-            let child = &program.functions[c.child];
-            crate::transform::child::defers(child, c)
-                && crate::transform::child::stores_bytes(child)
-        });
-    if aggregate || bytes || !plan.bounded.is_empty() {
-        inserts.insert(0, (0, prelude(&renderer, aggregate, bytes)));
+        || deferring
+            .iter()
+            .any(|c| crate::transform::child::stores_bytes(&program.functions[c.child]));
+    let defer = !deferring.is_empty();
+    if aggregate || bytes || defer || !plan.bounded.is_empty() {
+        inserts.insert(0, (0, prelude(&renderer, aggregate, bytes, defer)));
     }
     let input = file.input_bytes();
     if !plan.sites.is_empty() || !plan.postwork.is_empty() {
@@ -165,10 +169,20 @@ fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> 
 
 /// At the top of the file: the launch-bounds macro of the parent kernels, and
 /// the includes and helpers that aggregated launches need.
-fn prelude(r: &Renderer, aggregate: bool, bytes: bool) -> Vec<u8> {
+fn prelude(r: &Renderer, aggregate: bool, bytes: bool, defer: bool) -> Vec<u8> {
     let mut ctx = tera::Context::new();
     ctx.insert("aggregate", &aggregate);
     ctx.insert("bytes", &bytes);
+    // The queue of deferred launches is the same in every file: copied as
+    // it is (no template to parse).
+    ctx.insert(
+        "defer_queue",
+        if defer {
+            crate::transform::templates::DEFER_QUEUE
+        } else {
+            ""
+        },
+    );
     ctx.insert("bounded", &!r.plan.bounded.is_empty());
     ctx.insert("file_name", &r.file.name);
     ctx.insert("resume_line", &1);

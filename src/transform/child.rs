@@ -4,10 +4,10 @@
 
 use super::renderer::Renderer;
 use super::templates::{
-    AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID, DECLARATIONS, DEFINITIONS,
+    AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID, DECLARATIONS, DEFER, DEFINITIONS,
 };
 use super::{with_newlines, OUTPUT_LINE_MARKER};
-use crate::plan::ChildPlan;
+use crate::plan::{ChildPlan, Plan};
 use crate::program::Function;
 use tera::Context;
 
@@ -162,7 +162,7 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
     );
     ctx.insert(
         "defer",
-        &defers(child, plan).then(|| format!("dpopt_defer_{}", child.name)),
+        &defers(r.plan, child, plan).then(|| format!("dpopt_defer_{}", child.name)),
     );
     ctx.insert(
         "template_header",
@@ -196,7 +196,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
     let queue = members(child);
     ctx.insert(
         "defer",
-        &defers(child, plan).then(|| format!("dpopt_defer_{}", child.name)),
+        &defers(r.plan, child, plan).then(|| format!("dpopt_defer_{}", child.name)),
     );
     ctx.insert(
         "defer_members",
@@ -232,6 +232,12 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
         .map(|&s| aggregation(r, plan, s))
         .collect();
     ctx.insert("aggregation", &aggregation);
+    let deferral = if defers(r.plan, child, plan) {
+        r.templates.render(DEFER, &ctx)
+    } else {
+        String::new()
+    };
+    ctx.insert("deferral", &deferral);
     let text = r.templates.render(DEFINITIONS, &ctx);
     let text = with_newlines(&text, r.file.newline);
     let body = r.render(child.body.clone(), Some(plan.child), &[]);
@@ -320,7 +326,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     ctx.insert("asserted", &aggregation.asserted);
     ctx.insert("direct_launch", &direct);
     ctx.insert("direct_serial", &direct_serial);
-    let direct_defer = if defers(child, plan) {
+    let direct_defer = if defers(r.plan, child, plan) {
         let lgrid = if site.coarsen.is_some() {
             "dpopt_lgrid"
         } else {
@@ -476,10 +482,20 @@ pub fn stores_bytes(child: &Function) -> bool {
 }
 
 /// Whether the child has a queue of deferred launches (templates/defer.cu.tera):
-/// every child with a serial version, except templates (their queue would be
-/// one per instantiation).
-pub fn defers(child: &Function, plan: &ChildPlan) -> bool {
-    plan.serial && child.template_header.is_none()
+/// a child with a serial version, except templates (their queue would be one
+/// per instantiation), when a site's launch can defer: a thresholded site
+/// that is not aggregated, or the direct-launch fallback of warp, block and
+/// multiblock aggregation (grid aggregation's fallbacks never defer).
+pub fn defers(all: &Plan, child: &Function, plan: &ChildPlan) -> bool {
+    plan.serial
+        && child.template_header.is_none()
+        && plan.sites.iter().any(|&s| {
+            let site = &all.sites[s];
+            match &site.aggregation {
+                None => site.threshold.is_some(),
+                Some(a) => a.granularity != crate::pragma::Granularity::Grid,
+            }
+        })
 }
 
 fn member_declaration(declaration: &str, name: &str, unnamed: bool) -> String {

@@ -175,7 +175,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         .children
         .iter()
         .find(|c| c.child == site.child)
-        .is_some_and(|c| super::child::defers(child, c));
+        .is_some_and(|c| super::child::defers(r.plan, child, c));
     ctx.insert(
         "defer",
         &if defers {

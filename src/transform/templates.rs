@@ -8,7 +8,10 @@ use tera::{Context, Tera};
 /// includes only for a file that aggregates at that granularity.
 pub struct Templates {
     core: Tera,
-    aggregation: [std::sync::OnceLock<Tera>; 3],
+    /// Compiled when first needed (tera's parsing is most of a small
+    /// file's time): the three aggregation templates, the queue of
+    /// deferred launches and the postwork continuation.
+    lazy: [std::sync::OnceLock<Tera>; 5],
 }
 
 pub const SITE: &str = "site.cu.tera";
@@ -22,8 +25,11 @@ pub const STATS: &str = "stats.cu.tera";
 pub const RECOVER: &str = "recover.cu.tera";
 pub const BOUNDS: &str = "bounds.cu.tera";
 pub const CONTINUATION: &str = "continuation.cu.tera";
-/// Included by DEFINITIONS: the queue of a child's deferred launches.
-const DEFER: &str = "defer.cu.tera";
+/// The queue of a child's deferred launches.
+pub const DEFER: &str = "defer.cu.tera";
+/// The deferred-launch queue's generic code (C++ templates), copied into
+/// the prelude as it is.
+pub const DEFER_QUEUE: &str = include_str!("../../templates/defer_queue.cuh");
 
 /// A tera instance holding these templates (and whatever they import).
 fn compile(templates: Vec<(&str, &str)>) -> Tera {
@@ -53,18 +59,17 @@ impl Templates {
                 (STATS, include_str!("../../templates/stats.cu.tera")),
                 (RECOVER, RECOVER_TEXT),
                 (BOUNDS, include_str!("../../templates/bounds.cu.tera")),
-                (DEFER, include_str!("../../templates/defer.cu.tera")),
-                (
-                    CONTINUATION,
-                    include_str!("../../templates/continuation.cu.tera"),
-                ),
             ]),
-            aggregation: Default::default(),
+            lazy: Default::default(),
         }
     }
 
+    fn alone(&self, which: usize, name: &'static str, text: &'static str) -> &Tera {
+        self.lazy[which].get_or_init(|| compile(vec![(name, text)]))
+    }
+
     fn aggregation(&self, which: usize, name: &'static str, text: &'static str) -> &Tera {
-        self.aggregation[which].get_or_init(|| {
+        self.lazy[which].get_or_init(|| {
             compile(vec![
                 (name, text),
                 (
@@ -96,6 +101,12 @@ impl Templates {
                 2,
                 AGGREGATION_BLOCK,
                 include_str!("../../templates/aggregation_block.cu.tera"),
+            ),
+            DEFER => self.alone(3, DEFER, include_str!("../../templates/defer.cu.tera")),
+            CONTINUATION => self.alone(
+                4,
+                CONTINUATION,
+                include_str!("../../templates/continuation.cu.tera"),
             ),
             _ => &self.core,
         };
