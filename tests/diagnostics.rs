@@ -207,7 +207,8 @@ fn explicit_child_threads_silences_the_fallback() {
 
 #[test]
 fn hazards_the_model_finds() {
-    // A cooperative-groups barrier after an early return (issue 12).
+    // A cooperative-groups barrier after an early return: threads that
+    // returned never reach it, so coarsening would deadlock the block.
     let cg_child = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a, int n) {\n  cg::thread_block cta = cg::this_thread_block();\n  if (threadIdx.x >= n) return;\n  a[threadIdx.x] = n;\n  cg::sync(cta);\n}\n";
     let text = format!("{cg_child}__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n");
     error(
