@@ -12,7 +12,7 @@ use crate::program::{
     TemplateParam, Using,
 };
 use crate::source::SourceFile;
-use crate::token::{Token, TokenKind};
+use crate::token::{is_identifier, split_top_level, Angles, Token, TokenKind};
 
 pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     let sig: Vec<Token> = tokens
@@ -266,11 +266,6 @@ fn using_from(
         directive,
         at: sig[start].start,
     })
-}
-
-fn is_identifier(w: &str) -> bool {
-    w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The namespace a `namespace ... {` head opens: its names (`a::b` gives
@@ -566,34 +561,8 @@ fn skip_angles(sig: &[Token], view: &str, at: usize, limit: usize) -> Option<usi
     None
 }
 
-/// Split tokens at commas that are not nested in brackets or angles.
-fn split_top_level<'t>(tokens: &'t [Token], view: &str) -> Vec<&'t [Token]> {
-    let mut parts = Vec::new();
-    let mut depth = 0i32;
-    let mut angle = 0i32;
-    let mut start = 0;
-    for (i, t) in tokens.iter().enumerate() {
-        match text(t, view) {
-            "(" | "[" | "{" => depth += 1,
-            ")" | "]" | "}" => depth -= 1,
-            "<" if depth == 0 => angle += 1,
-            ">" if depth == 0 && angle > 0 => angle -= 1,
-            ">>" if depth == 0 && angle > 0 => angle = (angle - 2).max(0),
-            "," if depth == 0 && angle == 0 => {
-                parts.push(&tokens[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if start < tokens.len() || !parts.is_empty() {
-        parts.push(&tokens[start..]);
-    }
-    parts
-}
-
 fn template_params(tokens: &[Token], view: &str) -> Vec<TemplateParam> {
-    split_top_level(tokens, view)
+    split_top_level(tokens, view, Angles::Brackets)
         .into_iter()
         .filter(|p| !p.is_empty())
         .map(|p| {
@@ -644,7 +613,7 @@ fn params_of(tokens: &[Token], view: &str) -> Vec<Param> {
     if tokens.is_empty() || (tokens.len() == 1 && text(&tokens[0], view) == "void") {
         return Vec::new();
     }
-    split_top_level(tokens, view)
+    split_top_level(tokens, view, Angles::Brackets)
         .into_iter()
         .map(|p| {
             let eq = p.iter().position(|t| text(t, view) == "=");
@@ -787,7 +756,7 @@ fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
     let args = if close == open + 1 {
         Vec::new()
     } else {
-        split_top_level(&sig[open + 1..close], view)
+        split_top_level(&sig[open + 1..close], view, Angles::Brackets)
             .into_iter()
             .map(|p| match (p.first(), p.last()) {
                 (Some(a), Some(b)) => a.start..b.end,

@@ -3,6 +3,7 @@
 use crate::diagnostic::{suggest, Diagnostic, DiagnosticKind};
 use crate::grammar::{DpGrammar, Rule};
 use crate::phases::{directive_text, is_dp_pragma_text, LogicalText};
+use crate::token::is_identifier;
 use pest::Parser;
 use std::ops::Range;
 
@@ -506,9 +507,7 @@ fn clause_kind(
         }
         ClauseName::Work => {
             for (arg, range) in args {
-                let ok = arg.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                    && arg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-                if !ok {
+                if !is_identifier(arg) {
                     return Err(Diagnostic::new(
                         DiagnosticKind::BadWorkVariable { value: arg.clone() },
                         range.clone(),
@@ -539,7 +538,7 @@ fn clause_kind(
 fn positive_value(clause: &str, text: &str, range: Range<usize>) -> Result<Value, Diagnostic> {
     let err = |kind| Err(Diagnostic::new(kind, range.clone(), "this value"));
     if text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-        if text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        if is_identifier(text) {
             return Ok(Value::Macro(text.to_string()));
         }
         return err(DiagnosticKind::NotAnInteger {

@@ -8,7 +8,7 @@ use crate::hazard::{Finding, Hazard, Hazards};
 use crate::plan::Plan;
 use crate::pragma::Granularity;
 use crate::program::Program;
-use crate::token::TokenKind;
+use crate::token::calls;
 
 /// Block and multiblock aggregation wait at a block barrier until every other
 /// thread of the block has launched or exited. That deadlocks when code
@@ -86,12 +86,8 @@ pub(super) fn check_block_aggregation(
 fn block_functions(program: &Program, view: &str, parent: usize) -> (Vec<usize>, Vec<usize>) {
     let callees = |f: usize| -> Vec<usize> {
         let body = program.sig_in(program.functions[f].body.clone());
-        body.iter()
-            .enumerate()
-            .filter(|(i, t)| {
-                t.kind == TokenKind::Ident && body.get(i + 1).is_some_and(|n| n.text(view) == "(")
-            })
-            .filter_map(|(_, t)| program.function_named(t.text(view)))
+        calls(body, view)
+            .filter_map(|(_, name)| program.function_named(name))
             .collect()
     };
     let all: Vec<Vec<usize>> = (0..program.functions.len()).map(callees).collect();

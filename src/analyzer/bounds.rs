@@ -3,7 +3,7 @@
 
 use crate::plan::Plan;
 use crate::program::Program;
-use crate::token::TokenKind;
+use crate::token::calls;
 
 /// The kernels that run a rewritten launch: the sites' parents when they
 /// are kernels, and the kernels that call (through any chain of calls) a
@@ -20,12 +20,7 @@ pub(super) fn kernels_to_bound(program: &Program, view: &str, plan: &Plan) -> Ve
                     continue;
                 }
                 let body = program.sig_in(f.body.clone());
-                let calls = body.windows(2).any(|w| {
-                    w[0].kind == TokenKind::Ident
-                        && w[0].text(view) == target.name
-                        && w[1].text(view) == "("
-                });
-                if calls {
+                if calls(body, view).any(|(_, name)| name == target.name) {
                     reach.push(k);
                 }
             }

@@ -4,7 +4,7 @@
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::program::Program;
 use crate::source::SourceFile;
-use crate::token::TokenKind;
+use crate::token::{is_call_at, TokenKind};
 use std::ops::Range;
 
 /// Macros that expand to `_Pragma`: a `#pragma dp` written through one is
@@ -70,7 +70,7 @@ pub fn pragma_macros(file: &SourceFile, program: &Program) -> Vec<Diagnostic> {
             {
                 continue;
             }
-            let arg_is_dp = program.sig.get(i + 1).is_some_and(|n| n.text(view) == "(")
+            let arg_is_dp = is_call_at(&program.sig, i, view)
                 && program
                     .sig
                     .get(i + 2)

@@ -3,7 +3,7 @@
 
 use crate::pragma::Granularity;
 use crate::program::{Function, Launch, Program};
-use crate::token::TokenKind;
+use crate::token::{is_call_at, TokenKind};
 
 /// Are the parent's parameters the same for every parent of one aggregated
 /// launch? Only a kernel's are (a device function's are per thread), and a
@@ -70,7 +70,7 @@ pub(super) fn varying_arguments(
                 ),
                 TokenKind::Ident => {
                     let s = t.text(view);
-                    let called = tokens.get(k + 1).is_some_and(|n| n.text(view) == "(");
+                    let called = is_call_at(tokens, k, view);
                     let macro_like = s
                         .chars()
                         .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
