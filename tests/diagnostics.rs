@@ -164,7 +164,7 @@ diagnostic_tests! {
         says: ["consldt(multiblock)", "`sum`"],
     }
     blocks_barrier {
-        input: "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n  a[threadIdx.x] = s[31 - threadIdx.x];\n}\n__global__ void parent(int *a, int n) {\n#pragma dp consldt(warp) blocks(64)\n  child<<<1, 32>>>(a, n);\n}\n".to_string(),
+        input: "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n  a[threadIdx.x] = s[31 - threadIdx.x];\n}\n__global__ void parent(int *a, int n) {\n#pragma dp consldt(warp) blocks(64)\n  child<<<1, 32>>>(a, n);\n}\n",
         code: "dpopt::fixed_configuration",
         at: "4:3",
         span: "__syncthreads",
