@@ -1007,4 +1007,49 @@ mod tests {
         assert_eq!(p.sig[next].text(&file.view), "k");
         assert_eq!(p.launches[0].first_token, next);
     }
+
+    #[test]
+    fn launch_arguments_split_at_top_level_commas_only() {
+        let (file, p) = program(
+            "template <int A, int B> __global__ void k(int a, int b, int c) {}\n\
+             __global__ void parent(int n) {\n  k<1, 2><<<n, 32>>>(f(n, 1), g<int, 2>(n), a[n, 1]);\n}\n",
+        );
+        let l = &p.launches[0];
+        let args: Vec<&str> = l.args.iter().map(|r| &file.view[r.clone()]).collect();
+        assert_eq!(args, ["f(n, 1)", "g<int, 2>(n)", "a[n, 1]"]);
+        assert_eq!(l.template_args.as_deref(), Some("<1, 2>"));
+        let config: Vec<&str> = l.config.iter().map(|r| &file.view[r.clone()]).collect();
+        assert_eq!(config, ["n", "32"]);
+        assert_eq!(&file.view[l.kernel_span.clone()], "k");
+        assert_eq!(l.function, Some(1));
+    }
+
+    #[test]
+    fn launch_spans_cover_the_statement() {
+        let text = "__global__ void k() {}\n__global__ void parent() {\n  k<<<1, 1>>>();\n}\n";
+        let (file, p) = program(text);
+        let l = &p.launches[0];
+        assert_eq!(&file.view[l.span.clone()], "k<<<1, 1>>>();");
+        assert_eq!(&file.view[l.config_span.clone()], "<<<1, 1>>>");
+        assert!(l.args.is_empty());
+        assert_eq!(p.sig[l.first_token].text(&file.view), "k");
+        assert_eq!(p.sig[l.last_token].text(&file.view), ";");
+    }
+
+    #[test]
+    fn forward_declarations_and_class_bodies() {
+        let (_, p) = program(
+            "__global__ void child(int *a);\n\
+             struct S {\n  __device__ int get() { return 1; }\n};\n\
+             __global__ void child(int *a) { a[0] = 1; }\n",
+        );
+        // A class body is opaque: its member functions are not functions
+        // of the program (only kernels and functions at namespace level are).
+        let names: Vec<&str> = p.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["child"]);
+        let child = &p.functions[0];
+        // The forward declaration comes first: generated declarations go there.
+        assert_eq!(child.first_declared, 0);
+        assert!(child.start > 0);
+    }
 }

@@ -261,4 +261,63 @@ mod tests {
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
         assert!(plan.sites[0].aggregation.is_some());
     }
+
+    #[test]
+    fn site_ids_count_per_parent_and_recursion_is_found() {
+        let text = "__global__ void child(int *a, int n) { a[0] = n; }\n\
+                    __global__ void p1(int *a, int n) {\n#pragma dp threshold(64)\n  child<<<n, 32>>>(a, n);\n\
+                    #pragma dp coarsen(2)\n  child<<<n, 32>>>(a, n);\n}\n\
+                    __global__ void p2(int *a, int n) {\n#pragma dp threshold(64) consldt(warp)\n  child<<<n, 32>>>(a, n);\n}\n\
+                    __global__ void tree(int *a, int n) {\n  if (n > 1) {\n#pragma dp consldt(warp)\n    tree<<<1, 32>>>(a, n / 2);\n  }\n}\n";
+        let (plan, diagnostics) = analysis(text);
+        assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+        let ids: Vec<&str> = plan.sites.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["p1_1", "p1_2", "p2_1", "tree_1"]);
+        let recursive: Vec<bool> = plan
+            .sites
+            .iter()
+            .map(|s| s.aggregation.as_ref().is_some_and(|a| a.recursive))
+            .collect();
+        assert_eq!(recursive, [false, false, false, true]);
+        // One child plan per child, with every site that launches it.
+        let children: Vec<(usize, Vec<usize>)> = plan
+            .children
+            .iter()
+            .map(|c| (c.child, c.sites.clone()))
+            .collect();
+        assert_eq!(children, [(0, vec![0, 1, 2]), (3, vec![3])]);
+        assert!(plan.children[0].serial && plan.children[0].coarse);
+    }
+
+    #[test]
+    fn kernels_that_reach_a_site_get_bounds_unless_they_have_their_own() {
+        let text = "__global__ void child(int *a) { a[0] = 1; }\n\
+                    __device__ void launch(int *a) {\n#pragma dp threshold(64)\n  child<<<1, 32>>>(a);\n}\n\
+                    __global__ void k1(int *a) { launch(a); }\n\
+                    __global__ void __launch_bounds__(128) k2(int *a) { launch(a); }\n\
+                    __global__ void k3(int *a) { a[1] = 2; }\n";
+        let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
+        let program = parse(&file, lex(&file));
+        let a = analyze(&file, &program);
+        let bounded: Vec<&str> = a
+            .plan
+            .bounded
+            .iter()
+            .map(|&k| program.functions[k].name.as_str())
+            .collect();
+        assert_eq!(bounded, ["k1"]);
+    }
+
+    #[test]
+    fn clause_values_nothing_declares_are_warned_about_at_the_name() {
+        let text = "#define TH 64\n__global__ void child(int *a) { a[0] = 1; }\n\
+                    __global__ void parent(int *a) {\n#pragma dp threshold(TH) coarsen(CF)\n  child<<<1, 32>>>(a);\n}\n";
+        let (_, diagnostics) = analysis(text);
+        let unseen: Vec<(&str, &str)> = diagnostics
+            .iter()
+            .filter(|d| d.kind.code() == "dpopt::unseen_name")
+            .map(|d| (d.kind.code(), &text[d.span.clone()]))
+            .collect();
+        assert_eq!(unseen, [("dpopt::unseen_name", "CF")]);
+    }
 }
