@@ -410,10 +410,10 @@ impl DiagnosticKind {
         use DiagnosticKind::*;
         Some(match self {
             UnknownClause { suggestion: Some(s), .. } => format!("did you mean `{s}`?"),
-            UnknownClause { suggestion: None, .. } => {
-                "known clauses: threshold, coarsen, child_threads, consldt, agg_threshold, work, buffer, threads, blocks"
-                    .to_string()
-            }
+            UnknownClause { suggestion: None, .. } => format!(
+                "known clauses: {}",
+                crate::pragma::ClauseName::spellings().join(", ")
+            ),
             MissingArguments { clause, expected } => format!("write `{clause}({expected})`"),
             UnclosedArguments { clause } => format!("close the argument list: `{clause}(...)`"),
             WrongArgumentCount { clause, expected, .. } => format!("`{clause}` takes {expected}"),

@@ -11,57 +11,51 @@
 //! stops at `min(threads, n)` instead, which skips exactly the threads that
 //! would return at once.
 
+use crate::token::{is_identifier, TokenKind};
+
 /// The parameter `n` of a body that starts with the guard, if it does. The
 /// index must be a signed integer (so that `i >= n` compares numerically for
 /// any integer `n`); comments or other statements before the guard, or any
 /// other form, give `None` (the serial version then runs every thread).
 pub fn bounding_parameter(body: &str, params: &[Option<String>]) -> Option<String> {
-    let text: String = body.chars().filter(|c| !c.is_whitespace()).collect();
-    let text = text.strip_prefix('{')?;
-    let (declaration, rest) = text.split_once(';')?;
-    let (lhs, index_expr) = declaration.split_once('=')?;
+    // Blanks separate tokens and mean nothing else here; a comment inside
+    // the guard is another form (it stays a token and matches nothing).
+    let tokens: Vec<&str> = crate::lexer::lex_text(body)
+        .into_iter()
+        .filter(|t| !matches!(t.kind, TokenKind::Space | TokenKind::Newline))
+        .map(|t| &body[t.range()])
+        .collect();
+    let mut rest = tokens.strip_prefix(&["{"][..])?;
+    rest = rest.strip_prefix(&["const"][..]).unwrap_or(rest);
+    let [type_words @ .., index, "="] = &rest[..rest.iter().position(|&t| t == "=")? + 1] else {
+        return None;
+    };
+    const SIGNED: [&[&str]; 4] = [&["int"], &["long"], &["long", "long"], &["int64_t"]];
+    if !SIGNED.contains(&type_words) || !is_identifier(index) {
+        return None;
+    }
+    rest = &rest[type_words.len() + 2..];
+    let end = rest.iter().position(|&t| t == ";")?;
     const INDEX: [&str; 4] = [
         "blockIdx.x*blockDim.x+threadIdx.x",
         "blockDim.x*blockIdx.x+threadIdx.x",
         "threadIdx.x+blockIdx.x*blockDim.x",
         "threadIdx.x+blockDim.x*blockIdx.x",
     ];
-    if !INDEX.contains(&index_expr) {
+    if !INDEX.contains(&rest[..end].concat().as_str()) {
         return None;
     }
-    const SIGNED: [&str; 8] = [
-        "int",
-        "constint",
-        "long",
-        "constlong",
-        "longlong",
-        "constlonglong",
-        "int64_t",
-        "constint64_t",
-    ];
-    let index = SIGNED
-        .iter()
-        .filter_map(|t| lhs.strip_prefix(t))
-        .find(|name| is_identifier(name))?;
-    let bound = rest
-        .strip_prefix("if(")?
-        .strip_prefix(index)?
-        .strip_prefix(">=")?
-        .split_once(")return;")?
-        .0;
+    let ["if", "(", i, ">=", bound, ")", "return", ";", ..] = &rest[end + 1..] else {
+        return None;
+    };
+    if i != index {
+        return None;
+    }
     params
         .iter()
         .flatten()
-        .find(|p| p.as_str() == bound)
+        .find(|p| p.as_str() == *bound)
         .cloned()
-}
-
-fn is_identifier(s: &str) -> bool {
-    let mut chars = s.chars();
-    chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]
@@ -147,5 +141,46 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn every_signed_index_type() {
+        let p = params(&["n"]);
+        for ty in [
+            "int",
+            "const int",
+            "long",
+            "const long",
+            "long long",
+            "const long long",
+            "int64_t",
+            "const int64_t",
+        ] {
+            let body = format!(
+                "{{ {ty} i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; }}"
+            );
+            assert_eq!(bounding_parameter(&body, &p), Some("n".to_string()), "{ty}");
+        }
+        // `long long` split over lines and blanks is the same type.
+        let body = "{\n  long\n  long   idx = threadIdx.x + blockDim.x * blockIdx.x;\n  if (idx >= n) return;\n}";
+        assert_eq!(bounding_parameter(body, &p), Some("n".to_string()));
+        for ty in ["unsigned long long", "long int", "longlong", "short"] {
+            let body = format!(
+                "{{ {ty} i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; }}"
+            );
+            assert_eq!(bounding_parameter(&body, &p), None, "{ty}");
+        }
+    }
+
+    #[test]
+    fn comments_in_the_guard_are_another_form() {
+        let p = params(&["n"]);
+        for body in [
+            "{ // first\n int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; }",
+            "{ int /* index */ i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; }",
+            "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) /* done */ return; }",
+        ] {
+            assert_eq!(bounding_parameter(body, &p), None, "{body}");
+        }
     }
 }

@@ -41,6 +41,13 @@ pub fn lex(file: &SourceFile) -> Vec<Token> {
     tokens
 }
 
+/// Lex a piece of text (a function body, a configuration argument) on its
+/// own: the tokens' offsets are offsets into `text`. Bytes >= 0x80 are read
+/// as `_`, as in a file.
+pub fn lex_text(text: &str) -> Vec<Token> {
+    lex(&SourceFile::new("", text.as_bytes().to_vec()))
+}
+
 /// What a token that never closes is, if it is one: an unterminated block
 /// comment, raw string, string or character literal.
 pub fn unterminated(token: &Token, view: &str) -> Option<&'static str> {

@@ -31,7 +31,6 @@ pub mod plan;
 pub mod postwork;
 pub mod pragma;
 pub mod program;
-pub mod report;
 pub mod source;
 pub mod thread_count;
 pub mod token;

@@ -12,7 +12,7 @@ use crate::program::{
     TemplateParam, Using,
 };
 use crate::source::SourceFile;
-use crate::token::{Token, TokenKind};
+use crate::token::{is_identifier, split_top_level, Angles, Token, TokenKind};
 
 pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     let sig: Vec<Token> = tokens
@@ -266,11 +266,6 @@ fn using_from(
         directive,
         at: sig[start].start,
     })
-}
-
-fn is_identifier(w: &str) -> bool {
-    w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The namespace a `namespace ... {` head opens: its names (`a::b` gives
@@ -566,34 +561,8 @@ fn skip_angles(sig: &[Token], view: &str, at: usize, limit: usize) -> Option<usi
     None
 }
 
-/// Split tokens at commas that are not nested in brackets or angles.
-fn split_top_level<'t>(tokens: &'t [Token], view: &str) -> Vec<&'t [Token]> {
-    let mut parts = Vec::new();
-    let mut depth = 0i32;
-    let mut angle = 0i32;
-    let mut start = 0;
-    for (i, t) in tokens.iter().enumerate() {
-        match text(t, view) {
-            "(" | "[" | "{" => depth += 1,
-            ")" | "]" | "}" => depth -= 1,
-            "<" if depth == 0 => angle += 1,
-            ">" if depth == 0 && angle > 0 => angle -= 1,
-            ">>" if depth == 0 && angle > 0 => angle = (angle - 2).max(0),
-            "," if depth == 0 && angle == 0 => {
-                parts.push(&tokens[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if start < tokens.len() || !parts.is_empty() {
-        parts.push(&tokens[start..]);
-    }
-    parts
-}
-
 fn template_params(tokens: &[Token], view: &str) -> Vec<TemplateParam> {
-    split_top_level(tokens, view)
+    split_top_level(tokens, view, Angles::Brackets)
         .into_iter()
         .filter(|p| !p.is_empty())
         .map(|p| {
@@ -644,7 +613,7 @@ fn params_of(tokens: &[Token], view: &str) -> Vec<Param> {
     if tokens.is_empty() || (tokens.len() == 1 && text(&tokens[0], view) == "void") {
         return Vec::new();
     }
-    split_top_level(tokens, view)
+    split_top_level(tokens, view, Angles::Brackets)
         .into_iter()
         .map(|p| {
             let eq = p.iter().position(|t| text(t, view) == "=");
@@ -787,7 +756,7 @@ fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
     let args = if close == open + 1 {
         Vec::new()
     } else {
-        split_top_level(&sig[open + 1..close], view)
+        split_top_level(&sig[open + 1..close], view, Angles::Brackets)
             .into_iter()
             .map(|p| match (p.first(), p.last()) {
                 (Some(a), Some(b)) => a.start..b.end,
@@ -1037,5 +1006,50 @@ mod tests {
         let next = p.pragmas[0].next_token.unwrap();
         assert_eq!(p.sig[next].text(&file.view), "k");
         assert_eq!(p.launches[0].first_token, next);
+    }
+
+    #[test]
+    fn launch_arguments_split_at_top_level_commas_only() {
+        let (file, p) = program(
+            "template <int A, int B> __global__ void k(int a, int b, int c) {}\n\
+             __global__ void parent(int n) {\n  k<1, 2><<<n, 32>>>(f(n, 1), g<int, 2>(n), a[n, 1]);\n}\n",
+        );
+        let l = &p.launches[0];
+        let args: Vec<&str> = l.args.iter().map(|r| &file.view[r.clone()]).collect();
+        assert_eq!(args, ["f(n, 1)", "g<int, 2>(n)", "a[n, 1]"]);
+        assert_eq!(l.template_args.as_deref(), Some("<1, 2>"));
+        let config: Vec<&str> = l.config.iter().map(|r| &file.view[r.clone()]).collect();
+        assert_eq!(config, ["n", "32"]);
+        assert_eq!(&file.view[l.kernel_span.clone()], "k");
+        assert_eq!(l.function, Some(1));
+    }
+
+    #[test]
+    fn launch_spans_cover_the_statement() {
+        let text = "__global__ void k() {}\n__global__ void parent() {\n  k<<<1, 1>>>();\n}\n";
+        let (file, p) = program(text);
+        let l = &p.launches[0];
+        assert_eq!(&file.view[l.span.clone()], "k<<<1, 1>>>();");
+        assert_eq!(&file.view[l.config_span.clone()], "<<<1, 1>>>");
+        assert!(l.args.is_empty());
+        assert_eq!(p.sig[l.first_token].text(&file.view), "k");
+        assert_eq!(p.sig[l.last_token].text(&file.view), ";");
+    }
+
+    #[test]
+    fn forward_declarations_and_class_bodies() {
+        let (_, p) = program(
+            "__global__ void child(int *a);\n\
+             struct S {\n  __device__ int get() { return 1; }\n};\n\
+             __global__ void child(int *a) { a[0] = 1; }\n",
+        );
+        // A class body is opaque: its member functions are not functions
+        // of the program (only kernels and functions at namespace level are).
+        let names: Vec<&str> = p.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["child"]);
+        let child = &p.functions[0];
+        // The forward declaration comes first: generated declarations go there.
+        assert_eq!(child.first_declared, 0);
+        assert!(child.start > 0);
     }
 }

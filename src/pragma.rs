@@ -3,6 +3,7 @@
 use crate::diagnostic::{suggest, Diagnostic, DiagnosticKind};
 use crate::grammar::{DpGrammar, Rule};
 use crate::phases::{directive_text, is_dp_pragma_text, LogicalText};
+use crate::token::is_identifier;
 use pest::Parser;
 use std::ops::Range;
 
@@ -32,6 +33,115 @@ pub enum Granularity {
     Grid,
 }
 
+impl Granularity {
+    pub const ALL: [Granularity; 4] = [
+        Granularity::Warp,
+        Granularity::Block,
+        Granularity::MultiBlock,
+        Granularity::Grid,
+    ];
+
+    /// The granularity as `consldt(...)` spells it.
+    pub const fn spelling(self) -> &'static str {
+        match self {
+            Granularity::Warp => "warp",
+            Granularity::Block => "block",
+            Granularity::MultiBlock => "multiblock",
+            Granularity::Grid => "grid",
+        }
+    }
+
+    fn from_spelling(text: &str) -> Option<Granularity> {
+        Granularity::ALL.into_iter().find(|g| g.spelling() == text)
+    }
+}
+
+/// Declares [`ClauseName`], the one table of the clauses dpopt knows: each
+/// row gives the variant, the clause's spelling, its argument syntax (for
+/// "write `name(args)`" help), the clause it needs beside it, and what it
+/// means (the help that lists the clauses, the tests that keep
+/// docs/PRAGMA.md's clause table complete). Parsing, names and validation
+/// are derived from it; `parse_arguments` matches on the variant
+/// exhaustively, so a new row without a parser does not compile.
+macro_rules! clause_table {
+    ($($variant:ident = $spelling:literal, args $syntax:literal, needs $needs:expr, $meaning:literal;)*) => {
+        /// Which clause: one variant per row of the clause table.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ClauseName {
+            $($variant,)*
+        }
+
+        impl ClauseName {
+            /// Every clause, in the order the help lists them.
+            pub const ALL: &'static [ClauseName] = &[$(ClauseName::$variant,)*];
+
+            /// The clause as a pragma spells it.
+            pub const fn spelling(self) -> &'static str {
+                match self {
+                    $(ClauseName::$variant => $spelling,)*
+                }
+            }
+
+            /// Its arguments, as help writes them: `threshold(N)`.
+            pub const fn syntax(self) -> &'static str {
+                match self {
+                    $(ClauseName::$variant => $syntax,)*
+                }
+            }
+
+            /// The clause it is meaningless without, if any.
+            pub const fn needs(self) -> Option<ClauseName> {
+                match self {
+                    $(ClauseName::$variant => $needs,)*
+                }
+            }
+
+            /// What it does, in one line.
+            pub const fn meaning(self) -> &'static str {
+                match self {
+                    $(ClauseName::$variant => $meaning,)*
+                }
+            }
+        }
+    };
+}
+
+clause_table! {
+    Threshold = "threshold", args "N", needs None,
+        "launch only when the child needs at least N threads; otherwise run them serially";
+    Coarsen = "coarsen", args "F", needs None,
+        "each child block does the work of F original blocks";
+    ChildThreads = "child_threads", args "EXPR", needs Some(ClauseName::Threshold),
+        "the child's thread count, compared with the threshold";
+    Consldt = "consldt", args "warp|block|multiblock[, G]|grid", needs None,
+        "aggregate the child grids of many parents into one grid";
+    AggThreshold = "agg_threshold", args "N", needs Some(ClauseName::Consldt),
+        "fewer than N launching threads launch their own children";
+    Work = "work", args "v, ...", needs Some(ClauseName::Consldt),
+        "the launch arguments that vary between parents";
+    Buffer = "buffer", args "kind[, perBuffer[, total]]", needs Some(ClauseName::Consldt),
+        "the records an aggregation pool holds";
+    Threads = "threads", args "N", needs Some(ClauseName::Consldt),
+        "threads per block of every aggregated launch";
+    Blocks = "blocks", args "N", needs Some(ClauseName::Consldt),
+        "blocks of every aggregated launch, at most";
+}
+
+impl ClauseName {
+    /// The clause spelt `text`, if there is one.
+    pub fn from_spelling(text: &str) -> Option<ClauseName> {
+        ClauseName::ALL
+            .iter()
+            .copied()
+            .find(|c| c.spelling() == text)
+    }
+
+    /// Every clause's spelling, for "did you mean" and the help.
+    pub fn spellings() -> Vec<&'static str> {
+        ClauseName::ALL.iter().map(|c| c.spelling()).collect()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClauseKind {
     /// `threshold(N)`: launch only when the child needs at least N threads.
@@ -40,38 +150,43 @@ pub enum ClauseKind {
     Coarsen(Value),
     /// `child_threads(EXPR)`: the child's thread count, stated by the user.
     ChildThreads(String),
-    /// `consldt(granularity[, G])`: aggregation (parsed and validated only).
+    /// `consldt(granularity[, G])`: aggregation of the children's grids.
     Consolidate {
         granularity: Granularity,
         group: Option<Value>,
     },
+    /// `agg_threshold(N)`: fewer launching threads launch directly.
     AggThreshold(Value),
+    /// `work(v, ...)`: the arguments that vary between parents.
     Work(Vec<String>),
-    Buffer {
-        kind: String,
-        sizes: Vec<Value>,
-    },
+    /// `buffer(kind, sizes...)`: the aggregation pool.
+    Buffer { kind: String, sizes: Vec<Value> },
+    /// `threads(N)`: threads per block of aggregated launches.
     Threads(Value),
+    /// `blocks(N)`: blocks of aggregated launches, at most.
     Blocks(Value),
 }
 
 impl ClauseKind {
-    pub fn name(&self) -> &'static str {
+    /// The row of the clause table this clause belongs to.
+    pub fn clause(&self) -> ClauseName {
         match self {
-            ClauseKind::Threshold(_) => "threshold",
-            ClauseKind::Coarsen(_) => "coarsen",
-            ClauseKind::ChildThreads(_) => "child_threads",
-            ClauseKind::Consolidate { .. } => "consldt",
-            ClauseKind::AggThreshold(_) => "agg_threshold",
-            ClauseKind::Work(_) => "work",
-            ClauseKind::Buffer { .. } => "buffer",
-            ClauseKind::Threads(_) => "threads",
-            ClauseKind::Blocks(_) => "blocks",
+            ClauseKind::Threshold(_) => ClauseName::Threshold,
+            ClauseKind::Coarsen(_) => ClauseName::Coarsen,
+            ClauseKind::ChildThreads(_) => ClauseName::ChildThreads,
+            ClauseKind::Consolidate { .. } => ClauseName::Consldt,
+            ClauseKind::AggThreshold(_) => ClauseName::AggThreshold,
+            ClauseKind::Work(_) => ClauseName::Work,
+            ClauseKind::Buffer { .. } => ClauseName::Buffer,
+            ClauseKind::Threads(_) => ClauseName::Threads,
+            ClauseKind::Blocks(_) => ClauseName::Blocks,
         }
     }
-}
 
-impl ClauseKind {
+    pub fn name(&self) -> &'static str {
+        self.clause().spelling()
+    }
+
     /// The values the clause takes (not its expressions).
     pub fn values(&self) -> Vec<&Value> {
         match self {
@@ -86,18 +201,6 @@ impl ClauseKind {
         }
     }
 }
-
-pub const CLAUSE_NAMES: &[&str] = &[
-    "threshold",
-    "coarsen",
-    "child_threads",
-    "consldt",
-    "agg_threshold",
-    "work",
-    "buffer",
-    "threads",
-    "blocks",
-];
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clause {
@@ -270,17 +373,17 @@ pub fn parse_directive(logical: &LogicalText) -> Result<Directive, Vec<Diagnosti
                 }
             }
         }
-        if !CLAUSE_NAMES.contains(&name.as_str()) {
+        let Some(clause_name) = ClauseName::from_spelling(&name) else {
             errors.push(Diagnostic::new(
                 DiagnosticKind::UnknownClause {
-                    suggestion: suggest(&name, CLAUSE_NAMES),
+                    suggestion: suggest(&name, &ClauseName::spellings()),
                     name,
                 },
                 name_span,
                 "not a `#pragma dp` clause",
             ));
             continue;
-        }
+        };
         if unclosed {
             errors.push(Diagnostic::new(
                 DiagnosticKind::UnclosedArguments { clause: name },
@@ -289,9 +392,9 @@ pub fn parse_directive(logical: &LogicalText) -> Result<Directive, Vec<Diagnosti
             ));
             continue;
         }
-        match clause_kind(&name, has_args, &args, &span) {
+        match clause_kind(clause_name, has_args, &args, &span) {
             Ok(kind) => {
-                if clauses.iter().any(|c| c.kind.name() == kind.name()) {
+                if clauses.iter().any(|c| c.kind.clause() == clause_name) {
                     errors.push(Diagnostic::new(
                         DiagnosticKind::DuplicateClause { clause: name },
                         span,
@@ -324,28 +427,17 @@ pub fn parse_directive(logical: &LogicalText) -> Result<Directive, Vec<Diagnosti
 }
 
 fn clause_kind(
-    name: &str,
+    clause: ClauseName,
     has_args: bool,
     args: &[(String, Range<usize>)],
     span: &Range<usize>,
 ) -> Result<ClauseKind, Diagnostic> {
-    let expected: &'static str = match name {
-        "threshold" => "N",
-        "coarsen" => "F",
-        "child_threads" => "EXPR",
-        "consldt" => "warp|block|multiblock[, G]|grid",
-        "agg_threshold" => "N",
-        "work" => "v, ...",
-        "buffer" => "kind[, perBuffer[, total]]",
-        "threads" => "N",
-        "blocks" => "N",
-        _ => unreachable!("checked against CLAUSE_NAMES"),
-    };
+    let name = clause.spelling();
     if !has_args || args.is_empty() {
         return Err(Diagnostic::new(
             DiagnosticKind::MissingArguments {
                 clause: name.to_string(),
-                expected,
+                expected: clause.syntax(),
             },
             span.clone(),
             "arguments expected",
@@ -367,39 +459,33 @@ fn clause_kind(
         }
     };
     let value = |i: usize| positive_value(name, &args[i].0, args[i].1.clone());
-    Ok(match name {
-        "threshold" | "coarsen" | "agg_threshold" | "threads" | "blocks" => {
-            count(1..=1, "one positive integer")?;
-            let v = value(0)?;
-            match name {
-                "threshold" => ClauseKind::Threshold(v),
-                "coarsen" => ClauseKind::Coarsen(v),
-                "agg_threshold" => ClauseKind::AggThreshold(v),
-                "threads" => ClauseKind::Threads(v),
-                _ => ClauseKind::Blocks(v),
-            }
-        }
-        "child_threads" => {
+    let one_value = || {
+        count(1..=1, "one positive integer")?;
+        value(0)
+    };
+    Ok(match clause {
+        ClauseName::Threshold => ClauseKind::Threshold(one_value()?),
+        ClauseName::Coarsen => ClauseKind::Coarsen(one_value()?),
+        ClauseName::AggThreshold => ClauseKind::AggThreshold(one_value()?),
+        ClauseName::Threads => ClauseKind::Threads(one_value()?),
+        ClauseName::Blocks => ClauseKind::Blocks(one_value()?),
+        ClauseName::ChildThreads => {
             count(1..=1, "one expression")?;
             ClauseKind::ChildThreads(args[0].0.clone())
         }
-        "consldt" => {
+        ClauseName::Consldt => {
             count(1..=2, "a granularity and, for multiblock, a group size")?;
-            let granularity = match args[0].0.as_str() {
-                "warp" => Granularity::Warp,
-                "block" => Granularity::Block,
-                "multiblock" => Granularity::MultiBlock,
-                "grid" => Granularity::Grid,
-                other => {
-                    return Err(Diagnostic::new(
-                        DiagnosticKind::BadGranularity {
-                            value: other.to_string(),
-                            suggestion: suggest(other, &["warp", "block", "multiblock", "grid"]),
-                        },
-                        args[0].1.clone(),
-                        "unknown granularity",
-                    ))
-                }
+            let Some(granularity) = Granularity::from_spelling(&args[0].0) else {
+                let other = args[0].0.as_str();
+                let spellings: Vec<&str> = Granularity::ALL.iter().map(|g| g.spelling()).collect();
+                return Err(Diagnostic::new(
+                    DiagnosticKind::BadGranularity {
+                        value: other.to_string(),
+                        suggestion: suggest(other, &spellings),
+                    },
+                    args[0].1.clone(),
+                    "unknown granularity",
+                ));
             };
             let group = if args.len() == 2 {
                 if granularity != Granularity::MultiBlock {
@@ -419,11 +505,9 @@ fn clause_kind(
             };
             ClauseKind::Consolidate { granularity, group }
         }
-        "work" => {
+        ClauseName::Work => {
             for (arg, range) in args {
-                let ok = arg.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-                    && arg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-                if !ok {
+                if !is_identifier(arg) {
                     return Err(Diagnostic::new(
                         DiagnosticKind::BadWorkVariable { value: arg.clone() },
                         range.clone(),
@@ -433,7 +517,7 @@ fn clause_kind(
             }
             ClauseKind::Work(args.iter().map(|a| a.0.clone()).collect())
         }
-        "buffer" => {
+        ClauseName::Buffer => {
             count(1..=3, "a kind and up to two sizes")?;
             let kind = args[0].0.clone();
             if !["default", "halloc", "custom"].contains(&kind.as_str()) {
@@ -446,7 +530,6 @@ fn clause_kind(
             let sizes = (1..args.len()).map(value).collect::<Result<Vec<_>, _>>()?;
             ClauseKind::Buffer { kind, sizes }
         }
-        _ => unreachable!("checked against CLAUSE_NAMES"),
     })
 }
 
@@ -455,7 +538,7 @@ fn clause_kind(
 fn positive_value(clause: &str, text: &str, range: Range<usize>) -> Result<Value, Diagnostic> {
     let err = |kind| Err(Diagnostic::new(kind, range.clone(), "this value"));
     if text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-        if text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        if is_identifier(text) {
             return Ok(Value::Macro(text.to_string()));
         }
         return err(DiagnosticKind::NotAnInteger {
@@ -526,31 +609,30 @@ fn too_deep(text: &str, limit: usize) -> Option<usize> {
 /// recognised but not applied by this version are errors.
 fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
-    let find = |name: &str| directive.clauses.iter().find(|c| c.kind.name() == name);
-    let consolidation = find("consldt");
+    let has = |clause: ClauseName| directive.clauses.iter().any(|c| c.kind.clause() == clause);
+    let consolidation = directive
+        .clauses
+        .iter()
+        .find(|c| c.kind.clause() == ClauseName::Consldt);
     for clause in &directive.clauses {
-        let name = clause.kind.name();
-        let needs_consldt = matches!(
-            name,
-            "agg_threshold" | "work" | "buffer" | "threads" | "blocks"
-        );
-        if needs_consldt && consolidation.is_none() {
-            errors.push(Diagnostic::new(
-                DiagnosticKind::NeedsConsolidation {
-                    clause: name.to_string(),
-                },
-                clause.span.clone(),
-                "aggregation tuning without aggregation",
-            ));
-        }
-        if name == "child_threads" && find("threshold").is_none() {
-            errors.push(Diagnostic::new(
-                DiagnosticKind::NeedsThreshold {
-                    clause: name.to_string(),
-                },
-                clause.span.clone(),
-                "the count is only compared with a threshold",
-            ));
+        let name = clause.kind.clause();
+        match name.needs() {
+            Some(needed) if !has(needed) => {
+                let kind = match needed {
+                    ClauseName::Threshold => DiagnosticKind::NeedsThreshold {
+                        clause: name.spelling().to_string(),
+                    },
+                    _ => DiagnosticKind::NeedsConsolidation {
+                        clause: name.spelling().to_string(),
+                    },
+                };
+                let label = match needed {
+                    ClauseName::Threshold => "the count is only compared with a threshold",
+                    _ => "aggregation tuning without aggregation",
+                };
+                errors.push(Diagnostic::new(kind, clause.span.clone(), label));
+            }
+            _ => {}
         }
     }
     // Every granularity is applied (with `agg_threshold`, `work`, `threads`
@@ -567,7 +649,7 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
         for clause in &directive.clauses {
             let pool_of_grid = grid
                 && matches!(&clause.kind, ClauseKind::Buffer { kind, .. } if kind == "default");
-            if clause.kind.name() == "buffer" && !pool_of_grid {
+            if clause.kind.clause() == ClauseName::Buffer && !pool_of_grid {
                 errors.push(Diagnostic::new(
                     DiagnosticKind::NotImplementedYet {
                         clause: clause.kind.name().to_string(),
@@ -672,7 +754,7 @@ mod tests {
     }
 
     #[test]
-    fn consolidation_parses_but_is_not_applied() {
+    fn consldt_and_its_tuning_clauses() {
         let e = parse(
             "#pragma dp consldt(multiblock, 8) work(a, b) buffer(custom, 64, 4096) threads(256)",
         )
@@ -714,5 +796,87 @@ mod tests {
         );
         let e = parse("#pragma dp consldt(warp, 4)").unwrap_err();
         assert!(matches!(e[0], DiagnosticKind::WrongArgumentCount { .. }));
+    }
+
+    #[test]
+    fn every_clause_in_the_table_parses_by_its_spelling() {
+        for &clause in ClauseName::ALL {
+            assert_eq!(ClauseName::from_spelling(clause.spelling()), Some(clause));
+            // Without arguments each clause asks for the syntax the table gives.
+            let e = parse(&format!("#pragma dp {}", clause.spelling())).unwrap_err();
+            assert_eq!(
+                e[0],
+                DiagnosticKind::MissingArguments {
+                    clause: clause.spelling().into(),
+                    expected: clause.syntax()
+                }
+            );
+        }
+        assert_eq!(ClauseName::from_spelling("consolidate"), None);
+    }
+
+    #[test]
+    fn needs_column_drives_the_combination_checks() {
+        let sample = |clause: ClauseName| match clause {
+            ClauseName::Consldt => "consldt(warp)",
+            ClauseName::ChildThreads => "child_threads(n)",
+            ClauseName::Work => "work(a)",
+            ClauseName::Buffer => "buffer(default, 64)",
+            _ => "",
+        };
+        for &clause in ClauseName::ALL {
+            let Some(needed) = clause.needs() else {
+                continue;
+            };
+            let own = match sample(clause) {
+                "" => format!("{}(4)", clause.spelling()),
+                text => text.to_string(),
+            };
+            let e = parse(&format!("#pragma dp {own}")).unwrap_err();
+            let expected = match needed {
+                ClauseName::Threshold => DiagnosticKind::NeedsThreshold {
+                    clause: clause.spelling().into(),
+                },
+                _ => DiagnosticKind::NeedsConsolidation {
+                    clause: clause.spelling().into(),
+                },
+            };
+            assert_eq!(e, [expected], "{own}");
+        }
+    }
+
+    /// docs/PRAGMA.md's clause table has a row for every clause of the
+    /// table here, so the documentation cannot miss one.
+    #[test]
+    fn pragma_docs_list_every_clause() {
+        let docs = include_str!("../docs/PRAGMA.md");
+        for &clause in ClauseName::ALL {
+            let row = format!("| `{}(", clause.spelling());
+            assert!(docs.contains(&row), "docs/PRAGMA.md has no row {row}");
+        }
+        for g in Granularity::ALL {
+            assert!(
+                docs.contains(&format!("`consldt({}", g.spelling())),
+                "docs/PRAGMA.md does not show consldt({})",
+                g.spelling()
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_clause_help_lists_the_table() {
+        let help = DiagnosticKind::UnknownClause {
+            name: "zzz".into(),
+            suggestion: None,
+        }
+        .help()
+        .unwrap();
+        assert_eq!(
+            help,
+            format!("known clauses: {}", ClauseName::spellings().join(", "))
+        );
+        for &clause in ClauseName::ALL {
+            assert!(help.contains(clause.spelling()));
+        }
     }
 }

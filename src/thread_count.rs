@@ -4,7 +4,7 @@
 
 use crate::expr::{parse_expr, Expr};
 use crate::program::{Launch, Program};
-use crate::token::{Token, TokenKind};
+use crate::token::{is_call_at, split_top_level, Angles, TokenKind};
 use std::ops::Range;
 
 /// Where one factor of the child's thread count comes from.
@@ -83,33 +83,35 @@ fn factors_of(expr: &Expr, view: &str, block: &str) -> Option<Vec<Result<Range<u
 /// `dim3(a, b)` -> ["a", "b"]; anything else -> [whole].
 fn dim3_parts(block: &str) -> Vec<String> {
     let b = block.trim();
-    if let Some(inner) = b
-        .strip_prefix("dim3")
-        .map(str::trim_start)
-        .and_then(|s| s.strip_prefix('('))
-        .and_then(|s| s.strip_suffix(')'))
-    {
-        let mut parts = Vec::new();
-        let mut depth = 0;
-        let mut cur = String::new();
-        for c in inner.chars() {
-            match c {
-                '(' | '[' => depth += 1,
-                ')' | ']' => depth -= 1,
-                ',' if depth == 0 => {
-                    parts.push(cur.trim().to_string());
-                    cur.clear();
-                    continue;
-                }
-                _ => {}
-            }
-            cur.push(c);
+    let tokens = crate::lexer::lex_text(b);
+    let significant: Vec<usize> = (0..tokens.len())
+        .filter(|&i| tokens[i].kind.is_significant())
+        .collect();
+    let is_dim3 = match significant.as_slice() {
+        [name, open, .., close] => {
+            tokens[*name].text(b) == "dim3"
+                && tokens[*open].text(b) == "("
+                && tokens[*close].text(b) == ")"
+                && tokens[*close].end == b.len()
         }
-        parts.push(cur.trim().to_string());
-        parts
-    } else {
-        vec![b.to_string()]
+        _ => false,
+    };
+    if !is_dim3 {
+        return vec![b.to_string()];
     }
+    // Between the parentheses, comments and blanks included.
+    let inner = &tokens[significant[1] + 1..significant[significant.len() - 1]];
+    let parts = split_top_level(inner, b, Angles::Operators);
+    if parts.is_empty() {
+        return vec![String::new()];
+    }
+    parts
+        .into_iter()
+        .map(|part| match (part.first(), part.last()) {
+            (Some(first), Some(last)) => b[first.start..last.end].trim().to_string(),
+            _ => String::new(),
+        })
+        .collect()
 }
 
 /// Fig. 4 (a)-(e): the N of a ceiling division, as a byte range.
@@ -227,7 +229,7 @@ fn variable_definition(
     let scope_ok = encloses(program, view, def_at, launch.first_token);
     let def_end = init_tokens.last()?.end;
     let pieces: Vec<Option<Expr>> = if init_is_dim3_args {
-        split_commas(view, init_tokens)
+        split_top_level(init_tokens, view, Angles::Operators)
             .into_iter()
             .map(|t| parse_expr(t, view))
             .collect()
@@ -302,25 +304,6 @@ fn statement_end(program: &Program, view: &str, from: usize, candidate: usize) -
     candidate
 }
 
-fn split_commas<'t>(view: &str, tokens: &'t [Token]) -> Vec<&'t [Token]> {
-    let mut parts = Vec::new();
-    let mut depth = 0;
-    let mut start = 0;
-    for (i, t) in tokens.iter().enumerate() {
-        match t.text(view) {
-            "(" | "[" | "{" => depth += 1,
-            ")" | "]" | "}" => depth -= 1,
-            "," if depth == 0 => {
-                parts.push(&tokens[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&tokens[start..]);
-    parts
-}
-
 /// Is the definition at significant token `def` in a block that also holds
 /// the launch at `launch` (so every name it uses is still in scope)?
 fn encloses(program: &Program, view: &str, def: usize, launch: usize) -> bool {
@@ -357,7 +340,7 @@ fn reevaluation_is_safe(
             return false;
         }
         if t.kind == TokenKind::Ident {
-            if tokens.get(i + 1).is_some_and(|n| n.text(view) == "(") && !PURE.contains(&s) {
+            if is_call_at(tokens, i, view) && !PURE.contains(&s) {
                 return false;
             }
             names.push(s);
@@ -457,5 +440,18 @@ mod tests {
     fn no_division_falls_back() {
         let (_, tc) = count("c<<<n, 32>>>(n);");
         assert_eq!(tc, ThreadCount::Fallback);
+    }
+
+    #[test]
+    fn dim3_block_parts() {
+        assert_eq!(super::dim3_parts(" dim3(32, 4) "), ["32", "4"]);
+        assert_eq!(
+            super::dim3_parts("dim3 (f(a, b), /* y */ 2)"),
+            ["f(a, b)", "/* y */ 2"]
+        );
+        assert_eq!(super::dim3_parts("dim3(a < b, c)"), ["a < b", "c"]);
+        assert_eq!(super::dim3_parts("dim3()"), [""]);
+        assert_eq!(super::dim3_parts("256"), ["256"]);
+        assert_eq!(super::dim3_parts("dim3(8) * 2"), ["dim3(8) * 2"]);
     }
 }

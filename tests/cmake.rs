@@ -4,8 +4,9 @@
 //! compiles, device-links and links for sm_90 with the device runtime.
 //!
 //! CMake: `$DPOPT_CMAKE`, else `.venv-nvcc/bin/cmake` (scripts/setup-nvcc.sh
-//! installs it), else `cmake` on PATH. Without CMake or nvcc this test
-//! fails, unless DPOPT_SKIP_NVCC=1 is set.
+//! installs it), else `cmake` on PATH. Without CMake or nvcc these tests
+//! report themselves skipped and pass, unless DPOPT_REQUIRE_NVCC=1 (set by
+//! .ci/run) says the tools must be there.
 
 mod common;
 
@@ -28,13 +29,16 @@ fn cmake() -> Option<PathBuf> {
 }
 
 /// CMake and nvcc (absolute), or `None` when the test is skipped.
-fn tools() -> Option<(PathBuf, PathBuf)> {
+fn tools(test: &str) -> Option<(PathBuf, PathBuf)> {
     match (cmake(), common::nvcc()) {
         (Some(c), Some(n)) => Some((c, std::path::absolute(n).unwrap())),
-        _ if std::env::var_os("DPOPT_SKIP_NVCC").is_some() => None,
-        (c, n) => panic!(
-            "needs CMake ({c:?}) and nvcc ({n:?}): run scripts/setup-nvcc.sh, set DPOPT_CMAKE / DPOPT_NVCC, or DPOPT_SKIP_NVCC=1"
-        ),
+        (c, n) => {
+            common::skip(
+                test,
+                &format!("needs CMake ({c:?}; DPOPT_CMAKE names one) and nvcc ({n:?})"),
+            );
+            None
+        }
     }
 }
 
@@ -65,7 +69,7 @@ fn build(cmake: &Path, build: &Path) -> String {
 
 #[test]
 fn dpopt_target_builds_the_example_project() {
-    let Some((cmake, nvcc)) = tools() else {
+    let Some((cmake, nvcc)) = tools("dpopt_target_builds_the_example_project") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -152,7 +156,7 @@ fn dpopt_target_builds_the_example_project() {
 /// file names the user's source, not the temporary one.
 #[test]
 fn dpopt_nvcc_works_as_a_compiler_launcher() {
-    let Some((cmake, nvcc)) = tools() else {
+    let Some((cmake, nvcc)) = tools("dpopt_nvcc_works_as_a_compiler_launcher") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -212,7 +216,7 @@ fn dpopt_nvcc_works_as_a_compiler_launcher() {
 /// command line are kept.
 #[test]
 fn architectures_chosen_by_the_user_are_kept() {
-    let Some((cmake, nvcc)) = tools() else {
+    let Some((cmake, nvcc)) = tools("architectures_chosen_by_the_user_are_kept") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

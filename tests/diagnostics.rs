@@ -1,5 +1,7 @@
 //! Bad input gets a clear error: every diagnostic names FILE:LINE:COL, says
-//! what is wrong and how to fix it. The rendered reports are snapshots.
+//! what is wrong and how to fix it. One test per case (`diagnostic_tests!`):
+//! the first diagnostic's code, the line and column where its primary span
+//! starts and the exact text under it; the rendered report is a snapshot.
 
 mod common;
 
@@ -7,6 +9,9 @@ use dpopt::source::SourceFile;
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
 const CHILD: &str = "__global__ void child(int *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] = i;\n}\n";
+/// A child that shares memory between its threads behind a barrier.
+const SYNC_CHILD: &str = "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n  a[threadIdx.x] = s[0];\n}\n";
+const CG: &str = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n";
 
 fn parent(body: &str) -> String {
     format!("{CHILD}__global__ void parent(int *a, int n) {{\n{body}\n}}\n")
@@ -26,11 +31,26 @@ fn render(text: &str) -> (String, bool) {
     (out, outcome.output.is_some())
 }
 
-fn error(name: &str, text: &str, expect: &[&str]) {
+/// `text` is refused: its first diagnostic is `code` with its primary span
+/// at `at` (LINE:COL) covering exactly `span`; the rendering says each of
+/// `expect` and is the snapshot `name`.
+fn error(name: &str, text: &str, code: &str, at: &str, span: &str, expect: &[&str]) {
+    let file = SourceFile::new("bad.cu", text.as_bytes().to_vec());
+    let outcome = dpopt::run(&file, "out.cu", true);
+    let first = outcome
+        .diagnostics
+        .first()
+        .unwrap_or_else(|| panic!("{name}: no diagnostic"));
+    let found = (
+        first.kind.code(),
+        file.location(first.span.start),
+        &text[first.span.clone()],
+    );
+    assert_eq!(found, (code, format!("bad.cu:{at}"), span), "{name}");
     let (rendered, wrote) = render(text);
     assert!(!wrote, "{name}: an output was produced despite errors");
     assert!(
-        rendered.contains("bad.cu:"),
+        rendered.contains(&format!("bad.cu:{at}")),
         "{name}: no FILE:LINE:COL in\n{rendered}"
     );
     for e in expect {
@@ -39,85 +59,205 @@ fn error(name: &str, text: &str, expect: &[&str]) {
     insta::assert_snapshot!(name, rendered);
 }
 
-#[test]
-fn misspelt_clause_gets_did_you_mean() {
-    error(
-        "misspelt",
-        &parent("#pragma dp treshold(128)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
-        &["bad.cu:6:12", "did you mean `threshold`"],
-    );
+/// One test per refused input: `name { input, code, at, span, says }`; the
+/// snapshot is named for the test.
+macro_rules! diagnostic_tests {
+    ($($name:ident {
+        input: $input:expr,
+        code: $code:literal,
+        at: $at:literal,
+        span: $span:literal,
+        says: [$($says:literal),* $(,)?] $(,)?
+    })*) => {
+        $(
+            #[test]
+            fn $name() {
+                error(stringify!($name), &$input, $code, $at, $span, &[$($says),*]);
+            }
+        )*
+    };
+}
+
+diagnostic_tests! {
+    misspelt {
+        input: parent("#pragma dp treshold(128)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::unknown_clause",
+        at: "6:12",
+        span: "treshold",
+        says: ["did you mean `threshold`"],
+    }
+    zero {
+        input: parent("#pragma dp threshold(0)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::clause_value",
+        at: "6:22",
+        span: "0",
+        says: ["positive"],
+    }
+    negative {
+        input: parent("#pragma dp coarsen(-2)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::clause_value",
+        at: "6:20",
+        span: "-2",
+        says: ["positive"],
+    }
+    not_integer {
+        input: parent("#pragma dp coarsen(2.5)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::clause_value",
+        at: "6:20",
+        span: "2.5",
+        says: ["integer literal"],
+    }
+    duplicate {
+        input: parent("#pragma dp coarsen(2) coarsen(4)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::duplicate_clause",
+        at: "6:23",
+        span: "coarsen(4)",
+        says: ["given twice"],
+    }
+    no_clause {
+        input: parent("#pragma dp\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::malformed_pragma",
+        at: "6:1",
+        span: "#pragma dp",
+        says: ["without any clause"],
+    }
+    unclosed {
+        input: parent("#pragma dp threshold(64\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::clause_arguments",
+        at: "6:12",
+        span: "threshold(64",
+        says: ["not closed"],
+    }
+    consldt {
+        input: parent("#pragma dp threshold(64) consldt(multiblock, 8) buffer(halloc, 4096)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::not_implemented",
+        at: "6:49",
+        span: "buffer(halloc, 4096)",
+        says: ["cannot apply it yet"],
+    }
+    granularity {
+        input: parent("#pragma dp consldt(blok)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::clause_value",
+        at: "6:20",
+        span: "blok",
+        says: ["did you mean `block`"],
+    }
+    agg_without_consldt {
+        input: parent("#pragma dp threshold(64) agg_threshold(8)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::needs_consldt",
+        at: "6:26",
+        span: "agg_threshold(8)",
+        says: ["consldt"],
+    }
+    block_barrier {
+        input: parent("  if (threadIdx.x < n) {\n#pragma dp consldt(block)\n    child<<<(n + 31) / 32, 32>>>(a, n);\n  }\n  __syncthreads();"),
+        code: "dpopt::block_aggregation",
+        at: "10:3",
+        span: "__syncthreads",
+        says: ["consldt(block)", "consldt(warp)"],
+    }
+    multiblock_shfl {
+        input: format!("{CHILD}__device__ int sum(int v) {{ return __shfl_down_sync(0xffffffff, v, 1); }}\n__device__ void launch(int *a, int n) {{\n#pragma dp consldt(multiblock, 8)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n__global__ void parent(int *a, int n) {{\n  launch(a, sum(n));\n}}\n"),
+        code: "dpopt::block_aggregation",
+        at: "5:36",
+        span: "__shfl_down_sync",
+        says: ["consldt(multiblock)", "`sum`"],
+    }
+    blocks_barrier {
+        input: "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n  a[threadIdx.x] = s[31 - threadIdx.x];\n}\n__global__ void parent(int *a, int n) {\n#pragma dp consldt(warp) blocks(64)\n  child<<<1, 32>>>(a, n);\n}\n",
+        code: "dpopt::fixed_configuration",
+        at: "4:3",
+        span: "__syncthreads",
+        says: ["`blocks` cannot be applied"],
+    }
+    not_a_launch {
+        input: parent("#pragma dp threshold(64)\n  a[0] = 1;\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::no_launch",
+        at: "7:3",
+        span: "a",
+        says: ["must be followed by a kernel launch"],
+    }
+    two_pragmas {
+        input: parent("#pragma dp threshold(64)\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::duplicate_pragma",
+        at: "7:1",
+        span: "#pragma dp coarsen(2)",
+        says: ["two `#pragma dp`"],
+    }
+    host_launch {
+        input: format!("{CHILD}int main() {{\n  int *a = 0;\n#pragma dp threshold(64)\n  child<<<4, 32>>>(a, 100);\n}}\n"),
+        code: "dpopt::host_launch",
+        at: "8:3",
+        span: "child<<<4, 32>>>(a, 100);",
+        says: ["host-side launch"],
+    }
+    undefined_kernel {
+        input: parent("#pragma dp threshold(64)\n  other<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::unknown_kernel",
+        at: "7:3",
+        span: "other",
+        says: ["not defined in this file"],
+    }
+    at_end_of_file {
+        input: format!("{CHILD}\n#pragma dp threshold(64)\n"),
+        code: "dpopt::no_launch",
+        at: "6:1",
+        span: "#pragma dp threshold(64)",
+        says: ["end of file"],
+    }
+    shared_memory {
+        input: format!("{SYNC_CHILD}__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        code: "dpopt::not_serializable",
+        at: "2:3",
+        span: "__shared__",
+        says: ["threshold requested here"],
+    }
+    warp_primitive {
+        input: format!("__global__ void child(int *a, int n) {{\n  a[threadIdx.x] = __shfl_down_sync(0xffffffff, n, 1);\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        code: "dpopt::not_serializable",
+        at: "2:20",
+        span: "__shfl_down_sync",
+        says: [],
+    }
+    builtin_in_helper {
+        input: format!("__device__ int lane() {{ return threadIdx.x % 32; }}\n__global__ void child(int *a, int n) {{\n  a[lane()] = n;\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        code: "dpopt::builtin_in_callee",
+        at: "3:5",
+        span: "lane",
+        says: ["`lane`", "threadIdx"],
+    }
+    return_and_barrier {
+        input: format!("__global__ void child(int *a, int n) {{\n  if (threadIdx.x >= n) return;\n  __syncthreads();\n  a[threadIdx.x] = n;\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        code: "dpopt::return_with_barrier",
+        at: "2:25",
+        span: "return",
+        says: ["returns early"],
+    }
+    return_and_cg_sync {
+        input: format!("{CG}__global__ void child(int *a, int n) {{\n  cg::thread_block cta = cg::this_thread_block();\n  if (threadIdx.x >= n) return;\n  a[threadIdx.x] = n;\n  cg::sync(cta);\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        code: "dpopt::return_with_barrier",
+        at: "5:25",
+        span: "return",
+        says: ["returns early", "cg::sync(cta)"],
+    }
+    grid_sync_coarsen {
+        input: format!("{CG}__global__ void child(int *a, int n) {{\n  cg::grid_group grid = cg::this_grid();\n  a[grid.thread_rank()] = n;\n  grid.sync();\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        code: "dpopt::not_coarsenable",
+        at: "4:25",
+        span: "cg::this_grid()",
+        says: [],
+    }
+    cannot_see_helper {
+        input: format!("__device__ void helper(int *a, int i);\n__global__ void child(int *a, int n) {{\n  if (threadIdx.x >= n) return;\n  helper(a, threadIdx.x);\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        code: "dpopt::cannot_see",
+        at: "4:3",
+        span: "helper",
+        says: ["declared here", "define `helper` in this file"],
+    }
 }
 
 #[test]
-fn bad_values() {
-    error(
-        "zero",
-        &parent("#pragma dp threshold(0)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
-        &["positive"],
-    );
-    error(
-        "negative",
-        &parent("#pragma dp coarsen(-2)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
-        &["positive"],
-    );
-    error(
-        "not_integer",
-        &parent("#pragma dp coarsen(2.5)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
-        &["integer literal"],
-    );
-    error(
-        "duplicate",
-        &parent("#pragma dp coarsen(2) coarsen(4)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
-        &["given twice"],
-    );
-    error(
-        "no_clause",
-        &parent("#pragma dp\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
-        &["without any clause"],
-    );
-    error(
-        "unclosed",
-        &parent("#pragma dp threshold(64\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
-        &["not closed"],
-    );
-}
-
-#[test]
-fn aggregation_clauses_not_applied_yet() {
-    error("consldt", &parent("#pragma dp threshold(64) consldt(multiblock, 8) buffer(halloc, 4096)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["cannot apply it yet"]);
-    error(
-        "granularity",
-        &parent("#pragma dp consldt(blok)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
-        &["did you mean `block`"],
-    );
-    error(
-        "agg_without_consldt",
-        &parent("#pragma dp threshold(64) agg_threshold(8)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
-        &["consldt"],
-    );
-}
-
-#[test]
-fn block_aggregation_next_to_a_barrier() {
-    // A barrier in the parent would wait for the threads waiting in the
-    // aggregated launch's block barrier.
-    error(
-        "block_barrier",
-        &parent("  if (threadIdx.x < n) {\n#pragma dp consldt(block)\n    child<<<(n + 31) / 32, 32>>>(a, n);\n  }\n  __syncthreads();"),
-        &["consldt(block)", "__syncthreads", "consldt(warp)"],
-    );
-    // ... also in a device function the parent calls, or a kernel calling
-    // the device function that launches.
-    let text = format!(
-        "{CHILD}__device__ int sum(int v) {{ return __shfl_down_sync(0xffffffff, v, 1); }}\n\
-         __device__ void launch(int *a, int n) {{\n#pragma dp consldt(multiblock, 8)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n\
-         __global__ void parent(int *a, int n) {{\n  launch(a, sum(n));\n}}\n"
-    );
-    error(
-        "multiblock_shfl",
-        &text,
-        &["consldt(multiblock)", "__shfl_down_sync", "`sum`"],
-    );
+fn several_block_level_sites_share_the_barrier() {
     // Several block-level sites in one kernel share the named barrier: no
     // error (tests/fixtures/two_block_sites.cu runs them on the GPU).
     let text = parent("#pragma dp consldt(block)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n#pragma dp consldt(multiblock, 4)\n  child<<<1, 32>>>(a, n);");
@@ -128,62 +268,6 @@ fn block_aggregation_next_to_a_barrier() {
         "two block-level sites refused"
     );
     assert_eq!(outcome.sites.len(), 2);
-}
-
-#[test]
-fn fixed_configuration_of_a_child_with_a_barrier() {
-    let text = "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n  a[threadIdx.x] = s[31 - threadIdx.x];\n}\n\
-                __global__ void parent(int *a, int n) {\n#pragma dp consldt(warp) blocks(64)\n  child<<<1, 32>>>(a, n);\n}\n";
-    error(
-        "blocks_barrier",
-        text,
-        &["`blocks` cannot be applied", "__syncthreads", "bad.cu:4:3"],
-    );
-}
-
-#[test]
-fn pragma_placement() {
-    error(
-        "not_a_launch",
-        &parent("#pragma dp threshold(64)\n  a[0] = 1;\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
-        &["must be followed by a kernel launch"],
-    );
-    error("two_pragmas", &parent("#pragma dp threshold(64)\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);"), &["two `#pragma dp`"]);
-    error(
-        "host_launch",
-        &format!("{CHILD}int main() {{\n  int *a = 0;\n#pragma dp threshold(64)\n  child<<<4, 32>>>(a, 100);\n}}\n"),
-        &["host-side launch"],
-    );
-    error(
-        "undefined_kernel",
-        &parent("#pragma dp threshold(64)\n  other<<<(n + 31) / 32, 32>>>(a, n);"),
-        &["not defined in this file"],
-    );
-    error(
-        "at_end_of_file",
-        &format!("{CHILD}\n#pragma dp threshold(64)\n"),
-        &["end of file"],
-    );
-}
-
-#[test]
-fn children_that_cannot_be_serialized() {
-    let sync_child = "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n  a[threadIdx.x] = s[0];\n}\n";
-    let text = format!("{sync_child}__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n");
-    error(
-        "shared_memory",
-        &text,
-        &["bad.cu:2:3", "__shared__", "threshold requested here"],
-    );
-    let warp_child = "__global__ void child(int *a, int n) {\n  a[threadIdx.x] = __shfl_down_sync(0xffffffff, n, 1);\n}\n";
-    let text = format!("{warp_child}__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n");
-    error("warp_primitive", &text, &["__shfl_down_sync"]);
-    let helper = "__device__ int lane() { return threadIdx.x % 32; }\n__global__ void child(int *a, int n) {\n  a[lane()] = n;\n}\n";
-    let text = format!("{helper}__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n");
-    error("builtin_in_helper", &text, &["`lane`", "threadIdx"]);
-    let ret_sync = "__global__ void child(int *a, int n) {\n  if (threadIdx.x >= n) return;\n  __syncthreads();\n  a[threadIdx.x] = n;\n}\n";
-    let text = format!("{ret_sync}__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n");
-    error("return_and_barrier", &text, &["returns early"]);
 }
 
 #[test]
@@ -203,37 +287,4 @@ fn explicit_child_threads_silences_the_fallback() {
     ));
     assert!(wrote);
     assert!(rendered.is_empty(), "{rendered}");
-}
-
-#[test]
-fn hazards_the_model_finds() {
-    // A cooperative-groups barrier after an early return (issue 12).
-    let cg_child = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a, int n) {\n  cg::thread_block cta = cg::this_thread_block();\n  if (threadIdx.x >= n) return;\n  a[threadIdx.x] = n;\n  cg::sync(cta);\n}\n";
-    let text = format!("{cg_child}__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n");
-    error(
-        "return_and_cg_sync",
-        &text,
-        &["returns early", "bad.cu:5:25", "cg::sync(cta)"],
-    );
-    // Grid synchronization cannot be coarsened.
-    let grid_child = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a, int n) {\n  cg::grid_group grid = cg::this_grid();\n  a[grid.thread_rank()] = n;\n  grid.sync();\n}\n";
-    let text = format!("{grid_child}__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n");
-    error(
-        "grid_sync_coarsen",
-        &text,
-        &["dpopt::not_coarsenable", "bad.cu:4:25", "cg::this_grid()"],
-    );
-    // A helper defined in another translation unit, after an early return.
-    let other = "__device__ void helper(int *a, int i);\n__global__ void child(int *a, int n) {\n  if (threadIdx.x >= n) return;\n  helper(a, threadIdx.x);\n}\n";
-    let text = format!("{other}__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n");
-    error(
-        "cannot_see_helper",
-        &text,
-        &[
-            "dpopt::cannot_see",
-            "bad.cu:4:3",
-            "declared here",
-            "define `helper` in this file",
-        ],
-    );
 }

@@ -96,7 +96,8 @@ fn accepted(file: &SourceFile, outcome: &dpopt::Outcome) -> String {
 
 #[test]
 fn cooperative_groups_sync_after_an_early_return_is_not_coarsened() {
-    // Issue 12: this exited 0 with no word.
+    // The barrier is reached through `cta.sync()` after the return: once
+    // missed, this was accepted with no word.
     let (file, outcome) = run("cg_sync_return_coarsen.cu", None);
     let errors = refused(
         &file,

@@ -189,11 +189,9 @@ fn a_missing_nvcc_is_reported() {
 /// objects' symbol tables).
 #[test]
 fn the_wrapper_builds_what_transform_and_nvcc_build() {
-    let Some(nvcc) = common::nvcc() else {
-        if std::env::var_os("DPOPT_SKIP_NVCC").is_some() {
-            return;
-        }
-        panic!("nvcc not found: run scripts/setup-nvcc.sh, set DPOPT_NVCC, or DPOPT_SKIP_NVCC=1");
+    let Some(nvcc) = common::nvcc_or_skip("the_wrapper_builds_what_transform_and_nvcc_build")
+    else {
+        return;
     };
     let dir = tempfile::tempdir().unwrap();
     let example = common::root().join("examples/bfs.cu");
@@ -269,10 +267,8 @@ fn the_wrapper_builds_what_transform_and_nvcc_build() {
 #[test]
 fn works_as_nvcc_in_a_makefile() {
     if Command::new("make").arg("--version").output().is_err() {
-        if std::env::var_os("DPOPT_SKIP_NVCC").is_some() {
-            return;
-        }
-        panic!("make not found (or DPOPT_SKIP_NVCC=1)");
+        common::skip("works_as_nvcc_in_a_makefile", "make not found");
+        return;
     }
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.cu"), GOOD).unwrap();

@@ -1,4 +1,4 @@
-// Issue 12 reproducer: an early return and a cooperative-groups barrier.
+// An early return and a cooperative-groups barrier: coarsening would leave the returned threads out of the barrier.
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 

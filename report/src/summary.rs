@@ -273,7 +273,7 @@ pub fn markdown(cases: &[Case], gpus: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::results::parse_csv;
+    use crate::results::parse_csv;
 
     const CSV: &str = "benchmark,input,variant,config,impl,time_ms,device_launches,verified,gpu\n\
         bfs,s14,orig,-,cdp,10.0,1000,yes,G\n\

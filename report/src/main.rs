@@ -3,7 +3,7 @@
 //! speedup plot and one time-versus-threshold plot per benchmark and input.
 
 use clap::Parser;
-use dpopt::report::{plots, results, summary};
+use dpopt_report::{plots, results, summary};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -1,0 +1,203 @@
+//! Child facts: what the child does that matters for the transformations,
+//! and the checks of each site's clauses against it.
+
+use super::{cannot_see, with_calls};
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::hazard::{Finding, Hazard, Hazards, Summary};
+use crate::plan::Site;
+use crate::program::{Function, Program};
+use crate::token::TokenKind;
+use std::ops::Range;
+
+/// What the child does that matters for the transformations.
+#[derive(Debug)]
+pub(super) struct ChildFacts {
+    /// The hazard model of the child and everything it calls.
+    pub(super) summary: Summary,
+    /// First `return` of the child's own body (or `asm("exit;")`, in it or in
+    /// a function it calls).
+    pub(super) returns: Option<Range<usize>>,
+}
+
+impl ChildFacts {
+    pub(super) fn gather(program: &Program, view: &str, hazards: &Hazards, child: usize) -> Self {
+        let summary = hazards.of(child);
+        let body = program.sig_in(program.functions[child].body.clone());
+        let returns = body
+            .iter()
+            .find(|t| t.kind == TokenKind::Ident && t.text(view) == "return")
+            .map(|t| t.range());
+        // `asm("exit;")` ends the thread too; in a callee, at the call.
+        let exit = summary
+            .get(Hazard::Exit)
+            .map(|f| f.calls.first().map_or(f.span.clone(), |c| c.span.clone()));
+        let returns = returns.into_iter().chain(exit).min_by_key(|r| r.start);
+        ChildFacts { summary, returns }
+    }
+}
+
+pub(super) fn check_child(
+    program: &Program,
+    site: &Site,
+    child: &Function,
+    facts: &ChildFacts,
+) -> Vec<Diagnostic> {
+    let pragma_span = program.pragmas[site.pragma].span.clone();
+    let summary = &facts.summary;
+    let kernel = child.name.clone();
+    let mut out = Vec::new();
+    // threads(N)/blocks(N): one aggregated block runs several original blocks
+    // or threads in turn, and threads skip the parts that are not theirs:
+    // the child may not wait for the other threads of its block, and with
+    // threads(N) its lanes are not the original warp's.
+    let fixed = [
+        ("blocks", site.directive.agg_blocks().is_some(), false),
+        ("threads", site.directive.agg_threads().is_some(), true),
+    ];
+    for (clause, given, lanes_matter) in fixed {
+        if !given {
+            continue;
+        }
+        let mut waits = vec![Hazard::Block, Hazard::Grid, Hazard::Unseen];
+        if lanes_matter {
+            waits.push(Hazard::Warp);
+        }
+        if let Some(finding) = summary.first_of(&waits, |_| true) {
+            let d = if finding.hazard == Hazard::Unseen {
+                cannot_see(finding, clause)
+            } else {
+                Diagnostic::new(
+                    DiagnosticKind::FixedConfigurationHazard {
+                        clause: clause.to_string(),
+                        kernel: kernel.clone(),
+                        construct: finding.construct.clone(),
+                    },
+                    finding.span.clone(),
+                    "needs the original block's threads together",
+                )
+            };
+            out.push(
+                with_calls(d, finding)
+                    .with_note(pragma_span.clone(), format!("`{clause}` requested here")),
+            );
+        }
+    }
+    let position = |h: Hazard| matches!(h, Hazard::ThreadPosition | Hazard::BlockPosition);
+    if site.threshold.is_some() {
+        // Serial in one parent thread: nothing may wait for, or exchange
+        // values with, other threads, share memory with them, or read a
+        // position the serial version does not replace (a callee's builtins
+        // are reported below, as builtins in callees).
+        let serial = [
+            Hazard::Warp,
+            Hazard::Block,
+            Hazard::Grid,
+            Hazard::Shared,
+            Hazard::ThreadPosition,
+            Hazard::BlockPosition,
+            Hazard::Exit,
+            Hazard::Unseen,
+        ];
+        if let Some(finding) = summary.first_of(&serial, |f| !(position(f.hazard) && f.in_callee()))
+        {
+            let d = if finding.hazard == Hazard::Unseen {
+                cannot_see(finding, "threshold")
+            } else {
+                Diagnostic::new(
+                    DiagnosticKind::NotSerializable {
+                        kernel: kernel.clone(),
+                        construct: finding.construct.clone(),
+                    },
+                    finding.span.clone(),
+                    "cannot run serially in one parent thread",
+                )
+            };
+            out.push(
+                with_calls(d, finding).with_note(pragma_span.clone(), "threshold requested here"),
+            );
+        }
+    }
+    // A called function that reads a thread or block position itself: the
+    // copies of the child's body replace the builtins there, not in callees.
+    let mut reported: Vec<Range<usize>> = Vec::new();
+    let mut in_callees: Vec<&Finding> = [Hazard::ThreadPosition, Hazard::BlockPosition]
+        .iter()
+        .filter_map(|&h| summary.get(h))
+        .filter(|f| f.in_callee())
+        .collect();
+    in_callees.sort_by_key(|f| f.anchor());
+    for finding in in_callees {
+        let clause = if site.threshold.is_some() {
+            "threshold"
+        } else if site.coarsen.is_some() && finding.hazard == Hazard::BlockPosition {
+            "coarsen"
+        } else {
+            continue;
+        };
+        let call = &finding.calls[0];
+        if reported.contains(&call.span) {
+            continue;
+        }
+        reported.push(call.span.clone());
+        let d = Diagnostic::new(
+            DiagnosticKind::BuiltinInCallee {
+                kernel: kernel.clone(),
+                callee: call.callee.clone(),
+                builtin: finding.construct.clone(),
+                clause: clause.to_string(),
+            },
+            call.span.clone(),
+            "this call",
+        );
+        let d = finding
+            .call_notes()
+            .into_iter()
+            .skip(1)
+            .fold(d, |d, (span, label)| d.with_note(span, label));
+        out.push(
+            d.with_note(finding.span.clone(), "reads the builtin here")
+                .with_note(pragma_span.clone(), "requested here"),
+        );
+    }
+    if site.coarsen.is_some() {
+        // Grid synchronization, and a block index that the coarsened kernel
+        // does not replace (a callee's is a builtin in a callee, above).
+        if let Some(finding) = summary.first_of(&[Hazard::Grid, Hazard::BlockPosition], |f| {
+            !(f.hazard == Hazard::BlockPosition && f.in_callee())
+        }) {
+            let d = Diagnostic::new(
+                DiagnosticKind::NotCoarsenable {
+                    kernel: kernel.clone(),
+                    construct: finding.construct.clone(),
+                },
+                finding.span.clone(),
+                "depends on the original grid's blocks",
+            );
+            out.push(
+                with_calls(d, finding).with_note(pragma_span.clone(), "coarsen requested here"),
+            );
+        }
+        // A thread that returned would miss the barriers of its original
+        // block; code dpopt cannot see might hold one.
+        if let Some(ret) = &facts.returns {
+            if let Some(finding) = summary.first_of(&[Hazard::Block, Hazard::Unseen], |_| true) {
+                let d = if finding.hazard == Hazard::Unseen {
+                    with_calls(cannot_see(finding, "coarsen"), finding)
+                        .with_note(ret.clone(), "and the child returns early here")
+                } else {
+                    let d = Diagnostic::new(
+                        DiagnosticKind::ReturnWithBarrier {
+                            kernel: kernel.clone(),
+                        },
+                        ret.clone(),
+                        "early return",
+                    )
+                    .with_note(finding.span.clone(), "barrier");
+                    with_calls(d, finding)
+                };
+                out.push(d.with_note(pragma_span, "coarsen requested here"));
+            }
+        }
+    }
+    out
+}

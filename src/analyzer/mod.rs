@@ -1,0 +1,323 @@
+//! Stage 2: check every `#pragma dp` against the program and decide what to
+//! generate. All problems are collected, not just the first.
+//!
+//! One module per concern: `sites` resolves each pragma to its launch,
+//! parent and child (and the site's clause values); `block_hazards` checks
+//! the code that runs in a block-aggregated parent's blocks (its call
+//! graph); `child` gathers what the child does and checks it against each
+//! site's clauses; `varying` decides which aggregated arguments vary
+//! between parents; `names` warns about clause values nothing declares;
+//! `pragma_macros` about `#pragma dp` hidden in macros; `placement` and
+//! `bounds` decide where a child's code goes and which kernels get
+//! `DPOPT_PARENT_BOUNDS`.
+
+mod block_hazards;
+mod bounds;
+mod child;
+mod names;
+mod placement;
+mod pragma_macros;
+mod sites;
+mod varying;
+
+pub use pragma_macros::pragma_macros;
+
+use crate::constant::Constants;
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::hazard::{Finding, Hazard, Hazards};
+use crate::plan::{ChildPlan, Plan};
+use crate::pragma::parse_directive;
+use crate::program::Program;
+use crate::source::SourceFile;
+use std::collections::BTreeMap;
+
+pub struct Analysis {
+    pub plan: Plan,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
+    let view = &file.view;
+    let mut diagnostics = Vec::new();
+    let mut plan = Plan::default();
+    if program.pragmas.is_empty() {
+        return Analysis { plan, diagnostics };
+    }
+    // Only the input's tokens: the other files are read, never rewritten.
+    let input_tokens = program.tokens.partition_point(|t| file.in_input(t.start));
+    diagnostics.extend(crate::lexer::unreadable_tokens(
+        &program.tokens[..input_tokens],
+        view,
+    ));
+    if !diagnostics.is_empty() {
+        return Analysis { plan, diagnostics };
+    }
+    if let Some(at) = program.unbalanced {
+        // An unclosed string or character literal is the likelier cause:
+        // point at it rather than at a bracket it swallowed.
+        let literal = program
+            .sig
+            .iter()
+            .find_map(|t| crate::lexer::unterminated(t, view).map(|what| (what, t.start)));
+        diagnostics.push(match literal {
+            Some((what, start)) => Diagnostic::new(
+                DiagnosticKind::Unterminated { what },
+                start..start + 1,
+                "opened here, never closed on its line",
+            ),
+            None => Diagnostic::new(
+                DiagnosticKind::UnbalancedBrackets,
+                at..at + 1,
+                "no partner for this bracket",
+            ),
+        });
+        return Analysis { plan, diagnostics };
+    }
+    let mut per_parent: BTreeMap<String, usize> = BTreeMap::new();
+    let constants = Constants::of(program, view);
+    for (index, pragma) in program.pragmas.iter().enumerate() {
+        let directive = match parse_directive(&pragma.logical) {
+            Ok(d) => d,
+            Err(errors) => {
+                diagnostics.extend(errors);
+                continue;
+            }
+        };
+        diagnostics.extend(names::unseen_names(program, view, &directive));
+        match sites::site_for(file, program, index, directive, &mut per_parent, &constants) {
+            Ok((site, warnings)) => {
+                diagnostics.extend(warnings);
+                plan.sites.push(site);
+            }
+            Err(d) => diagnostics.push(d),
+        }
+    }
+    let hazards = Hazards::new(program, view);
+    diagnostics.extend(block_hazards::check_block_aggregation(
+        program, view, &plan, &hazards,
+    ));
+    // Group sites by child and check the child can be transformed.
+    let mut by_child: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, site) in plan.sites.iter().enumerate() {
+        for child in site.children() {
+            by_child.entry(child).or_default().push(i);
+        }
+    }
+    for (child, sites) in by_child {
+        let serial = sites.iter().any(|&s| plan.sites[s].threshold.is_some());
+        let coarse = sites.iter().any(|&s| plan.sites[s].coarsen.is_some());
+        let function = &program.functions[child];
+        let facts = child::ChildFacts::gather(program, view, &hazards, child);
+        for &s in &sites {
+            diagnostics.extend(child::check_child(
+                program,
+                &plan.sites[s],
+                function,
+                &facts,
+            ));
+        }
+        let recursive = plan
+            .sites
+            .iter()
+            .any(|s| s.child == child && s.threshold.is_some() && s.parent == child);
+        // Before the child's first declaration: in its namespace, and before
+        // every parent that launches it. A child defined in another file
+        // gets everything at one place of the input (`elsewhere`).
+        let (declare_at, elsewhere) = if file.in_input(function.start) {
+            (function.first_declared, None)
+        } else {
+            let at = placement::place_for_outside_child(file, program, child, &sites, &plan);
+            (at, Some(at))
+        };
+        plan.children.push(ChildPlan {
+            child,
+            serial,
+            coarse,
+            uses_shared: facts.summary.has(Hazard::Shared),
+            recursive,
+            sites,
+            declare_at,
+            elsewhere,
+        });
+    }
+    plan.bounded = bounds::kernels_to_bound(program, view, &plan);
+    plan.bounded
+        .retain(|&k| file.in_input(program.functions[k].start));
+    Analysis { plan, diagnostics }
+}
+
+/// `d` with one note per call leading to the construct of `finding`.
+fn with_calls(d: Diagnostic, finding: &Finding) -> Diagnostic {
+    finding
+        .call_notes()
+        .into_iter()
+        .fold(d, |d, (span, label)| d.with_note(span, label))
+}
+
+/// "`clause` cannot be applied: dpopt cannot see ...", at the unseen call or
+/// assembly (the calls leading there are left to the caller).
+fn cannot_see(finding: &Finding, clause: &str) -> Diagnostic {
+    let why = finding.unseen.unwrap_or(crate::hazard::Unseen::Asm);
+    let label = match why {
+        crate::hazard::Unseen::Declared => "dpopt cannot see this function's body",
+        crate::hazard::Unseen::Pointer => "dpopt cannot see which function this calls",
+        crate::hazard::Unseen::Asm => "dpopt cannot read this assembly",
+    };
+    let d = Diagnostic::new(
+        DiagnosticKind::CannotSee {
+            clause: clause.to_string(),
+            function: finding.function.clone(),
+            what: finding.construct.clone(),
+            why,
+        },
+        finding.span.clone(),
+        label,
+    );
+    match &finding.declared {
+        Some(declared) => d.with_note(declared.clone(), "declared here, defined in another file"),
+        None => d,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lexer::lex;
+    use crate::parser::parse;
+    use crate::plan::Plan;
+
+    fn analysis(text: &str) -> (Plan, Vec<Diagnostic>) {
+        let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
+        let program = parse(&file, lex(&file));
+        let a = analyze(&file, &program);
+        (a.plan, a.diagnostics)
+    }
+
+    const CHILD: &str = "__global__ void child(const int *row, int start, int n, int k, int *out) { out[start] = n + k; }\n";
+
+    #[test]
+    fn invariant_arguments_are_unassigned_parent_parameters_and_constants() {
+        let text = format!(
+            "{CHILD}__global__ void parent(const int *row, int k, int *out, int m) {{\n  int v = threadIdx.x;\n  m += 1;\n\
+             #pragma dp consldt(warp)\n  child<<<(m + 31) / 32, 32>>>(row, row[v], m, K * 2 + k, out);\n}}\n"
+        );
+        let (plan, diagnostics) = analysis(&text);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        // row: parameter; row[v]: indexing; m: assigned in the parent;
+        // K * 2 + k: macro, literal, parameter; out: parameter.
+        assert_eq!(a.varying, [false, true, true, false, false]);
+        assert!(!a.asserted);
+    }
+
+    #[test]
+    fn parameters_of_a_device_function_vary() {
+        let text = format!(
+            "{CHILD}__device__ void launch(const int *row, int start, int m, int *out) {{\n\
+             #pragma dp consldt(warp)\n  child<<<(m + 31) / 32, 32>>>(row, start, m, 1, out);\n}}\n"
+        );
+        let (plan, diagnostics) = analysis(&text);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        assert_eq!(a.varying, [true, true, true, false, true]);
+    }
+
+    #[test]
+    fn kernel_parameters_vary_across_grids_when_the_kernel_is_launched_from_the_device() {
+        // `parent` launches itself: a grid-wide group spans many of its grids.
+        let text = format!(
+            "{CHILD}__global__ void parent(const int *row, int m, int *out) {{\n\
+             #pragma dp consldt(grid)\n  child<<<(m + 31) / 32, 32>>>(row, 0, m, 1, out);\n\
+             if (m > 1) parent<<<1, 1>>>(row, m / 2, out);\n}}\n"
+        );
+        let (plan, diagnostics) = analysis(&text);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        assert_eq!(a.varying, [true, false, true, false, true]);
+        // Within one warp they are the same.
+        let warp = text.replace("consldt(grid)", "consldt(warp)");
+        let (plan, _) = analysis(&warp);
+        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        assert_eq!(a.varying, [false, false, false, false, false]);
+    }
+
+    #[test]
+    fn work_names_the_varying_arguments() {
+        let text = format!(
+            "{CHILD}__global__ void parent(const int *row, int *out) {{\n  int v = threadIdx.x;\n\
+             #pragma dp consldt(warp) work(start, n)\n  child<<<(v + 31) / 32, 32>>>(row, row[v], v, 1, out);\n}}\n"
+        );
+        let (plan, _) = analysis(&text);
+        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        assert_eq!(a.varying, [false, true, true, false, false]);
+        assert!(a.asserted);
+    }
+
+    #[test]
+    fn template_children_are_aggregated() {
+        let text = "template <typename T> __global__ void child(T *a) { a[0] = 1; }\n\
+                    __global__ void parent(float *a) {\n#pragma dp consldt(warp)\n  child<float><<<1, 32>>>(a);\n}\n";
+        let (plan, diagnostics) = analysis(text);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        assert!(plan.sites[0].aggregation.is_some());
+    }
+
+    #[test]
+    fn site_ids_count_per_parent_and_recursion_is_found() {
+        let text = "__global__ void child(int *a, int n) { a[0] = n; }\n\
+                    __global__ void p1(int *a, int n) {\n#pragma dp threshold(64)\n  child<<<n, 32>>>(a, n);\n\
+                    #pragma dp coarsen(2)\n  child<<<n, 32>>>(a, n);\n}\n\
+                    __global__ void p2(int *a, int n) {\n#pragma dp threshold(64) consldt(warp)\n  child<<<n, 32>>>(a, n);\n}\n\
+                    __global__ void tree(int *a, int n) {\n  if (n > 1) {\n#pragma dp consldt(warp)\n    tree<<<1, 32>>>(a, n / 2);\n  }\n}\n";
+        let (plan, diagnostics) = analysis(text);
+        assert!(diagnostics.iter().all(|d| !d.is_error()), "{diagnostics:?}");
+        let ids: Vec<&str> = plan.sites.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["p1_1", "p1_2", "p2_1", "tree_1"]);
+        let recursive: Vec<bool> = plan
+            .sites
+            .iter()
+            .map(|s| s.aggregation.as_ref().is_some_and(|a| a.recursive))
+            .collect();
+        assert_eq!(recursive, [false, false, false, true]);
+        // One child plan per child, with every site that launches it.
+        let children: Vec<(usize, Vec<usize>)> = plan
+            .children
+            .iter()
+            .map(|c| (c.child, c.sites.clone()))
+            .collect();
+        assert_eq!(children, [(0, vec![0, 1, 2]), (3, vec![3])]);
+        assert!(plan.children[0].serial && plan.children[0].coarse);
+    }
+
+    #[test]
+    fn kernels_that_reach_a_site_get_bounds_unless_they_have_their_own() {
+        let text = "__global__ void child(int *a) { a[0] = 1; }\n\
+                    __device__ void launch(int *a) {\n#pragma dp threshold(64)\n  child<<<1, 32>>>(a);\n}\n\
+                    __global__ void k1(int *a) { launch(a); }\n\
+                    __global__ void __launch_bounds__(128) k2(int *a) { launch(a); }\n\
+                    __global__ void k3(int *a) { a[1] = 2; }\n";
+        let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
+        let program = parse(&file, lex(&file));
+        let a = analyze(&file, &program);
+        let bounded: Vec<&str> = a
+            .plan
+            .bounded
+            .iter()
+            .map(|&k| program.functions[k].name.as_str())
+            .collect();
+        assert_eq!(bounded, ["k1"]);
+    }
+
+    #[test]
+    fn clause_values_nothing_declares_are_warned_about_at_the_name() {
+        let text = "#define TH 64\n__global__ void child(int *a) { a[0] = 1; }\n\
+                    __global__ void parent(int *a) {\n#pragma dp threshold(TH) coarsen(CF)\n  child<<<1, 32>>>(a);\n}\n";
+        let (_, diagnostics) = analysis(text);
+        let unseen: Vec<(&str, &str)> = diagnostics
+            .iter()
+            .filter(|d| d.kind.code() == "dpopt::unseen_name")
+            .map(|d| (d.kind.code(), &text[d.span.clone()]))
+            .collect();
+        assert_eq!(unseen, [("dpopt::unseen_name", "CF")]);
+    }
+}
