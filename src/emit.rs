@@ -7,6 +7,9 @@ use crate::program::Program;
 use crate::source::{quote_for_line_directive, SourceFile};
 use crate::token::TokenKind;
 use crate::transform::child::{declarations, definitions};
+use crate::transform::context::{
+    BoundsContext, PreludeContext, Resume, RuntimeKnob, SiteName, StatsContext,
+};
 use crate::transform::continuation;
 use crate::transform::templates::Templates;
 use crate::transform::{Renderer, OUTPUT_LINE_MARKER};
@@ -170,26 +173,22 @@ fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> 
 /// At the top of the file: the launch-bounds macro of the parent kernels, and
 /// the includes and helpers that aggregated launches need.
 fn prelude(r: &Renderer, aggregate: bool, bytes: bool, defer: bool) -> Vec<u8> {
-    let mut ctx = tera::Context::new();
-    ctx.insert("aggregate", &aggregate);
-    ctx.insert("bytes", &bytes);
-    // The queue of deferred launches is the same in every file: copied as
-    // it is (no template to parse).
-    ctx.insert(
-        "defer_queue",
-        if defer {
+    let ctx = PreludeContext {
+        aggregate,
+        bytes,
+        // The queue of deferred launches is the same in every file: copied
+        // as it is (no template to parse).
+        defer_queue: if defer {
             crate::transform::templates::DEFER_QUEUE
         } else {
             ""
         },
-    );
-    ctx.insert("bounded", &!r.plan.bounded.is_empty());
-    ctx.insert("file_name", &r.file.name);
-    ctx.insert("resume_line", &1);
-    ctx.insert("file", &r.file.quoted_name());
-    let text = r
-        .templates
-        .render(crate::transform::templates::PRELUDE, &ctx);
+        bounded: !r.plan.bounded.is_empty(),
+        file_name: r.file.name.clone(),
+        resume_line: 1,
+        file: r.file.quoted_name(),
+    };
+    let text = r.templates.render(&ctx);
     r.codec
         .to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
 }
@@ -231,15 +230,16 @@ fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
         r.codec.to_text(&r.file.bytes[f.name_span.clone()]),
         params.join(", ")
     );
-    let mut ctx = tera::Context::new();
-    ctx.insert("line_out", crate::transform::OUTPUT_LINE_MARKER);
-    ctx.insert("kernel", &f.name);
-    ctx.insert("declaration", &declaration);
-    ctx.insert("resume_line", &resume_line);
-    ctx.insert("file", &r.file.quoted_name());
-    let text = r
-        .templates
-        .render(crate::transform::templates::BOUNDS, &ctx);
+    let ctx = BoundsContext {
+        kernel: f.name.clone(),
+        declaration,
+        resume: Resume {
+            line_out: OUTPUT_LINE_MARKER,
+            resume_line,
+            file: r.file.quoted_name(),
+        },
+    };
+    let text = r.templates.render(&ctx);
     r.codec
         .to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
 }
@@ -247,31 +247,22 @@ fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
 /// Host functions that print and reset every site's launch counters
 /// (compiled only with `-DDPOPT_STATS`), at the end of the file.
 fn stats(r: &Renderer) -> Vec<u8> {
-    #[derive(serde::Serialize)]
-    struct SiteName<'a> {
-        id: &'a str,
-    }
     let sites: Vec<SiteName> = r
         .plan
         .sites
         .iter()
-        .map(|s| SiteName { id: &s.id })
+        .map(|s| SiteName { id: s.id.clone() })
         .collect();
-    #[derive(serde::Serialize)]
-    struct Knob {
-        name: String,
-        global: &'static str,
-    }
     let mut knobs = Vec::new();
     for s in &r.plan.sites {
         if s.threshold.is_some() {
-            knobs.push(Knob {
+            knobs.push(RuntimeKnob {
                 name: s.threshold_macro(),
                 global: "DPOPT_THRESHOLD",
             });
         }
         if s.coarsen.is_some() {
-            knobs.push(Knob {
+            knobs.push(RuntimeKnob {
                 name: s.coarsen_macro(),
                 global: "DPOPT_COARSEN",
             });
@@ -280,17 +271,18 @@ fn stats(r: &Renderer) -> Vec<u8> {
             .as_ref()
             .is_some_and(|a| a.agg_threshold.is_some())
         {
-            knobs.push(Knob {
+            knobs.push(RuntimeKnob {
                 name: s.agg_threshold_macro(),
                 global: "DPOPT_AGG_THRESHOLD",
             });
         }
     }
-    let mut ctx = tera::Context::new();
-    ctx.insert("file_name", &r.file.name);
-    ctx.insert("sites", &sites);
-    ctx.insert("knobs", &knobs);
-    let text = r.templates.render(crate::transform::templates::STATS, &ctx);
+    let ctx = StatsContext {
+        file_name: r.file.name.clone(),
+        sites,
+        knobs,
+    };
+    let text = r.templates.render(&ctx);
     r.codec
         .to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
 }

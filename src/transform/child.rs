@@ -2,24 +2,15 @@
 //! and declarations (before the first function that needs them) and the body
 //! function, serial version and coarsened kernel (after the child).
 
-use super::renderer::Renderer;
-use super::templates::{
-    AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID, DECLARATIONS, DEFER, DEFINITIONS,
+use super::context::{
+    AggregationContext, BlockAggregation, DeclarationsContext, DeferContext, DefinitionsContext,
+    MacroEntry, Resume, TemplateContext,
 };
+use super::renderer::Renderer;
+use super::templates::{AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::plan::{ChildPlan, Plan};
 use crate::program::Function;
-use tera::Context;
-
-#[derive(serde::Serialize)]
-struct MacroEntry {
-    name: String,
-    global: &'static str,
-    value: String,
-    what: &'static str,
-    site: String,
-    location: String,
-}
 
 /// Parameter lists in the forms the templates need.
 struct Params {
@@ -55,49 +46,33 @@ fn params(child: &Function) -> Params {
     p
 }
 
-fn common_context(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Context {
+/// The launch bounds of the child's generated kernels: a recursive child's
+/// hold its rewritten launch too, bounded like the child when it is one of
+/// the bounded kernels.
+fn launch_bounds(r: &Renderer, plan: &ChildPlan) -> String {
     let child = &r.program.functions[plan.child];
-    let p = params(child);
-    let mut ctx = Context::new();
-    ctx.insert("child", &child.name);
-    ctx.insert("serial", &format!("dpopt_serial_{}", child.name));
-    ctx.insert("coarse", &format!("dpopt_coarse_{}", child.name));
-    ctx.insert("body_fn", &format!("dpopt_body_{}", child.name));
-    ctx.insert("params", &p.declared);
-    ctx.insert("params_with_defaults", &p.with_defaults);
-    ctx.insert("arg_names", &p.names);
-    // A recursive child's generated kernels hold its rewritten launch too:
-    // bounded like the child when it is one of the bounded kernels.
-    let bounded = r.plan.bounded.contains(&plan.child);
-    ctx.insert(
-        "launch_bounds",
-        &match &child.launch_bounds {
-            Some(l) => format!("{l} "),
-            None if bounded => "DPOPT_PARENT_BOUNDS ".to_string(),
-            None => String::new(),
-        },
-    );
-    ctx.insert(
-        "agg_bounds",
-        &if bounded { "DPOPT_PARENT_BOUNDS " } else { "" },
-    );
-    ctx.insert("serial_needed", &plan.serial);
-    ctx.insert("recursive", &plan.recursive);
-    ctx.insert(
-        "depth_macro",
-        &format!("DPOPT_SERIAL_DEPTH_{}", child.symbol),
-    );
-    ctx.insert("serial_depth", &crate::plan::DEFAULT_SERIAL_DEPTH);
-    ctx.insert("line_out", OUTPUT_LINE_MARKER);
-    ctx.insert("resume_line", &resume_line);
-    ctx.insert("file", &r.file.quoted_name());
-    ctx
+    match &child.launch_bounds {
+        Some(l) => format!("{l} "),
+        None if r.plan.bounded.contains(&plan.child) => "DPOPT_PARENT_BOUNDS ".to_string(),
+        None => String::new(),
+    }
+}
+
+fn resume(r: &Renderer, resume_line: usize) -> Resume {
+    Resume {
+        line_out: OUTPUT_LINE_MARKER,
+        resume_line,
+        file: r.file.quoted_name(),
+    }
+}
+
+fn depth_macro(child: &Function) -> String {
+    format!("DPOPT_SERIAL_DEPTH_{}", child.symbol)
 }
 
 /// Macros and declarations, inserted before `plan.declare_at`.
 pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8> {
     let child = &r.program.functions[plan.child];
-    let mut ctx = common_context(r, plan, resume_line);
     let mut macros = Vec::new();
     for &s in &plan.sites {
         let site = &r.plan.sites[s];
@@ -137,113 +112,103 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
             });
         }
     }
-    ctx.insert("macros", &macros);
-    let aggregated: Vec<&str> = plan
-        .sites
-        .iter()
-        .map(|&s| &r.plan.sites[s])
-        .filter(|s| s.aggregation.is_some())
-        .map(|s| s.id.as_str())
-        .collect();
-    ctx.insert("aggregated", &aggregated);
-    let stat_sites: Vec<&str> = plan
-        .sites
-        .iter()
-        .map(|&s| r.plan.sites[s].id.as_str())
-        .collect();
-    ctx.insert("stat_sites", &stat_sites);
-    ctx.insert(
-        "serial",
-        &plan.serial.then(|| format!("dpopt_serial_{}", child.name)),
-    );
-    ctx.insert(
-        "coarse",
-        &plan.coarse.then(|| format!("dpopt_coarse_{}", child.name)),
-    );
-    ctx.insert(
-        "defer",
-        &defers(r.plan, child, plan).then(|| format!("dpopt_defer_{}", child.name)),
-    );
-    ctx.insert(
-        "template_header",
-        &child
+    let ctx = DeclarationsContext {
+        child: child.name.clone(),
+        macros,
+        serial: plan.serial.then(|| format!("dpopt_serial_{}", child.name)),
+        coarse: plan.coarse.then(|| format!("dpopt_coarse_{}", child.name)),
+        defer: defers(r.plan, child, plan).then(|| format!("dpopt_defer_{}", child.name)),
+        aggregated: plan
+            .sites
+            .iter()
+            .map(|&s| &r.plan.sites[s])
+            .filter(|s| s.aggregation.is_some())
+            .map(|s| s.id.clone())
+            .collect(),
+        stat_sites: plan
+            .sites
+            .iter()
+            .map(|&s| r.plan.sites[s].id.clone())
+            .collect(),
+        recursive: plan.recursive,
+        depth_macro: depth_macro(child),
+        serial_depth: crate::plan::DEFAULT_SERIAL_DEPTH,
+        template_header: child
             .template_header
             .as_ref()
             .map(|h| format!("{h} "))
             .unwrap_or_default(),
-    );
-    render(r, DECLARATIONS, &ctx)
+        params_with_defaults: params(child).with_defaults,
+        launch_bounds: launch_bounds(r, plan),
+        resume: resume(r, resume_line),
+    };
+    render(r, &ctx)
 }
 
 /// Body function, serial version and coarsened kernel, inserted after the
 /// child's definition.
 pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8> {
     let child = &r.program.functions[plan.child];
-    let mut ctx = common_context(r, plan, resume_line);
+    let p = params(child);
     let tpl = TemplateParts::of(child);
-    ctx.insert("template_header", &tpl.header);
-    ctx.insert("template_names", &tpl.args);
-    ctx.insert(
-        "serial",
-        &plan.serial.then(|| format!("dpopt_serial_{}", child.name)),
-    );
-    ctx.insert(
-        "coarse",
-        &plan.coarse.then(|| format!("dpopt_coarse_{}", child.name)),
-    );
-    ctx.insert("inline", "__forceinline__ ");
-    ctx.insert("uses_shared", &plan.uses_shared);
-    let queue = members(child);
-    ctx.insert(
-        "defer",
-        &defers(r.plan, child, plan).then(|| format!("dpopt_defer_{}", child.name)),
-    );
-    ctx.insert(
-        "defer_members",
-        &queue.iter().map(|m| m.decl.as_str()).collect::<Vec<_>>(),
-    );
-    ctx.insert(
-        "defer_names",
-        &queue.iter().map(|m| m.name.as_str()).collect::<Vec<_>>(),
-    );
-    let reads: Vec<String> = queue
-        .iter()
-        .map(|m| format!("dpopt_r.{}{}", m.name, m.read))
-        .collect();
-    ctx.insert("defer_args", &reads.join(", "));
-    ctx.insert(
-        "defer_reads",
-        &reads.iter().map(|r| format!(", {r}")).collect::<String>(),
-    );
-    let names: Vec<Option<String>> = child.params.iter().map(|p| p.name.clone()).collect();
-    ctx.insert(
-        "serial_bound",
-        &crate::guard::bounding_parameter(&r.file.view[child.body.clone()], &names),
-    );
-    // The body's own file and line (a header's, for a child defined there).
-    let (body_line, body_file) = r.file.line_directive_at(child.body.start);
-    ctx.insert("body_line", &body_line);
-    ctx.insert("body_file", &body_file);
-    ctx.insert("body", "\u{E000}body\u{E001}");
-    let aggregation: String = plan
-        .sites
-        .iter()
-        .filter(|&&s| r.plan.sites[s].aggregation.is_some())
-        .map(|&s| aggregation(r, plan, s))
-        .collect();
-    ctx.insert("aggregation", &aggregation);
+    let serial = plan.serial.then(|| format!("dpopt_serial_{}", child.name));
+    let coarse = plan.coarse.then(|| format!("dpopt_coarse_{}", child.name));
     let deferral = if defers(r.plan, child, plan) {
-        r.templates.render(DEFER, &ctx)
+        let queue = members(child);
+        let reads: Vec<String> = queue
+            .iter()
+            .map(|m| format!("dpopt_r.{}{}", m.name, m.read))
+            .collect();
+        r.templates.render(&DeferContext {
+            child: child.name.clone(),
+            defer: format!("dpopt_defer_{}", child.name),
+            serial: format!("dpopt_serial_{}", child.name),
+            coarse: coarse.clone(),
+            recursive: plan.recursive,
+            depth_macro: depth_macro(child),
+            params: p.declared.clone(),
+            defer_members: queue.iter().map(|m| m.decl.clone()).collect(),
+            defer_names: queue.iter().map(|m| m.name.clone()).collect(),
+            defer_args: reads.join(", "),
+            defer_reads: reads.iter().map(|r| format!(", {r}")).collect(),
+        })
     } else {
         String::new()
     };
-    ctx.insert("deferral", &deferral);
-    let text = r.templates.render(DEFINITIONS, &ctx);
+    let names: Vec<Option<String>> = child.params.iter().map(|p| p.name.clone()).collect();
+    // The body's own file and line (a header's, for a child defined there).
+    let (body_line, body_file) = r.file.line_directive_at(child.body.start);
+    const BODY: &str = "\u{E000}body\u{E001}";
+    let ctx = DefinitionsContext {
+        child: child.name.clone(),
+        template_header: tpl.header,
+        template_names: tpl.args,
+        inline: "__forceinline__ ",
+        body_fn: format!("dpopt_body_{}", child.name),
+        recursive: plan.recursive,
+        params: p.declared,
+        arg_names: p.names,
+        body_line,
+        body_file,
+        body: BODY,
+        serial,
+        serial_bound: crate::guard::bounding_parameter(&r.file.view[child.body.clone()], &names),
+        coarse,
+        launch_bounds: launch_bounds(r, plan),
+        uses_shared: plan.uses_shared,
+        deferral,
+        aggregation: plan
+            .sites
+            .iter()
+            .filter(|&&s| r.plan.sites[s].aggregation.is_some())
+            .map(|&s| aggregation(r, plan, s))
+            .collect(),
+        resume: resume(r, resume_line),
+    };
+    let text = r.templates.render(&ctx);
     let text = with_newlines(&text, r.file.newline);
     let body = r.render(child.body.clone(), Some(plan.child), &[]);
-    let (before, after) = text
-        .split_once("\u{E000}body\u{E001}")
-        .expect("body placeholder");
+    let (before, after) = text.split_once(BODY).expect("body placeholder");
     let mut out = r.codec.to_bytes(before);
     out.extend(body);
     out.extend(r.codec.to_bytes(after));
@@ -256,14 +221,9 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     let aggregation = site.aggregation.as_ref().expect("an aggregated site");
     let child = &r.program.functions[plan.child];
     let p = params(child);
-    let mut ctx = common_context(r, plan, 0);
     // A template child: every entity of the site is a template over the
     // child's parameters, which the site's launch names or deduces.
     let tpl = TemplateParts::of(child);
-    ctx.insert("tpl", &tpl.header);
-    ctx.insert("tpl_args", &tpl.args);
-    ctx.insert("tpl_lead", &tpl.lead);
-    ctx.insert("tpl_args_lead", &tpl.args_lead);
     let targs = &tpl.args;
     let (mut varying, mut invariant, mut varying_names, mut invariant_names) =
         (vec![], vec![], vec![], vec![]);
@@ -309,23 +269,6 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     } else {
         String::new()
     };
-    ctx.insert("site", &site.id);
-    ctx.insert(
-        "location",
-        &r.file.location(r.program.pragmas[site.pragma].span.start),
-    );
-    ctx.insert("coarse", &site.coarsen.is_some());
-    ctx.insert("varying", &varying);
-    ctx.insert("invariant", &invariant);
-    ctx.insert("varying_names", &varying_names);
-    ctx.insert("invariant_names", &invariant_names);
-    ctx.insert("record_args", &record_args);
-    ctx.insert("uses_shared", &plan.uses_shared);
-    ctx.insert("agg_threshold", &aggregation.agg_threshold.is_some());
-    ctx.insert("agg_threshold_macro", &site.agg_threshold_macro());
-    ctx.insert("asserted", &aggregation.asserted);
-    ctx.insert("direct_launch", &direct);
-    ctx.insert("direct_serial", &direct_serial);
     let direct_defer = if defers(r.plan, child, plan) {
         let lgrid = if site.coarsen.is_some() {
             "dpopt_lgrid"
@@ -342,22 +285,17 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     } else {
         String::new()
     };
-    ctx.insert("direct_defer", &direct_defer);
     let blocks = site.directive.agg_blocks().map(|v| v.to_source());
     let threads = site.directive.agg_threads().map(|v| v.to_source());
-    ctx.insert("block_loop", &blocks.is_some());
-    ctx.insert("thread_loop", &threads.is_some());
-    ctx.insert("agg_blocks", &blocks.unwrap_or_default());
-    ctx.insert("agg_threads", &threads.unwrap_or_default());
     use crate::pragma::Granularity;
     let pooled = matches!(
         aggregation.granularity,
         Granularity::Grid | Granularity::MultiBlock
     );
-    if pooled {
-        // Records in the site's __device__ pool: launched from a record.
+    // Records in the site's __device__ pool: launched from a record.
+    let record_launch = pooled.then(|| {
         let args = pool_args.join(", ");
-        let record_launch = if site.coarsen.is_some() {
+        if site.coarsen.is_some() {
             format!(
                 "dpopt_coarse_{}{targs}<<<dim3(dpopt_r.dpopt_lgrid), dim3(dpopt_r.dpopt_block), dpopt_r.dpopt_smem, cudaStreamFireAndForget>>>(dim3(dpopt_r.dpopt_ogrid){}{args})",
                 child.name,
@@ -365,31 +303,64 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
             )
         } else {
             format!("{}{targs}<<<dim3(dpopt_r.dpopt_ogrid), dim3(dpopt_r.dpopt_block), dpopt_r.dpopt_smem, cudaStreamFireAndForget>>>({args})", child.name)
-        };
-        ctx.insert("record_launch", &record_launch);
-        ctx.insert("pools", &aggregation.pools());
-        ctx.insert("pool_records", &aggregation.pool_records_source());
-    }
-    match aggregation.granularity {
-        Granularity::Warp => r.templates.render(AGGREGATION, &ctx),
-        Granularity::Grid => {
-            let args = pool_args.join(", ");
-            ctx.insert(
-                "record_args",
-                &format!("{}{}", if args.is_empty() { "" } else { ", " }, args),
-            );
-            r.templates.render(AGGREGATION_GRID, &ctx)
         }
-        Granularity::Block | Granularity::MultiBlock => {
-            ctx.insert(
-                "multiblock",
-                &(aggregation.granularity == Granularity::MultiBlock),
-            );
-            ctx.insert("group", &aggregation.group_source());
-            ctx.insert("pool_blocks", &crate::plan::DEFAULT_POOL_BLOCKS);
-            r.templates.render(AGGREGATION_BLOCK, &ctx)
-        }
+    });
+    if aggregation.granularity == Granularity::Grid {
+        let args = pool_args.join(", ");
+        record_args = format!("{}{}", if args.is_empty() { "" } else { ", " }, args);
     }
+    let ctx = AggregationContext {
+        template: match aggregation.granularity {
+            Granularity::Warp => AGGREGATION,
+            Granularity::Grid => AGGREGATION_GRID,
+            Granularity::Block | Granularity::MultiBlock => AGGREGATION_BLOCK,
+        },
+        site: site.id.clone(),
+        location: r.file.location(r.program.pragmas[site.pragma].span.start),
+        child: child.name.clone(),
+        body_fn: format!("dpopt_body_{}", child.name),
+        params: p.declared.clone(),
+        recursive: plan.recursive,
+        agg_bounds: if r.plan.bounded.contains(&plan.child) {
+            "DPOPT_PARENT_BOUNDS "
+        } else {
+            ""
+        },
+        tpl: tpl.header.clone(),
+        tpl_args: tpl.args.clone(),
+        tpl_lead: tpl.lead,
+        tpl_args_lead: tpl.args_lead,
+        coarse: site.coarsen.is_some(),
+        varying,
+        invariant,
+        varying_names,
+        invariant_names,
+        record_args,
+        uses_shared: plan.uses_shared,
+        agg_threshold: aggregation.agg_threshold.is_some(),
+        agg_threshold_macro: site.agg_threshold_macro(),
+        asserted: aggregation.asserted,
+        direct_launch: direct,
+        direct_serial,
+        direct_defer,
+        block_loop: blocks.is_some(),
+        thread_loop: threads.is_some(),
+        agg_blocks: blocks.unwrap_or_default(),
+        agg_threads: threads.unwrap_or_default(),
+        record_launch,
+        pools: pooled.then(|| aggregation.pools()),
+        pool_records: pooled.then(|| aggregation.pool_records_source()),
+        blocks: matches!(
+            aggregation.granularity,
+            Granularity::Block | Granularity::MultiBlock
+        )
+        .then(|| BlockAggregation {
+            multiblock: aggregation.granularity == Granularity::MultiBlock,
+            group: aggregation.group_source(),
+            pool_blocks: crate::plan::DEFAULT_POOL_BLOCKS,
+        }),
+    };
+    r.templates.render(&ctx)
 }
 
 /// A template child's parameters as generated code needs them (all empty
@@ -558,7 +529,7 @@ fn byte_stored_type(member: &str, name: &str) -> Option<String> {
     Some(ty.to_string())
 }
 
-fn render(r: &Renderer, template: &str, ctx: &Context) -> Vec<u8> {
-    let text = r.templates.render(template, ctx);
+fn render<C: TemplateContext>(r: &Renderer, ctx: &C) -> Vec<u8> {
+    let text = r.templates.render(ctx);
     r.codec.to_bytes(&with_newlines(&text, r.file.newline))
 }

@@ -1,11 +1,9 @@
 //! A rewritten launch site: threshold and/or coarsen around one launch.
 
+use super::context::{Count, SiteContext};
 use super::renderer::Renderer;
-use super::templates::SITE;
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::thread_count::{CountSource, ThreadCount};
-use context::Count;
-use tera::Context;
 
 /// The replacement for pragma + launch statement of site `index`, followed
 /// by a `#line` directive that resynchronises with the original file.
@@ -105,48 +103,12 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         .collect();
     let args_after: String = args.iter().map(|a| format!(", {a}")).collect();
 
-    let mut ctx = Context::new();
-    ctx.insert("summary", &site.directive.summary());
-    ctx.insert("site", &site.id);
-    ctx.insert(
-        "location",
-        &file.location(r.program.pragmas[site.pragma].span.start),
-    );
-    ctx.insert("counts", &counts);
-    ctx.insert("grid", &grid);
-    ctx.insert("block", &config[1]);
-    ctx.insert("threshold", &site.threshold.is_some());
-    ctx.insert("coarsen", &site.coarsen.is_some());
-    ctx.insert("threads", &factors.join(" * "));
-    ctx.insert("threshold_macro", &site.threshold_macro());
-    ctx.insert("coarsen_macro", &site.coarsen_macro());
-    ctx.insert(
-        "kernel",
-        &piece(
-            r.codec.to_text(&file.bytes[launch.kernel_span.clone()]),
-            launch.kernel_span.start,
-        ),
-    );
-    ctx.insert("targs", &launch.template_args.clone().unwrap_or_default());
-    ctx.insert("tail", &tail);
-    ctx.insert("args", &args.join(", "));
-    ctx.insert("args_after", &args_after);
     // Generated functions live beside the child: qualify them like the launch
     // qualifies the kernel (`ns::child` -> `ns::dpopt_serial_child`).
     let kernel_text = &file.view[launch.kernel_span.clone()];
     let qualifier = kernel_text.rfind("::").map_or(String::new(), |i| {
         kernel_text[..i + 2].split_whitespace().collect()
     });
-    ctx.insert("serial", &format!("{qualifier}dpopt_serial_{}", child.name));
-    ctx.insert("launcher", &format!("{qualifier}dpopt_launch_{}", site.id));
-    ctx.insert("aggregate", &site.aggregation.is_some());
-    ctx.insert(
-        "smem",
-        &config
-            .get(2)
-            .map_or("0u".to_string(), |s| format!("(unsigned)({s})")),
-    );
-    ctx.insert("stream", &stream);
     // A recursive child's serial version calls itself through its body: the
     // depth of that recursion is bounded (each level is a stack frame).
     let recursive = r
@@ -155,36 +117,55 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         .iter()
         .any(|c| site.children().any(|s| s == c.child) && c.recursive);
     let nested = recursive && copy_of.is_some_and(|c| site.children().any(|s| s == c));
-    ctx.insert(
-        "depth_arg",
-        &if !recursive {
-            String::new()
-        } else if nested {
-            ", dpopt_depth + 1".to_string()
-        } else {
-            ", 1u".to_string()
-        },
-    );
-    ctx.insert(
-        "depth_limit",
-        &nested.then(|| format!("DPOPT_SERIAL_DEPTH_{}", child.symbol)),
-    );
-    ctx.insert("coarse", &format!("{qualifier}dpopt_coarse_{}", child.name));
     let defers = r
         .plan
         .children
         .iter()
         .find(|c| c.child == site.child)
         .is_some_and(|c| super::child::defers(r.plan, child, c));
-    ctx.insert(
-        "defer",
-        &if defers {
+    let ctx = SiteContext {
+        summary: site.directive.summary(),
+        site: site.id.clone(),
+        location: file.location(r.program.pragmas[site.pragma].span.start),
+        counts,
+        grid,
+        block: config[1].clone(),
+        threshold: site.threshold.is_some(),
+        coarsen: site.coarsen.is_some(),
+        threads: factors.join(" * "),
+        threshold_macro: site.threshold_macro(),
+        coarsen_macro: site.coarsen_macro(),
+        kernel: piece(
+            r.codec.to_text(&file.bytes[launch.kernel_span.clone()]),
+            launch.kernel_span.start,
+        ),
+        targs: launch.template_args.clone().unwrap_or_default(),
+        tail,
+        args: args.join(", "),
+        args_after,
+        serial: format!("{qualifier}dpopt_serial_{}", child.name),
+        launcher: format!("{qualifier}dpopt_launch_{}", site.id),
+        aggregate: site.aggregation.is_some(),
+        smem: config
+            .get(2)
+            .map_or("0u".to_string(), |s| format!("(unsigned)({s})")),
+        stream,
+        depth_arg: if !recursive {
+            String::new()
+        } else if nested {
+            ", dpopt_depth + 1".to_string()
+        } else {
+            ", 1u".to_string()
+        },
+        depth_limit: nested.then(|| format!("DPOPT_SERIAL_DEPTH_{}", child.symbol)),
+        coarse: format!("{qualifier}dpopt_coarse_{}", child.name),
+        defer: if defers {
             format!("{qualifier}dpopt_defer_{}", child.name)
         } else {
             String::new()
         },
-    );
-    let code = r.templates.render(SITE, &ctx);
+    };
+    let code = r.templates.render(&ctx);
 
     // In a __host__ __device__ function the host compilation keeps the
     // launch as written: the generated versions exist on the device only.
@@ -298,25 +279,5 @@ fn write_mapped(
     out.push_str(rest);
     if let LineState::Input(l) = state {
         *state = LineState::Input(*l + 1);
-    }
-}
-
-mod context {
-    //! The tera context entry for one thread-count variable.
-    #[derive(serde::Serialize)]
-    pub struct Count {
-        pub var: String,
-        pub expr: String,
-        pub note: String,
-    }
-
-    impl Count {
-        pub fn new(var: &str, expr: String, note: &str) -> Self {
-            Count {
-                var: var.to_string(),
-                expr,
-                note: note.to_string(),
-            }
-        }
     }
 }

@@ -1,6 +1,7 @@
 //! The tera templates of every generated CUDA fragment (`templates/`),
 //! compiled into the binary.
 
+use super::context::TemplateContext;
 use tera::{Context, Tera};
 
 /// The templates, compiled when first needed: those of every transformed
@@ -85,7 +86,11 @@ impl Templates {
         })
     }
 
-    pub fn render(&self, name: &str, context: &Context) -> String {
+    /// Fill the template of `context`.
+    pub fn render<C: TemplateContext>(&self, context: &C) -> String {
+        let name = context.template();
+        let context = Context::from_serialize(context)
+            .unwrap_or_else(|e| panic!("internal error: context of {name}: {e:?}"));
         let tera = match name {
             AGGREGATION => self.aggregation(
                 0,
@@ -110,7 +115,7 @@ impl Templates {
             ),
             _ => &self.core,
         };
-        match tera.render(name, context) {
+        match tera.render(name, &context) {
             Ok(text) => text,
             // The templates and their contexts are both ours: a failure is a
             // bug in dpopt, not in the user's input.
