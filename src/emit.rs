@@ -253,30 +253,17 @@ fn stats(r: &Renderer) -> Vec<u8> {
         .iter()
         .map(|s| SiteName { id: s.id.clone() })
         .collect();
-    let mut knobs = Vec::new();
-    for s in &r.plan.sites {
-        if s.threshold.is_some() {
-            knobs.push(RuntimeKnob {
-                name: s.threshold_macro(),
-                global: "DPOPT_THRESHOLD",
-            });
-        }
-        if s.coarsen.is_some() {
-            knobs.push(RuntimeKnob {
-                name: s.coarsen_macro(),
-                global: "DPOPT_COARSEN",
-            });
-        }
-        if s.aggregation
-            .as_ref()
-            .is_some_and(|a| a.agg_threshold.is_some())
-        {
-            knobs.push(RuntimeKnob {
-                name: s.agg_threshold_macro(),
-                global: "DPOPT_AGG_THRESHOLD",
-            });
-        }
-    }
+    let knobs = r
+        .plan
+        .sites
+        .iter()
+        .flat_map(|s| s.knobs(r.plan, r.program))
+        .filter(|k| k.knob.at_run_time())
+        .map(|k| RuntimeKnob {
+            global: k.global(),
+            name: k.name,
+        })
+        .collect();
     let ctx = StatsContext {
         file_name: r.file.name.clone(),
         sites,

@@ -23,6 +23,7 @@ pub mod guard;
 pub mod hazard;
 pub mod lexer;
 pub mod message_format;
+pub mod names;
 pub mod nvcc_wrapper;
 pub mod output;
 pub mod parser;
@@ -193,13 +194,11 @@ pub fn run_migrating(
         .sites
         .iter()
         .map(|s| {
-            let mut macros = Vec::new();
-            if let Some(v) = &s.threshold {
-                macros.push((s.threshold_macro(), v.to_source()));
-            }
-            if let Some(v) = &s.coarsen {
-                macros.push((s.coarsen_macro(), v.to_source()));
-            }
+            let macros = s
+                .knobs(&plan, &program)
+                .into_iter()
+                .map(|k| (k.name, k.value))
+                .collect();
             let child = &program.functions[s.child];
             let aggregation = s.aggregation.as_ref().map(|a| {
                 let name = |i: usize| {

@@ -1,6 +1,8 @@
 //! The analyzer's output: what to generate, per launch site and per child.
 
-use crate::pragma::{Directive, Value};
+use crate::names::Knob;
+use crate::pragma::{Directive, Granularity, Value};
+use crate::program::Program;
 use crate::thread_count::ThreadCount;
 
 /// One `#pragma dp` site that will be rewritten.
@@ -96,15 +98,81 @@ impl Site {
     }
 
     pub fn threshold_macro(&self) -> String {
-        format!("DPOPT_THRESHOLD_{}", self.id)
+        Knob::Threshold.name(&self.id)
     }
 
     pub fn coarsen_macro(&self) -> String {
-        format!("DPOPT_COARSEN_{}", self.id)
+        Knob::Coarsen.name(&self.id)
     }
 
     pub fn agg_threshold_macro(&self) -> String {
-        format!("DPOPT_AGG_THRESHOLD_{}", self.id)
+        Knob::AggThreshold.name(&self.id)
+    }
+
+    /// Every tuning macro the output defines for this site, with its
+    /// default value as C source: what `dpopt check` and `dpopt explain`
+    /// list and what the templates define.
+    pub fn knobs(&self, plan: &Plan, program: &Program) -> Vec<SiteKnob> {
+        let knob = |knob: Knob, owner: &str, value: String| SiteKnob {
+            knob,
+            name: knob.name(owner),
+            value,
+        };
+        let mut knobs = Vec::new();
+        if let Some(v) = &self.threshold {
+            knobs.push(knob(Knob::Threshold, &self.id, v.to_source()));
+            let recursive = plan
+                .children
+                .iter()
+                .any(|c| c.child == self.child && c.recursive);
+            if recursive {
+                knobs.push(knob(
+                    Knob::SerialDepth,
+                    &program.functions[self.child].symbol,
+                    DEFAULT_SERIAL_DEPTH.to_string(),
+                ));
+            }
+        }
+        if let Some(v) = &self.coarsen {
+            knobs.push(knob(Knob::Coarsen, &self.id, v.to_source()));
+        }
+        if let Some(a) = &self.aggregation {
+            if let Some(v) = &a.agg_threshold {
+                knobs.push(knob(Knob::AggThreshold, &self.id, v.to_source()));
+            }
+            if matches!(a.granularity, Granularity::Grid | Granularity::MultiBlock) {
+                knobs.push(knob(Knob::PoolRecords, &self.id, a.pool_records_source()));
+            }
+            if a.granularity == Granularity::Grid {
+                knobs.push(knob(Knob::Pools, &self.id, a.pools().to_string()));
+            }
+            if a.granularity == Granularity::MultiBlock {
+                knobs.push(knob(Knob::Group, &self.id, a.group_source()));
+                knobs.push(knob(
+                    Knob::PoolBlocks,
+                    &self.id,
+                    DEFAULT_POOL_BLOCKS.to_string(),
+                ));
+            }
+        }
+        knobs
+    }
+}
+
+/// A tuning macro of one site and its default.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SiteKnob {
+    pub knob: Knob,
+    /// The macro (`DPOPT_THRESHOLD_<site>`).
+    pub name: String,
+    /// Its value unless set when compiling, as C source.
+    pub value: String,
+}
+
+impl SiteKnob {
+    /// The macro that sets it for every site.
+    pub fn global(&self) -> &'static str {
+        self.knob.global()
     }
 }
 

@@ -4,11 +4,12 @@
 
 use super::context::{
     AggregationContext, BlockAggregation, DeclarationsContext, DeferContext, DefinitionsContext,
-    MacroEntry, Resume, TemplateContext,
+    KnobMacro, MacroEntry, Resume, TemplateContext,
 };
 use super::renderer::Renderer;
 use super::templates::{AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
+use crate::names::{self, Knob};
 use crate::plan::{ChildPlan, Plan};
 use crate::program::Function;
 
@@ -67,57 +68,38 @@ fn resume(r: &Renderer, resume_line: usize) -> Resume {
 }
 
 fn depth_macro(child: &Function) -> String {
-    format!("DPOPT_SERIAL_DEPTH_{}", child.symbol)
+    Knob::SerialDepth.name(&child.symbol)
 }
 
 /// Macros and declarations, inserted before `plan.declare_at`.
 pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8> {
     let child = &r.program.functions[plan.child];
+    // The knobs the declarations define (the aggregation templates define
+    // their pools' and groups').
     let mut macros = Vec::new();
     for &s in &plan.sites {
         let site = &r.plan.sites[s];
         let location = r.file.location(r.program.pragmas[site.pragma].span.start);
-        if let Some(v) = &site.threshold {
-            macros.push(MacroEntry {
-                name: site.threshold_macro(),
-                global: "DPOPT_THRESHOLD",
-                value: v.to_source(),
-                what: "threshold",
-                site: site.id.clone(),
-                location: location.clone(),
-            });
-        }
-        if let Some(v) = site
-            .aggregation
-            .as_ref()
-            .and_then(|a| a.agg_threshold.as_ref())
-        {
-            macros.push(MacroEntry {
-                name: site.agg_threshold_macro(),
-                global: "DPOPT_AGG_THRESHOLD",
-                value: v.to_source(),
-                what: "aggregation threshold",
-                site: site.id.clone(),
-                location: location.clone(),
-            });
-        }
-        if let Some(v) = &site.coarsen {
-            macros.push(MacroEntry {
-                name: site.coarsen_macro(),
-                global: "DPOPT_COARSEN",
-                value: v.to_source(),
-                what: "coarsening factor",
-                site: site.id.clone(),
-                location,
-            });
+        let knobs = site.knobs(r.plan, r.program);
+        for kind in [Knob::Threshold, Knob::AggThreshold, Knob::Coarsen] {
+            for k in knobs.iter().filter(|k| k.knob == kind) {
+                macros.push(MacroEntry {
+                    name: k.name.clone(),
+                    global: k.global(),
+                    value: k.value.clone(),
+                    what: kind.what(),
+                    site: site.id.clone(),
+                    location: location.clone(),
+                });
+            }
         }
     }
     let ctx = DeclarationsContext {
         child: child.name.clone(),
         macros,
-        serial: plan.serial.then(|| format!("dpopt_serial_{}", child.name)),
-        coarse: plan.coarse.then(|| format!("dpopt_coarse_{}", child.name)),
-        defer: defers(r.plan, child, plan).then(|| format!("dpopt_defer_{}", child.name)),
+        serial: plan.serial.then(|| names::serial(&child.name)),
+        coarse: plan.coarse.then(|| names::coarse(&child.name)),
+        defer: defers(r.plan, child, plan).then(|| names::defer(&child.name)),
         aggregated: plan
             .sites
             .iter()
@@ -151,8 +133,8 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
     let child = &r.program.functions[plan.child];
     let p = params(child);
     let tpl = TemplateParts::of(child);
-    let serial = plan.serial.then(|| format!("dpopt_serial_{}", child.name));
-    let coarse = plan.coarse.then(|| format!("dpopt_coarse_{}", child.name));
+    let serial = plan.serial.then(|| names::serial(&child.name));
+    let coarse = plan.coarse.then(|| names::coarse(&child.name));
     let deferral = if defers(r.plan, child, plan) {
         let queue = members(child);
         let reads: Vec<String> = queue
@@ -161,8 +143,8 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
             .collect();
         r.templates.render(&DeferContext {
             child: child.name.clone(),
-            defer: format!("dpopt_defer_{}", child.name),
-            serial: format!("dpopt_serial_{}", child.name),
+            defer: names::defer(&child.name),
+            serial: names::serial(&child.name),
             coarse: coarse.clone(),
             recursive: plan.recursive,
             depth_macro: depth_macro(child),
@@ -184,7 +166,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
         template_header: tpl.header,
         template_names: tpl.args,
         inline: "__forceinline__ ",
-        body_fn: format!("dpopt_body_{}", child.name),
+        body_fn: names::body(&child.name),
         recursive: plan.recursive,
         params: p.declared,
         arg_names: p.names,
@@ -258,7 +240,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     // (templates/recover.cu.tera).
     let direct_serial = if plan.serial {
         let depth = if plan.recursive {
-            format!(", DPOPT_SERIAL_DEPTH_{}", child.symbol)
+            format!(", {}", Knob::SerialDepth.name(&child.symbol))
         } else {
             String::new()
         };
@@ -309,6 +291,15 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         let args = pool_args.join(", ");
         record_args = format!("{}{}", if args.is_empty() { "" } else { ", " }, args);
     }
+    // The site's pool and group knobs, defined by the templates.
+    let knobs = site.knobs(r.plan, r.program);
+    let knob = |kind: Knob| {
+        knobs.iter().find(|k| k.knob == kind).map(|k| KnobMacro {
+            name: k.name.clone(),
+            global: k.global(),
+            value: k.value.clone(),
+        })
+    };
     let ctx = AggregationContext {
         template: match aggregation.granularity {
             Granularity::Warp => AGGREGATION,
@@ -318,7 +309,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         site: site.id.clone(),
         location: r.file.location(r.program.pragmas[site.pragma].span.start),
         child: child.name.clone(),
-        body_fn: format!("dpopt_body_{}", child.name),
+        body_fn: names::body(&child.name),
         params: p.declared.clone(),
         recursive: plan.recursive,
         agg_bounds: if r.plan.bounded.contains(&plan.child) {
@@ -348,16 +339,24 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         agg_blocks: blocks.unwrap_or_default(),
         agg_threads: threads.unwrap_or_default(),
         record_launch,
-        pools: pooled.then(|| aggregation.pools()),
-        pool_records: pooled.then(|| aggregation.pool_records_source()),
+        pools: knob(Knob::Pools),
+        pool_records: knob(Knob::PoolRecords),
         blocks: matches!(
             aggregation.granularity,
             Granularity::Block | Granularity::MultiBlock
         )
         .then(|| BlockAggregation {
             multiblock: aggregation.granularity == Granularity::MultiBlock,
-            group: aggregation.group_source(),
-            pool_blocks: crate::plan::DEFAULT_POOL_BLOCKS,
+            group: knob(Knob::Group).unwrap_or_else(|| KnobMacro {
+                name: Knob::Group.name(&site.id),
+                global: Knob::Group.global(),
+                value: aggregation.group_source(),
+            }),
+            pool_blocks: knob(Knob::PoolBlocks).unwrap_or_else(|| KnobMacro {
+                name: Knob::PoolBlocks.name(&site.id),
+                global: Knob::PoolBlocks.global(),
+                value: crate::plan::DEFAULT_POOL_BLOCKS.to_string(),
+            }),
         }),
     };
     r.templates.render(&ctx)

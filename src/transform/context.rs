@@ -201,9 +201,9 @@ pub struct AggregationContext {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub record_launch: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pools: Option<usize>,
+    pub pools: Option<KnobMacro>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pool_records: Option<String>,
+    pub pool_records: Option<KnobMacro>,
     /// Block and multiblock.
     #[serde(flatten)]
     pub blocks: Option<BlockAggregation>,
@@ -213,8 +213,17 @@ pub struct AggregationContext {
 #[derive(Debug, Serialize)]
 pub struct BlockAggregation {
     pub multiblock: bool,
-    pub group: String,
-    pub pool_blocks: u64,
+    pub group: KnobMacro,
+    pub pool_blocks: KnobMacro,
+}
+
+/// A knob an aggregation template defines (`#ifndef NAME`, from `global`
+/// or `value`).
+#[derive(Debug, Serialize)]
+pub struct KnobMacro {
+    pub name: String,
+    pub global: &'static str,
+    pub value: String,
 }
 
 /// `prelude.cu.tera`: the top of a transformed file.

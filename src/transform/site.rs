@@ -3,6 +3,7 @@
 use super::context::{Count, SiteContext};
 use super::renderer::Renderer;
 use super::{with_newlines, OUTPUT_LINE_MARKER};
+use crate::names::{self, Knob};
 use crate::thread_count::{CountSource, ThreadCount};
 
 /// The replacement for pragma + launch statement of site `index`, followed
@@ -91,7 +92,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         }
         Some(_) => config[3].clone(),
     };
-    let stream = format!("DPOPT_SITE_STREAM_{}({user_stream})", site.id);
+    let stream = format!("{}({user_stream})", names::site_stream(&site.id));
     let tail = format!(
         ", {}, {stream}",
         config.get(2).cloned().unwrap_or_else(|| "0".to_string())
@@ -143,8 +144,8 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         tail,
         args: args.join(", "),
         args_after,
-        serial: format!("{qualifier}dpopt_serial_{}", child.name),
-        launcher: format!("{qualifier}dpopt_launch_{}", site.id),
+        serial: format!("{qualifier}{}", names::serial(&child.name)),
+        launcher: format!("{qualifier}{}", names::launcher(&site.id)),
         aggregate: site.aggregation.is_some(),
         smem: config
             .get(2)
@@ -157,10 +158,10 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         } else {
             ", 1u".to_string()
         },
-        depth_limit: nested.then(|| format!("DPOPT_SERIAL_DEPTH_{}", child.symbol)),
-        coarse: format!("{qualifier}dpopt_coarse_{}", child.name),
+        depth_limit: nested.then(|| Knob::SerialDepth.name(&child.symbol)),
+        coarse: format!("{qualifier}{}", names::coarse(&child.name)),
         defer: if defers {
-            format!("{qualifier}dpopt_defer_{}", child.name)
+            format!("{qualifier}{}", names::defer(&child.name))
         } else {
             String::new()
         },
