@@ -93,7 +93,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
             .iter()
             .any(|c| crate::transform::child::stores_bytes(&program.functions[c.child]));
     let defer = !deferring.is_empty();
-    if aggregate || bytes || defer || !plan.bounded.is_empty() {
+    if aggregate || bytes || defer || !plan.bounded.is_empty() || !plan.sites.is_empty() {
         inserts.insert(0, (0, prelude(&renderer, aggregate, bytes, defer)));
     }
     let input = file.input_bytes();
@@ -184,6 +184,7 @@ fn prelude(r: &Renderer, aggregate: bool, bytes: bool, defer: bool) -> Vec<u8> {
             ""
         },
         bounded: !r.plan.bounded.is_empty(),
+        counters: counters(r.plan),
         file_name: r.file.name.clone(),
         resume_line: 1,
         file: r.file.quoted_name(),
@@ -244,6 +245,17 @@ fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
         .to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
 }
 
+/// The launch counters' names, in a file with sites.
+fn counters(plan: &Plan) -> Vec<crate::names::CounterName> {
+    if plan.sites.is_empty() {
+        return Vec::new();
+    }
+    crate::names::Counter::ALL
+        .iter()
+        .map(|c| c.describe())
+        .collect()
+}
+
 /// Host functions that print and reset every site's launch counters
 /// (compiled only with `-DDPOPT_STATS`), at the end of the file.
 fn stats(r: &Renderer) -> Vec<u8> {
@@ -267,6 +279,7 @@ fn stats(r: &Renderer) -> Vec<u8> {
     let ctx = StatsContext {
         file_name: r.file.name.clone(),
         sites,
+        counters: counters(r.plan),
         knobs,
     };
     let text = r.templates.render(&ctx);

@@ -115,6 +115,73 @@ impl Knob {
     }
 }
 
+/// A site's launch counters (`-DDPOPT_STATS`): each is a macro of the
+/// prelude (`DPOPT_STAT_<NAME>`) that indexes the site's counter array, and
+/// a field of `dpopt_stats_report`'s line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counter {
+    Requested,
+    Serialized,
+    Direct,
+    Aggregated,
+    ParentsAggregated,
+    Fallbacks,
+    Deferred,
+}
+
+/// A counter as the templates write it.
+#[derive(Debug, Serialize)]
+pub struct CounterName {
+    /// `DPOPT_STAT_SERIALIZED`.
+    pub name: &'static str,
+    pub index: usize,
+    /// The field of `dpopt_stats_report`'s line (`serialized`).
+    pub field: &'static str,
+    pub meaning: &'static str,
+}
+
+impl Counter {
+    pub const ALL: [Counter; 7] = [
+        Counter::Requested,
+        Counter::Serialized,
+        Counter::Direct,
+        Counter::Aggregated,
+        Counter::ParentsAggregated,
+        Counter::Fallbacks,
+        Counter::Deferred,
+    ];
+
+    pub fn describe(self) -> CounterName {
+        let (name, field, meaning) = match self {
+            Counter::Requested => ("DPOPT_STAT_REQUESTED", "requested", "launches requested"),
+            Counter::Serialized => ("DPOPT_STAT_SERIALIZED", "serialized", "launches run serially"),
+            Counter::Direct => ("DPOPT_STAT_DIRECT", "direct", "launches made directly"),
+            Counter::Aggregated => ("DPOPT_STAT_AGGREGATED", "aggregated", "aggregated launches"),
+            Counter::ParentsAggregated => (
+                "DPOPT_STAT_PARENTS",
+                "parents_aggregated",
+                "parent launches in them",
+            ),
+            Counter::Fallbacks => (
+                "DPOPT_STAT_FALLBACKS",
+                "fallbacks",
+                "launches that found no room (direct launches; with multiblock, parents aggregated per block because the pool was full)",
+            ),
+            Counter::Deferred => (
+                "DPOPT_STAT_DEFERRED",
+                "deferred",
+                "of those, launches deferred (queued, then launched when room freed up, counted as direct, or run serially after waiting, counted as serialized)",
+            ),
+        };
+        CounterName {
+            name,
+            index: self as usize,
+            field,
+            meaning,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,5 +191,13 @@ mod tests {
         assert_eq!(Knob::Threshold.name("k_1"), "DPOPT_THRESHOLD_k_1");
         assert_eq!(Knob::PoolBlocks.name("p_2"), "DPOPT_POOL_BLOCKS_p_2");
         assert_eq!(Knob::SerialDepth.name("tree"), "DPOPT_SERIAL_DEPTH_tree");
+    }
+
+    #[test]
+    fn counters_are_numbered_in_order() {
+        for (i, c) in Counter::ALL.iter().enumerate() {
+            assert_eq!(c.describe().index, i);
+        }
+        assert_eq!(Counter::Deferred.describe().name, "DPOPT_STAT_DEFERRED");
     }
 }

@@ -234,6 +234,8 @@ pub struct PreludeContext {
     /// `defer_queue.cuh`, or `""`.
     pub defer_queue: &'static str,
     pub bounded: bool,
+    /// The launch counters' names (a file with sites).
+    pub counters: Vec<crate::names::CounterName>,
     pub file_name: String,
     pub resume_line: usize,
     pub file: String,
@@ -244,6 +246,7 @@ pub struct PreludeContext {
 pub struct StatsContext {
     pub file_name: String,
     pub sites: Vec<SiteName>,
+    pub counters: Vec<crate::names::CounterName>,
     pub knobs: Vec<RuntimeKnob>,
 }
 
