@@ -202,16 +202,6 @@ fn prelude(r: &Renderer, aggregate: bool, bytes: bool, defer: bool) -> Vec<u8> {
 /// parameters only.
 fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
     let f = &r.program.functions[kernel];
-    let template = if f.template_header.is_some() {
-        let params: Vec<&str> = f
-            .template_params
-            .iter()
-            .map(|t| t.declaration.as_str())
-            .collect();
-        format!("template <{}> ", params.join(", "))
-    } else {
-        String::new()
-    };
     let head_start = f.start + f.template_header.as_ref().map_or(0, String::len);
     // The head's tokens as written, without comments, directives, splices or
     // a stray `#` (the declaration is one line).
@@ -224,16 +214,20 @@ fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
         .map(|t| crate::phases::without_splices(&r.codec.to_text(&r.file.bytes[t.start..t.end])))
         .filter(|t| t != "#" && t != "%:")
         .collect();
-    let params: Vec<String> = f.params.iter().map(|p| p.declaration.clone()).collect();
-    let declaration = format!(
-        "{template}{} DPOPT_PARENT_BOUNDS {}({})",
-        specifiers.join(" "),
-        r.codec.to_text(&r.file.bytes[f.name_span.clone()]),
-        params.join(", ")
-    );
     let ctx = BoundsContext {
         kernel: f.name.clone(),
-        declaration,
+        template_params: if f.template_header.is_some() {
+            f.template_params
+                .iter()
+                .map(|t| t.declaration.clone())
+                .collect()
+        } else {
+            Vec::new()
+        },
+        template: f.template_header.is_some(),
+        specifiers,
+        name: r.codec.to_text(&r.file.bytes[f.name_span.clone()]),
+        params: f.params.iter().map(|p| p.declaration.clone()).collect(),
         resume: Resume {
             line_out: OUTPUT_LINE_MARKER,
             resume_line,

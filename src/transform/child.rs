@@ -4,7 +4,7 @@
 
 use super::context::{
     AggregationContext, BlockAggregation, DeclarationsContext, DeferContext, DefinitionsContext,
-    KnobMacro, MacroEntry, Resume, TemplateContext,
+    DirectLaunch, KnobMacro, MacroEntry, Resume, TemplateContext,
 };
 use super::renderer::Renderer;
 use super::templates::{AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID};
@@ -226,46 +226,26 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
             invariant_names.push(name);
         }
     }
-    let names = p.names.trim_start_matches(", ");
-    let direct = if site.coarsen.is_some() {
-        format!("dpopt_coarse_{}{targs}<<<dpopt_lgrid, dpopt_block, dpopt_smem, dpopt_stream>>>(dpopt_ogrid{})", child.name, p.names)
-    } else {
-        format!(
-            "{}{targs}<<<dpopt_ogrid, dpopt_block, dpopt_smem, dpopt_stream>>>({names})",
-            child.name
-        )
-    };
-    // With a serial version (some site thresholds this child), a direct
-    // launch that finds no room (pending-launch limit) runs serially instead
-    // (templates/recover.cu.tera).
-    let direct_serial = if plan.serial {
-        let depth = if plan.recursive {
+    let direct = DirectLaunch {
+        child: child.name.clone(),
+        coarse_fn: names::coarse(&child.name),
+        coarse: site.coarsen.is_some(),
+        // With a serial version (some site thresholds this child), a direct
+        // launch that finds no room (pending-launch limit) runs serially
+        // instead (templates/recover.cu.tera).
+        serial_fn: plan.serial.then(|| names::serial(&child.name)),
+        // Grid aggregation's fallbacks never defer.
+        defer_fn: (defers(r.plan, child, plan)
+            && aggregation.granularity != crate::pragma::Granularity::Grid)
+            .then(|| names::defer(&child.name)),
+        depth: if plan.recursive {
             format!(", {}", Knob::SerialDepth.name(&child.symbol))
         } else {
             String::new()
-        };
-        format!(
-            "dpopt_serial_{}{targs}(dpopt_ogrid, dpopt_block{depth}{})",
-            child.name, p.names
-        )
-    } else {
-        String::new()
-    };
-    let direct_defer = if defers(r.plan, child, plan) {
-        let lgrid = if site.coarsen.is_some() {
-            "dpopt_lgrid"
-        } else {
-            "dpopt_ogrid"
-        };
-        format!(
-            "dpopt_defer_{}(DPOPT_STATS_OF_{}, {}, {lgrid}, dpopt_ogrid, dpopt_block, dpopt_smem{})",
-            child.name,
-            site.id,
-            site.coarsen.is_some(),
-            p.names
-        )
-    } else {
-        String::new()
+        },
+        targs: targs.clone(),
+        arg_names: p.names.clone(),
+        stats_of: names::stats_of(&site.id),
     };
     let blocks = site.directive.agg_blocks().map(|v| v.to_source());
     let threads = site.directive.agg_threads().map(|v| v.to_source());
@@ -274,19 +254,6 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         aggregation.granularity,
         Granularity::Grid | Granularity::MultiBlock
     );
-    // Records in the site's __device__ pool: launched from a record.
-    let record_launch = pooled.then(|| {
-        let args = pool_args.join(", ");
-        if site.coarsen.is_some() {
-            format!(
-                "dpopt_coarse_{}{targs}<<<dim3(dpopt_r.dpopt_lgrid), dim3(dpopt_r.dpopt_block), dpopt_r.dpopt_smem, cudaStreamFireAndForget>>>(dim3(dpopt_r.dpopt_ogrid){}{args})",
-                child.name,
-                if args.is_empty() { "" } else { ", " }
-            )
-        } else {
-            format!("{}{targs}<<<dim3(dpopt_r.dpopt_ogrid), dim3(dpopt_r.dpopt_block), dpopt_r.dpopt_smem, cudaStreamFireAndForget>>>({args})", child.name)
-        }
-    });
     if aggregation.granularity == Granularity::Grid {
         let args = pool_args.join(", ");
         record_args = format!("{}{}", if args.is_empty() { "" } else { ", " }, args);
@@ -331,14 +298,12 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         agg_threshold: aggregation.agg_threshold.is_some(),
         agg_threshold_macro: site.agg_threshold_macro(),
         asserted: aggregation.asserted,
-        direct_launch: direct,
-        direct_serial,
-        direct_defer,
+        direct,
         block_loop: blocks.is_some(),
         thread_loop: threads.is_some(),
         agg_blocks: blocks.unwrap_or_default(),
         agg_threads: threads.unwrap_or_default(),
-        record_launch,
+        pool_args: if pooled { pool_args } else { Vec::new() },
         pools: knob(Knob::Pools),
         pool_records: knob(Knob::PoolRecords),
         blocks: matches!(

@@ -35,21 +35,28 @@ pub struct SiteContext {
     pub block: String,
     pub threshold: bool,
     pub coarsen: bool,
-    /// The child's thread count compared with the threshold.
-    pub threads: String,
+    /// The child's thread count compared with the threshold, a product;
+    /// empty: every thread of the grid.
+    pub factors: Vec<Factor>,
     pub threshold_macro: String,
     pub coarsen_macro: String,
     pub kernel: String,
     pub targs: String,
-    /// `, SMEM, STREAM` of the launch configuration.
-    pub tail: String,
-    pub args: String,
-    pub args_after: String,
+    /// The launch's arguments.
+    pub args: Vec<String>,
     pub serial: String,
     pub launcher: String,
     pub aggregate: bool,
-    pub smem: String,
-    pub stream: String,
+    /// The launch's dynamic shared memory, as written.
+    pub shared_memory: Option<String>,
+    /// The macro that picks the site's stream, and the stream written in the
+    /// launch (`None`: none or the NULL stream, which launches go to
+    /// `DPOPT_DIRECT_STREAM`).
+    pub site_stream: String,
+    pub user_stream: Option<String>,
+    /// In a `__host__ __device__` parent: the launch as written, for the
+    /// host compilation.
+    pub original: Option<String>,
     /// The serial version's depth argument (recursive children).
     pub depth_arg: String,
     /// The depth from which a nested small launch is launched anyway.
@@ -57,6 +64,30 @@ pub struct SiteContext {
     pub coarse: String,
     /// The queue of deferred launches (`""` when the child has none).
     pub defer: String,
+}
+
+/// A factor of a site's child-thread count: a variable the site computes,
+/// or blocks times block size in one dimension.
+#[derive(Debug, Serialize)]
+pub struct Factor {
+    pub var: Option<String>,
+    pub dim: Option<&'static str>,
+}
+
+impl Factor {
+    pub fn var(var: String) -> Self {
+        Factor {
+            var: Some(var),
+            dim: None,
+        }
+    }
+
+    pub fn dim(dim: &'static str) -> Self {
+        Factor {
+            var: None,
+            dim: Some(dim),
+        }
+    }
 }
 
 /// One thread-count variable of a site.
@@ -190,16 +221,14 @@ pub struct AggregationContext {
     pub agg_threshold: bool,
     pub agg_threshold_macro: String,
     pub asserted: bool,
-    pub direct_launch: String,
-    pub direct_serial: String,
-    pub direct_defer: String,
+    pub direct: DirectLaunch,
     pub block_loop: bool,
     pub thread_loop: bool,
     pub agg_blocks: String,
     pub agg_threads: String,
-    /// Grid and multiblock: the launch of one pooled record.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub record_launch: Option<String>,
+    /// Grid and multiblock: the arguments of the launch of one pooled
+    /// record.
+    pub pool_args: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pools: Option<KnobMacro>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -207,6 +236,27 @@ pub struct AggregationContext {
     /// Block and multiblock.
     #[serde(flatten)]
     pub blocks: Option<BlockAggregation>,
+}
+
+/// What `recover.cu.tera`'s `direct_launch` and `pooled_launch` write a
+/// launch of an aggregated site's child from.
+#[derive(Debug, Serialize)]
+pub struct DirectLaunch {
+    pub child: String,
+    pub coarse_fn: String,
+    /// The launch is coarsened.
+    pub coarse: bool,
+    /// The serial version, when the child has one.
+    pub serial_fn: Option<String>,
+    /// The queue of deferred launches, when the site's launches can defer.
+    pub defer_fn: Option<String>,
+    /// `, DPOPT_SERIAL_DEPTH_<child>` for a recursive child, else `""`.
+    pub depth: String,
+    pub targs: String,
+    /// `, a, n`.
+    pub arg_names: String,
+    /// The site's counters.
+    pub stats_of: String,
 }
 
 /// The block template's own values.
@@ -266,7 +316,14 @@ pub struct RuntimeKnob {
 #[derive(Debug, Serialize)]
 pub struct BoundsContext {
     pub kernel: String,
-    pub declaration: String,
+    /// The kernel is a template, with these parameters (no defaults).
+    pub template: bool,
+    pub template_params: Vec<String>,
+    /// The head's tokens before the name, as written.
+    pub specifiers: Vec<String>,
+    pub name: String,
+    /// The parameters without default arguments.
+    pub params: Vec<String>,
     #[serde(flatten)]
     pub resume: Resume,
 }
