@@ -105,17 +105,21 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             let at = place_for_outside_child(file, program, child, &sites, &plan);
             (at, Some(at))
         };
+        let names: Vec<Option<String>> = function.params.iter().map(|p| p.name.clone()).collect();
         plan.children.push(ChildPlan {
             child,
             serial,
             coarse,
             uses_shared: facts.summary.has(Hazard::Shared),
             recursive,
+            serial_bound: crate::guard::bounding_parameter(&view[function.body.clone()], &names),
+            defers: plan.child_defers(function, serial, &sites),
             sites,
             declare_at,
             elsewhere,
         });
     }
+    plan.settle(program);
     plan.bounded = kernels_to_bound(program, view, &plan);
     plan.bounded
         .retain(|&k| file.in_input(program.functions[k].start));
@@ -663,11 +667,9 @@ fn site_for(
         }
     }
     let aggregation = directive.consolidation().map(|granularity| Aggregation {
-        granularity,
-        recursive: site_is_recursive(program, parent, child),
-        group: directive.group().cloned(),
-        pool_records: directive.pool_records().cloned(),
         agg_threshold: directive.agg_threshold().cloned(),
+        blocks: directive.agg_blocks().cloned(),
+        threads: directive.agg_threads().cloned(),
         varying: varying_arguments(
             program,
             view,
@@ -678,12 +680,18 @@ fn site_for(
             parent_params_uniform(program, parent, granularity),
         ),
         asserted: directive.work().is_some(),
+        ..Aggregation::defaulted(
+            granularity,
+            site_is_recursive(program, parent, child),
+            directive.group().cloned(),
+            directive.pool_records().cloned(),
+        )
     });
     Ok((
         Site {
             aggregation,
             id,
-            directive,
+            summary: directive.summary(),
             pragma: index,
             launch: launch_index,
             parent,
@@ -692,6 +700,7 @@ fn site_for(
             threshold,
             coarsen,
             count,
+            knobs: Vec::new(),
         },
         warnings,
     ))
@@ -996,9 +1005,18 @@ fn check_child(
     // or threads in turn, and threads skip the parts that are not theirs:
     // the child may not wait for the other threads of its block, and with
     // threads(N) its lanes are not the original warp's.
+    let aggregation = site.aggregation.as_ref();
     let fixed = [
-        ("blocks", site.directive.agg_blocks().is_some(), false),
-        ("threads", site.directive.agg_threads().is_some(), true),
+        (
+            "blocks",
+            aggregation.is_some_and(|a| a.blocks.is_some()),
+            false,
+        ),
+        (
+            "threads",
+            aggregation.is_some_and(|a| a.threads.is_some()),
+            true,
+        ),
     ];
     for (clause, given, lanes_matter) in fixed {
         if !given {

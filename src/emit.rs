@@ -83,11 +83,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     let aggregate = plan.sites.iter().any(|s| s.aggregation.is_some());
     // Records keep classes as their bytes: aggregation's, and the queues of
     // deferred launches.
-    let deferring: Vec<_> = plan
-        .children
-        .iter()
-        .filter(|c| crate::transform::child::defers(plan, &program.functions[c.child], c))
-        .collect();
+    let deferring: Vec<_> = plan.children.iter().filter(|c| c.defers).collect();
     let bytes = aggregate
         || deferring
             .iter()
@@ -263,11 +259,11 @@ fn stats(r: &Renderer) -> Vec<u8> {
         .plan
         .sites
         .iter()
-        .flat_map(|s| s.knobs(r.plan, r.program))
+        .flat_map(|s| &s.knobs)
         .filter(|k| k.knob.at_run_time())
         .map(|k| RuntimeKnob {
             global: k.global(),
-            name: k.name,
+            name: k.name.clone(),
         })
         .collect();
     let ctx = StatsContext {

@@ -172,12 +172,12 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
     let parent = &program.functions[site.parent];
     let child_plan = plan.children.iter().find(|c| c.child == site.child);
     let knobs = site
-        .knobs(plan, program)
-        .into_iter()
+        .knobs
+        .iter()
         .map(|k| Knob {
             meaning: k.knob.meaning(),
-            name: k.name,
-            value: k.value,
+            name: k.name.clone(),
+            value: k.value.clone(),
         })
         .collect();
     let mut serialized = Vec::new();
@@ -247,7 +247,7 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
         site: site.id.clone(),
         line,
         column,
-        pragma: site.directive.summary(),
+        pragma: site.summary.clone(),
         parent: parent.qualified_name(),
         child: child.qualified_name(),
         child_defined_at: file.location(child.name_span.start),
@@ -284,8 +284,8 @@ fn aggregation_facts(
             program.functions[site.parent].name
         ));
     }
-    let blocks = site.directive.agg_blocks().map(|v| v.to_source());
-    let threads = site.directive.agg_threads().map(|v| v.to_source());
+    let blocks = a.blocks.as_ref().map(|v| v.to_source());
+    let threads = a.threads.as_ref().map(|v| v.to_source());
     if blocks.is_some() || threads.is_some() {
         checks.push(format!(
             "`{}` needs no threads of one original block running together (threads/blocks)",
@@ -298,9 +298,9 @@ fn aggregation_facts(
         passed_once: passed_once.into_iter().map(name).collect(),
         asserted: a.asserted,
         agg_threshold: a.agg_threshold.as_ref().map(|v| v.to_source()),
-        group: (a.granularity == Granularity::MultiBlock).then(|| a.group_source()),
-        pool_records: pooled.then(|| a.pool_records_source()),
-        pools: (a.granularity == Granularity::Grid).then(|| a.pools()),
+        group: (a.granularity == Granularity::MultiBlock).then(|| a.group.to_source()),
+        pool_records: pooled.then(|| a.pool_records.to_source()),
+        pools: (a.granularity == Granularity::Grid).then_some(a.pools),
         grid: match &blocks {
             Some(b) => {
                 format!("at most {b} blocks (blocks), each looping over the original child blocks")

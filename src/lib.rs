@@ -195,9 +195,9 @@ pub fn run_migrating(
         .iter()
         .map(|s| {
             let macros = s
-                .knobs(&plan, &program)
-                .into_iter()
-                .map(|k| (k.name, k.value))
+                .knobs
+                .iter()
+                .map(|k| (k.name.clone(), k.value.clone()))
                 .collect();
             let child = &program.functions[s.child];
             let aggregation = s.aggregation.as_ref().map(|a| {

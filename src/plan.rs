@@ -1,7 +1,7 @@
 //! The analyzer's output: what to generate, per launch site and per child.
 
 use crate::names::Knob;
-use crate::pragma::{Directive, Granularity, Value};
+use crate::pragma::{Granularity, Value};
 use crate::program::Program;
 use crate::thread_count::ThreadCount;
 
@@ -12,7 +12,8 @@ pub struct Site {
     /// function `<parent>` (`<parent>` is the parent's symbol, qualified
     /// with its namespaces when its bare name is not unique in the file).
     pub id: String,
-    pub directive: Directive,
+    /// The directive's clauses, normalized (`threshold(64) coarsen(4)`).
+    pub summary: String,
     /// Index into `Program::pragmas`.
     pub pragma: usize,
     /// Index into `Program::launches`.
@@ -29,6 +30,10 @@ pub struct Site {
     pub count: Option<ThreadCount>,
     /// Aggregation (`consldt(...)`).
     pub aggregation: Option<Aggregation>,
+    /// Every tuning macro the output defines for the site, with its default
+    /// (`Plan::settle`): what `dpopt check` and `dpopt explain` list and
+    /// what the templates define.
+    pub knobs: Vec<SiteKnob>,
 }
 
 /// How one site's launches are aggregated.
@@ -38,11 +43,24 @@ pub struct Aggregation {
     /// The child launches itself (directly or through the parent): its
     /// aggregated grids are parents of the site too.
     pub recursive: bool,
-    /// `consldt(multiblock, G)`: parent blocks per group.
-    pub group: Option<Value>,
+    /// `consldt(multiblock, G)`: parent blocks per group (`DEFAULT_GROUP`
+    /// when not given).
+    pub group: Value,
     /// `buffer(default, ..., N)` with `consldt(grid)` or `consldt(multiblock)`:
-    /// records in the pool.
-    pub pool_records: Option<Value>,
+    /// records in the pool (`DEFAULT_POOL_RECORDS` when not given).
+    pub pool_records: Value,
+    /// Pools of a grid-granularity site: one per parent grid running at the
+    /// same time (a recursive child's aggregated grids run while the grid
+    /// before them owns a pool).
+    pub pools: usize,
+    /// Parent blocks of a multiblock site with a place in the pool.
+    pub pool_blocks: u64,
+    /// `blocks(N)`: at most N aggregated blocks, each looping over original
+    /// blocks.
+    pub blocks: Option<Value>,
+    /// `threads(N)`: N threads per aggregated block, each looping over the
+    /// original block's threads.
+    pub threads: Option<Value>,
     /// `agg_threshold(N)`: fewer launching lanes launch directly.
     pub agg_threshold: Option<Value>,
     /// Per launch argument: does it vary between parents (stored per
@@ -64,30 +82,35 @@ pub const DEFAULT_GROUP: u64 = 8;
 pub const DEFAULT_POOL_BLOCKS: u64 = 65536;
 
 impl Aggregation {
-    /// The pool's records (grid, multiblock): `buffer(default, N)` or the
-    /// default, as C source.
-    pub fn pool_records_source(&self) -> String {
-        self.pool_records
-            .as_ref()
-            .map_or(DEFAULT_POOL_RECORDS.to_string(), Value::to_source)
-    }
-
-    /// Pools of a grid-granularity site: one per parent grid running at the
-    /// same time (a recursive child's aggregated grids run while the grid
-    /// before them owns a pool).
-    pub fn pools(&self) -> usize {
-        if self.recursive {
-            4
-        } else {
-            1
+    /// The aggregation of `granularity` with the clauses given and every
+    /// other value defaulted.
+    pub fn defaulted(
+        granularity: Granularity,
+        recursive: bool,
+        group: Option<Value>,
+        pool_records: Option<Value>,
+    ) -> Aggregation {
+        Aggregation {
+            granularity,
+            recursive,
+            group: group.unwrap_or(Value::Literal(DEFAULT_GROUP)),
+            pool_records: pool_records.unwrap_or(Value::Literal(DEFAULT_POOL_RECORDS)),
+            pools: if recursive { 4 } else { 1 },
+            pool_blocks: DEFAULT_POOL_BLOCKS,
+            blocks: None,
+            threads: None,
+            agg_threshold: None,
+            varying: Vec::new(),
+            asserted: false,
         }
     }
 
-    /// Parent blocks per group (multiblock), as C source.
-    pub fn group_source(&self) -> String {
-        self.group
-            .as_ref()
-            .map_or(DEFAULT_GROUP.to_string(), Value::to_source)
+    /// Grid and multiblock sites keep their records in a static pool.
+    pub fn pooled(&self) -> bool {
+        matches!(
+            self.granularity,
+            Granularity::Grid | Granularity::MultiBlock
+        )
     }
 }
 
@@ -109,10 +132,8 @@ impl Site {
         Knob::AggThreshold.name(&self.id)
     }
 
-    /// Every tuning macro the output defines for this site, with its
-    /// default value as C source: what `dpopt check` and `dpopt explain`
-    /// list and what the templates define.
-    pub fn knobs(&self, plan: &Plan, program: &Program) -> Vec<SiteKnob> {
+    /// The knobs of this site (`Site::knobs`), from the plan's children.
+    fn knobs_of(&self, children: &[ChildPlan], program: &Program) -> Vec<SiteKnob> {
         let knob = |knob: Knob, owner: &str, value: String| SiteKnob {
             knob,
             name: knob.name(owner),
@@ -121,8 +142,7 @@ impl Site {
         let mut knobs = Vec::new();
         if let Some(v) = &self.threshold {
             knobs.push(knob(Knob::Threshold, &self.id, v.to_source()));
-            let recursive = plan
-                .children
+            let recursive = children
                 .iter()
                 .any(|c| c.child == self.child && c.recursive);
             if recursive {
@@ -140,19 +160,19 @@ impl Site {
             if let Some(v) = &a.agg_threshold {
                 knobs.push(knob(Knob::AggThreshold, &self.id, v.to_source()));
             }
-            if matches!(a.granularity, Granularity::Grid | Granularity::MultiBlock) {
-                knobs.push(knob(Knob::PoolRecords, &self.id, a.pool_records_source()));
+            if a.pooled() {
+                knobs.push(knob(
+                    Knob::PoolRecords,
+                    &self.id,
+                    a.pool_records.to_source(),
+                ));
             }
             if a.granularity == Granularity::Grid {
-                knobs.push(knob(Knob::Pools, &self.id, a.pools().to_string()));
+                knobs.push(knob(Knob::Pools, &self.id, a.pools.to_string()));
             }
             if a.granularity == Granularity::MultiBlock {
-                knobs.push(knob(Knob::Group, &self.id, a.group_source()));
-                knobs.push(knob(
-                    Knob::PoolBlocks,
-                    &self.id,
-                    DEFAULT_POOL_BLOCKS.to_string(),
-                ));
+                knobs.push(knob(Knob::Group, &self.id, a.group.to_source()));
+                knobs.push(knob(Knob::PoolBlocks, &self.id, a.pool_blocks.to_string()));
             }
         }
         knobs
@@ -167,6 +187,13 @@ pub struct SiteKnob {
     pub name: String,
     /// Its value unless set when compiling, as C source.
     pub value: String,
+}
+
+impl Site {
+    /// The value of one of the site's knobs.
+    pub fn knob(&self, knob: Knob) -> Option<&SiteKnob> {
+        self.knobs.iter().find(|k| k.knob == knob)
+    }
 }
 
 impl SiteKnob {
@@ -190,6 +217,15 @@ pub struct ChildPlan {
     pub uses_shared: bool,
     /// The body function is part of a recursion (not force-inlined).
     pub recursive: bool,
+    /// The child starts with `if (i >= n) return;` (`guard.rs`): the
+    /// serial version of a 1-D launch stops at `n` (this bound).
+    pub serial_bound: Option<String>,
+    /// The child has a queue of deferred launches (templates/defer.cu.tera):
+    /// it has a serial version and is no template (its queue would be one
+    /// per instantiation), and a site's launch can defer: a thresholded
+    /// site that is not aggregated, or the direct-launch fallback of warp,
+    /// block and multiblock aggregation (grid aggregation's never defer).
+    pub defers: bool,
     /// Indices into `Plan::sites`.
     pub sites: Vec<usize>,
     /// Byte offset before which declarations and macros are inserted.
@@ -214,4 +250,38 @@ pub struct Plan {
     /// Device-side syncs migrated to continuations (`--migrate-sync`,
     /// `postwork.rs`).
     pub postwork: Vec<crate::postwork::SyncSite>,
+}
+
+impl Plan {
+    /// Decide what follows from the sites and children together: each
+    /// site's knobs. The analyzer calls it once they are all known.
+    pub fn settle(&mut self, program: &Program) {
+        let knobs: Vec<Vec<SiteKnob>> = self
+            .sites
+            .iter()
+            .map(|s| s.knobs_of(&self.children, program))
+            .collect();
+        for (site, knobs) in self.sites.iter_mut().zip(knobs) {
+            site.knobs = knobs;
+        }
+    }
+
+    /// Whether a child with these sites has a queue of deferred launches
+    /// (`ChildPlan::defers`).
+    pub fn child_defers(
+        &self,
+        child: &crate::program::Function,
+        serial: bool,
+        sites: &[usize],
+    ) -> bool {
+        serial
+            && child.template_header.is_none()
+            && sites.iter().any(|&s| {
+                let site = &self.sites[s];
+                match &site.aggregation {
+                    None => site.threshold.is_some(),
+                    Some(a) => a.granularity != Granularity::Grid,
+                }
+            })
+    }
 }

@@ -10,7 +10,7 @@ use super::renderer::Renderer;
 use super::templates::{AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::names::{self, Knob};
-use crate::plan::{ChildPlan, Plan};
+use crate::plan::ChildPlan;
 use crate::program::Function;
 
 /// Parameter lists in the forms the templates need.
@@ -80,7 +80,7 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
     for &s in &plan.sites {
         let site = &r.plan.sites[s];
         let location = r.file.location(r.program.pragmas[site.pragma].span.start);
-        let knobs = site.knobs(r.plan, r.program);
+        let knobs = &site.knobs;
         for kind in [Knob::Threshold, Knob::AggThreshold, Knob::Coarsen] {
             for k in knobs.iter().filter(|k| k.knob == kind) {
                 macros.push(MacroEntry {
@@ -99,7 +99,7 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
         macros,
         serial: plan.serial.then(|| names::serial(&child.name)),
         coarse: plan.coarse.then(|| names::coarse(&child.name)),
-        defer: defers(r.plan, child, plan).then(|| names::defer(&child.name)),
+        defer: plan.defers.then(|| names::defer(&child.name)),
         aggregated: plan
             .sites
             .iter()
@@ -135,7 +135,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
     let tpl = TemplateParts::of(child);
     let serial = plan.serial.then(|| names::serial(&child.name));
     let coarse = plan.coarse.then(|| names::coarse(&child.name));
-    let deferral = if defers(r.plan, child, plan) {
+    let deferral = if plan.defers {
         let queue = members(child);
         let reads: Vec<String> = queue
             .iter()
@@ -157,7 +157,6 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
     } else {
         String::new()
     };
-    let names: Vec<Option<String>> = child.params.iter().map(|p| p.name.clone()).collect();
     // The body's own file and line (a header's, for a child defined there).
     let (body_line, body_file) = r.file.line_directive_at(child.body.start);
     const BODY: &str = "\u{E000}body\u{E001}";
@@ -174,7 +173,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
         body_file,
         body: BODY,
         serial,
-        serial_bound: crate::guard::bounding_parameter(&r.file.view[child.body.clone()], &names),
+        serial_bound: plan.serial_bound.clone(),
         coarse,
         launch_bounds: launch_bounds(r, plan),
         uses_shared: plan.uses_shared,
@@ -235,8 +234,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         // instead (templates/recover.cu.tera).
         serial_fn: plan.serial.then(|| names::serial(&child.name)),
         // Grid aggregation's fallbacks never defer.
-        defer_fn: (defers(r.plan, child, plan)
-            && aggregation.granularity != crate::pragma::Granularity::Grid)
+        defer_fn: (plan.defers && aggregation.granularity != crate::pragma::Granularity::Grid)
             .then(|| names::defer(&child.name)),
         depth: if plan.recursive {
             format!(", {}", Knob::SerialDepth.name(&child.symbol))
@@ -247,8 +245,8 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         arg_names: p.names.clone(),
         stats_of: names::stats_of(&site.id),
     };
-    let blocks = site.directive.agg_blocks().map(|v| v.to_source());
-    let threads = site.directive.agg_threads().map(|v| v.to_source());
+    let blocks = aggregation.blocks.as_ref().map(|v| v.to_source());
+    let threads = aggregation.threads.as_ref().map(|v| v.to_source());
     use crate::pragma::Granularity;
     let pooled = matches!(
         aggregation.granularity,
@@ -259,9 +257,8 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         record_args = format!("{}{}", if args.is_empty() { "" } else { ", " }, args);
     }
     // The site's pool and group knobs, defined by the templates.
-    let knobs = site.knobs(r.plan, r.program);
     let knob = |kind: Knob| {
-        knobs.iter().find(|k| k.knob == kind).map(|k| KnobMacro {
+        site.knob(kind).map(|k| KnobMacro {
             name: k.name.clone(),
             global: k.global(),
             value: k.value.clone(),
@@ -315,12 +312,12 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
             group: knob(Knob::Group).unwrap_or_else(|| KnobMacro {
                 name: Knob::Group.name(&site.id),
                 global: Knob::Group.global(),
-                value: aggregation.group_source(),
+                value: aggregation.group.to_source(),
             }),
             pool_blocks: knob(Knob::PoolBlocks).unwrap_or_else(|| KnobMacro {
                 name: Knob::PoolBlocks.name(&site.id),
                 global: Knob::PoolBlocks.global(),
-                value: crate::plan::DEFAULT_POOL_BLOCKS.to_string(),
+                value: aggregation.pool_blocks.to_string(),
             }),
         }),
     };
@@ -414,23 +411,6 @@ fn members(child: &Function) -> Vec<Member> {
 /// (`dpopt_bytes`, from the prelude).
 pub fn stores_bytes(child: &Function) -> bool {
     members(child).iter().any(|m| !m.read.is_empty())
-}
-
-/// Whether the child has a queue of deferred launches (templates/defer.cu.tera):
-/// a child with a serial version, except templates (their queue would be one
-/// per instantiation), when a site's launch can defer: a thresholded site
-/// that is not aggregated, or the direct-launch fallback of warp, block and
-/// multiblock aggregation (grid aggregation's fallbacks never defer).
-pub fn defers(all: &Plan, child: &Function, plan: &ChildPlan) -> bool {
-    plan.serial
-        && child.template_header.is_none()
-        && plan.sites.iter().any(|&s| {
-            let site = &all.sites[s];
-            match &site.aggregation {
-                None => site.threshold.is_some(),
-                Some(a) => a.granularity != crate::pragma::Granularity::Grid,
-            }
-        })
 }
 
 fn member_declaration(declaration: &str, name: &str, unnamed: bool) -> String {

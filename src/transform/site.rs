@@ -136,9 +136,9 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         .children
         .iter()
         .find(|c| c.child == site.child)
-        .is_some_and(|c| super::child::defers(r.plan, child, c));
+        .is_some_and(|c| c.defers);
     let ctx = SiteContext {
-        summary: site.directive.summary(),
+        summary: site.summary.clone(),
         site: site.id.clone(),
         location: file.location(r.program.pragmas[site.pragma].span.start),
         counts,
