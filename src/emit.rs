@@ -8,7 +8,7 @@ use crate::source::{quote_for_line_directive, SourceFile};
 use crate::token::TokenKind;
 use crate::transform::child::{declarations, definitions};
 use crate::transform::context::{
-    BoundsContext, PreludeContext, Resume, RuntimeKnob, SiteName, StatsContext,
+    BoundsContext, NamespacesContext, PreludeContext, Resume, RuntimeKnob, SiteName, StatsContext,
 };
 use crate::transform::continuation;
 use crate::transform::templates::Templates;
@@ -133,22 +133,19 @@ fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> 
         out.extend(definitions(r, plan, resume));
         return out;
     }
-    let open: Vec<String> = child
-        .namespace
-        .iter()
-        .map(|n| {
-            if n.is_empty() {
-                "namespace {".to_string()
-            } else {
-                format!("namespace {n} {{")
-            }
-        })
-        .collect();
+    let namespaces = |open: bool| {
+        let ctx = NamespacesContext {
+            open,
+            namespaces: child.namespace.clone(),
+            line_out: OUTPUT_LINE_MARKER,
+        };
+        r.codec.to_bytes(&crate::transform::with_newlines(
+            &r.templates.render(&ctx),
+            r.file.newline,
+        ))
+    };
     let newline = r.file.newline.as_bytes();
-    let mut out = OUTPUT_LINE_MARKER.as_bytes().to_vec();
-    out.extend_from_slice(newline);
-    out.extend(open.join(" ").into_bytes());
-    out.extend_from_slice(newline);
+    let mut out = namespaces(true);
     out.extend(declarations(r, plan, resume));
     let mut definitions = definitions(r, plan, resume);
     // The definitions end with `#line` back to the input: the namespaces
@@ -160,8 +157,7 @@ fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> 
         .map_or(0, |i| i + 1);
     let resync = definitions.split_off(last);
     out.extend(definitions);
-    out.extend(vec!["}"; child.namespace.len()].join(" ").into_bytes());
-    out.extend_from_slice(newline);
+    out.extend(namespaces(false));
     out.extend(resync);
     out
 }
@@ -169,8 +165,21 @@ fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> 
 /// At the top of the file: the launch-bounds macro of the parent kernels, and
 /// the includes and helpers that aggregated launches need.
 fn prelude(r: &Renderer, aggregate: bool, bytes: bool, defer: bool) -> Vec<u8> {
+    use crate::pragma::Granularity;
+    let uses = |f: &dyn Fn(&crate::plan::Aggregation) -> bool| {
+        r.plan
+            .sites
+            .iter()
+            .any(|s| s.aggregation.as_ref().is_some_and(f))
+    };
+    let in_parameters = |a: &crate::plan::Aggregation| a.granularity != Granularity::Grid;
     let ctx = PreludeContext {
         aggregate,
+        cooperative_groups: uses(&in_parameters),
+        cub: uses(&|a| a.granularity == Granularity::Grid),
+        param_bytes: uses(&in_parameters),
+        uniform: uses(&|a| a.granularity == Granularity::Warp && a.asserted),
+        grid_id: uses(&|a| a.pooled()),
         bytes,
         // The queue of deferred launches is the same in every file: copied
         // as it is (no template to parse).

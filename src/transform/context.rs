@@ -280,6 +280,15 @@ pub struct KnobMacro {
 #[derive(Debug, Serialize)]
 pub struct PreludeContext {
     pub aggregate: bool,
+    /// What the file's aggregated sites use: cooperative groups (warp,
+    /// block, multiblock), CUB (grid), launch-parameter sizes (warp, block,
+    /// multiblock), `dpopt_uniform` (warp with `work(...)`), `dpopt_grid_id`
+    /// (grid, multiblock).
+    pub cooperative_groups: bool,
+    pub cub: bool,
+    pub param_bytes: bool,
+    pub uniform: bool,
+    pub grid_id: bool,
     pub bytes: bool,
     /// `defer_queue.cuh`, or `""`.
     pub defer_queue: &'static str,
@@ -326,6 +335,17 @@ pub struct BoundsContext {
     pub params: Vec<String>,
     #[serde(flatten)]
     pub resume: Resume,
+}
+
+/// `namespaces.cu.tera`: the namespaces around the code generated for a
+/// child defined in another file.
+#[derive(Debug, Serialize)]
+pub struct NamespacesContext {
+    /// Open them (else close them).
+    pub open: bool,
+    /// Their names, outermost first (`""`: an anonymous one).
+    pub namespaces: Vec<String>,
+    pub line_out: &'static str,
 }
 
 /// `continuation.cu.tera`: one part of a migrated sync.
@@ -389,6 +409,7 @@ template_of! {
     PreludeContext => PRELUDE,
     StatsContext => STATS,
     BoundsContext => BOUNDS,
+    NamespacesContext => NAMESPACES,
     ContinuationContext => CONTINUATION,
     ContinuationStatsContext => CONTINUATION,
 }

@@ -25,6 +25,7 @@ pub const PRELUDE: &str = "prelude.cu.tera";
 pub const STATS: &str = "stats.cu.tera";
 pub const RECOVER: &str = "recover.cu.tera";
 pub const BOUNDS: &str = "bounds.cu.tera";
+pub const NAMESPACES: &str = "namespaces.cu.tera";
 pub const CONTINUATION: &str = "continuation.cu.tera";
 /// The queue of a child's deferred launches.
 pub const DEFER: &str = "defer.cu.tera";
@@ -60,6 +61,10 @@ impl Templates {
                 (STATS, include_str!("../../templates/stats.cu.tera")),
                 (RECOVER, RECOVER_TEXT),
                 (BOUNDS, include_str!("../../templates/bounds.cu.tera")),
+                (
+                    NAMESPACES,
+                    include_str!("../../templates/namespaces.cu.tera"),
+                ),
             ]),
             lazy: Default::default(),
         }
