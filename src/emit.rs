@@ -1,10 +1,11 @@
 //! Stage 4: assemble the output file: the source with its launch sites
-//! rewritten and the generated fragments inserted at line starts, then
-//! resolve the `#line` markers that point at the generated code itself.
+//! rewritten and the generated fragments inserted at line starts, written
+//! through `writer::OutFile` (which numbers the `#line` directives that
+//! point at the generated code itself as it writes).
 
 use crate::plan::Plan;
 use crate::program::Program;
-use crate::source::{quote_for_line_directive, SourceFile};
+use crate::source::SourceFile;
 use crate::token::TokenKind;
 use crate::transform::child::{declarations, definitions};
 use crate::transform::context::{
@@ -13,6 +14,7 @@ use crate::transform::context::{
 use crate::transform::continuation;
 use crate::transform::templates::Templates;
 use crate::transform::{Renderer, OUTPUT_LINE_MARKER};
+use crate::writer::{OutFile, Sink};
 
 /// Generate the transformed file. `output_name` names the output in the
 /// `#line` directives of generated code (`<stdout>` when printed).
@@ -111,15 +113,15 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     // Stable: at one offset, definitions of an earlier child come first.
     inserts.sort_by_key(|(at, _)| *at);
 
-    let mut out = Vec::with_capacity(input.len() * 2);
+    let mut out = OutFile::new(output_name, input.len() * 2);
     let mut pos = 0;
     for (at, fragment) in inserts {
-        out.extend(renderer.render(pos..at, None, &overrides));
-        out.extend(fragment);
+        renderer.render_into(&mut out, pos..at, None, &overrides);
+        out.generated(&fragment);
         pos = at;
     }
-    out.extend(renderer.render(pos..input.len(), None, &overrides));
-    resolve_output_lines(out, output_name)
+    renderer.render_into(&mut out, pos..input.len(), None, &overrides);
+    out.into_bytes()
 }
 
 /// The declarations and definitions of a child defined in another file, for
@@ -351,66 +353,4 @@ fn between_declarations(
         None => true,
     };
     !open && ended
-}
-
-/// Replace each marker line by `#line N "output"`, N being the number of
-/// the line after it in the output.
-fn resolve_output_lines(out: Vec<u8>, output_name: &str) -> Vec<u8> {
-    let marker = OUTPUT_LINE_MARKER.as_bytes();
-    if !out.windows(marker.len()).any(|w| w == marker) {
-        return out;
-    }
-    let quoted = quote_for_line_directive(output_name);
-    let mut result = Vec::with_capacity(out.len() + 256);
-    for (line, chunk) in (1usize..).zip(lines_with_endings(&out)) {
-        let content = chunk.strip_suffix(b"\n").unwrap_or(chunk);
-        let content = content.strip_suffix(b"\r").unwrap_or(content);
-        if content == marker {
-            let ending = &chunk[content.len()..];
-            result.extend_from_slice(format!("#line {} {}", line + 1, quoted).as_bytes());
-            result.extend_from_slice(ending);
-        } else {
-            result.extend_from_slice(chunk);
-        }
-    }
-    result
-}
-
-/// The lines of a text, each with its ending (`\r\n`, `\n` or a lone
-/// `\r`); the last may have none.
-fn lines_with_endings(text: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let end = match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
-            Some(i) if rest[i] == b'\r' && rest.get(i + 1) == Some(&b'\n') => i + 2,
-            Some(i) => i + 1,
-            None => rest.len(),
-        };
-        let (line, tail) = rest.split_at(end);
-        rest = tail;
-        Some(line)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lines_end_at_each_kind_of_ending() {
-        let lines: Vec<&[u8]> = lines_with_endings(b"a\r\nb\rc\nd").collect();
-        assert_eq!(lines, [&b"a\r\n"[..], b"b\r", b"c\n", b"d"]);
-    }
-
-    #[test]
-    fn markers_name_the_following_line() {
-        let out = format!("a\n{OUTPUT_LINE_MARKER}\nb\n").into_bytes();
-        assert_eq!(
-            resolve_output_lines(out, "o.cu"),
-            b"a\n#line 3 \"o.cu\"\nb\n".to_vec()
-        );
-    }
 }

@@ -38,6 +38,7 @@ pub mod thread_count;
 pub mod token;
 pub mod transform;
 pub mod unit;
+pub mod writer;
 
 use diagnostic::Diagnostic;
 use source::SourceFile;
