@@ -114,15 +114,16 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             recursive,
             serial_bound: crate::guard::bounding_parameter(&view[function.body.clone()], &names),
             defers: plan.child_defers(function, serial, &sites),
+            members: crate::record::members(function),
             sites,
             declare_at,
             elsewhere,
         });
     }
-    plan.settle(program);
     plan.bounded = kernels_to_bound(program, view, &plan);
     plan.bounded
         .retain(|&k| file.in_input(program.functions[k].start));
+    plan.settle(program);
     Analysis { plan, diagnostics }
 }
 

@@ -82,17 +82,8 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         fragment.extend(bounds(&renderer, kernel, file.line_of(at)));
         inserts.push((at, fragment));
     }
-    let aggregate = plan.sites.iter().any(|s| s.aggregation.is_some());
-    // Records keep classes as their bytes: aggregation's, and the queues of
-    // deferred launches.
-    let deferring: Vec<_> = plan.children.iter().filter(|c| c.defers).collect();
-    let bytes = aggregate
-        || deferring
-            .iter()
-            .any(|c| crate::transform::child::stores_bytes(&program.functions[c.child]));
-    let defer = !deferring.is_empty();
-    if aggregate || bytes || defer || !plan.bounded.is_empty() || !plan.sites.is_empty() {
-        inserts.insert(0, (0, prelude(&renderer, aggregate, bytes, defer)));
+    if plan.uses.prelude() {
+        inserts.insert(0, (0, prelude(&renderer)));
     }
     let input = file.input_bytes();
     if !plan.sites.is_empty() || !plan.postwork.is_empty() {
@@ -166,31 +157,16 @@ fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> 
 
 /// At the top of the file: the launch-bounds macro of the parent kernels, and
 /// the includes and helpers that aggregated launches need.
-fn prelude(r: &Renderer, aggregate: bool, bytes: bool, defer: bool) -> Vec<u8> {
-    use crate::pragma::Granularity;
-    let uses = |f: &dyn Fn(&crate::plan::Aggregation) -> bool| {
-        r.plan
-            .sites
-            .iter()
-            .any(|s| s.aggregation.as_ref().is_some_and(f))
-    };
-    let in_parameters = |a: &crate::plan::Aggregation| a.granularity != Granularity::Grid;
+fn prelude(r: &Renderer) -> Vec<u8> {
     let ctx = PreludeContext {
-        aggregate,
-        cooperative_groups: uses(&in_parameters),
-        cub: uses(&|a| a.granularity == Granularity::Grid),
-        param_bytes: uses(&in_parameters),
-        uniform: uses(&|a| a.granularity == Granularity::Warp && a.asserted),
-        grid_id: uses(&|a| a.pooled()),
-        bytes,
+        uses: r.plan.uses.clone(),
         // The queue of deferred launches is the same in every file: copied
         // as it is (no template to parse).
-        defer_queue: if defer {
+        defer_queue: if r.plan.uses.defer {
             crate::transform::templates::DEFER_QUEUE
         } else {
             ""
         },
-        bounded: !r.plan.bounded.is_empty(),
         counters: counters(r.plan),
         file_name: r.file.name.clone(),
         resume_line: 1,

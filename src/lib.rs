@@ -32,6 +32,7 @@ pub mod plan;
 pub mod postwork;
 pub mod pragma;
 pub mod program;
+pub mod record;
 pub mod report;
 pub mod source;
 pub mod thread_count;

@@ -226,6 +226,8 @@ pub struct ChildPlan {
     /// site that is not aggregated, or the direct-launch fallback of warp,
     /// block and multiblock aggregation (grid aggregation's never defer).
     pub defers: bool,
+    /// The child's parameters as record members (`record.rs`).
+    pub members: Vec<crate::record::Member>,
     /// Indices into `Plan::sites`.
     pub sites: Vec<usize>,
     /// Byte offset before which declarations and macros are inserted.
@@ -250,12 +252,69 @@ pub struct Plan {
     /// Device-side syncs migrated to continuations (`--migrate-sync`,
     /// `postwork.rs`).
     pub postwork: Vec<crate::postwork::SyncSite>,
+    /// What the file's generated code uses (`Plan::settle`): the prelude
+    /// holds only that.
+    pub uses: Uses,
+}
+
+/// What the generated code of a file uses, from the prelude (which
+/// `prelude.cu.tera` reads as they are).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Uses {
+    /// Some site aggregates.
+    pub aggregate: bool,
+    /// Cooperative groups (warp, block, multiblock).
+    pub cooperative_groups: bool,
+    /// CUB's block scan (grid).
+    pub cub: bool,
+    /// Launch-parameter sizes (warp, block, multiblock).
+    pub param_bytes: bool,
+    /// `dpopt_uniform` (warp aggregation under `work(...)`).
+    pub uniform: bool,
+    /// `dpopt_grid_id` (a pool: grid, multiblock).
+    pub grid_id: bool,
+    /// `dpopt_bytes`: a record keeps a parameter as its bytes.
+    pub bytes: bool,
+    /// The queue of deferred launches.
+    pub defer: bool,
+    /// `DPOPT_PARENT_BOUNDS`.
+    pub bounded: bool,
+    /// The statistics counters (any site).
+    pub stats: bool,
+}
+
+impl Uses {
+    /// Whether the file needs a prelude at all.
+    pub fn prelude(&self) -> bool {
+        self.aggregate || self.bytes || self.defer || self.bounded || self.stats
+    }
 }
 
 impl Plan {
     /// Decide what follows from the sites and children together: each
-    /// site's knobs. The analyzer calls it once they are all known.
+    /// site's knobs and what the file's generated code uses. The analyzer
+    /// calls it once they (and the bounded kernels) are all known.
     pub fn settle(&mut self, program: &Program) {
+        let aggregations = || self.sites.iter().filter_map(|s| s.aggregation.as_ref());
+        let in_parameters = |a: &Aggregation| a.granularity != Granularity::Grid;
+        // Records keep classes as their bytes: aggregation's (of the
+        // aggregated sites' children), and the queues of deferred launches.
+        let bytes = self.children.iter().any(|c| {
+            let records = c.defers || c.sites.iter().any(|&s| self.sites[s].aggregation.is_some());
+            records && c.members.iter().any(|m| !m.read.is_empty())
+        });
+        self.uses = Uses {
+            aggregate: aggregations().next().is_some(),
+            cooperative_groups: aggregations().any(in_parameters),
+            cub: aggregations().any(|a| a.granularity == Granularity::Grid),
+            param_bytes: aggregations().any(in_parameters),
+            uniform: aggregations().any(|a| a.granularity == Granularity::Warp && a.asserted),
+            grid_id: aggregations().any(Aggregation::pooled),
+            bytes,
+            defer: self.children.iter().any(|c| c.defers),
+            bounded: !self.bounded.is_empty(),
+            stats: !self.sites.is_empty(),
+        };
         let knobs: Vec<Vec<SiteKnob>> = self
             .sites
             .iter()

@@ -12,6 +12,7 @@ use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::names::{self, Knob};
 use crate::plan::ChildPlan;
 use crate::program::Function;
+use crate::record::Member;
 
 /// Parameter lists in the forms the templates need.
 struct Params {
@@ -136,7 +137,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
     let serial = plan.serial.then(|| names::serial(&child.name));
     let coarse = plan.coarse.then(|| names::coarse(&child.name));
     let deferral = if plan.defers {
-        let queue = members(child);
+        let queue = &plan.members;
         let reads: Vec<String> = queue
             .iter()
             .map(|m| format!("dpopt_r.{}{}", m.name, m.read))
@@ -210,7 +211,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         (vec![], vec![], vec![], vec![]);
     let mut record_args = String::new();
     let mut pool_args = Vec::new();
-    for (i, Member { decl, name, read }) in members(child).into_iter().enumerate() {
+    for (i, Member { decl, name, read }) in plan.members.iter().cloned().enumerate() {
         // An argument left to its default is the same for every parent.
         let varies = aggregation.varying.get(i).copied().unwrap_or(false);
         if varies {
@@ -364,113 +365,6 @@ impl TemplateParts {
             args_lead: format!("{}, ", names.join(", ")),
         }
     }
-}
-
-/// A parameter declaration as a struct member: top-level `const` removed
-/// (records are assigned), unnamed parameters named.
-/// A child parameter as a record member.
-struct Member {
-    /// `int n`, `const float *a`, `dpopt_bytes<Graph> g`.
-    decl: String,
-    /// The parameter's name (`dpopt_argN` when unnamed).
-    name: String,
-    /// What reads the value back from the member: `.get()` for a class
-    /// kept as its bytes (as kernel arguments are copied: records need no
-    /// constructor, whatever the class declares), else nothing.
-    read: &'static str,
-}
-
-fn members(child: &Function) -> Vec<Member> {
-    child
-        .params
-        .iter()
-        .enumerate()
-        .map(|(i, param)| {
-            let name = param
-                .name
-                .clone()
-                .unwrap_or_else(|| format!("dpopt_arg{i}"));
-            let member = member_declaration(&param.declaration, &name, param.name.is_none());
-            match byte_stored_type(&member, &name) {
-                Some(ty) => Member {
-                    decl: format!("dpopt_bytes<{ty}> {name}"),
-                    name,
-                    read: ".get()",
-                },
-                None => Member {
-                    decl: member,
-                    name,
-                    read: "",
-                },
-            }
-        })
-        .collect()
-}
-
-/// Whether a record of the child's parameters keeps one as its bytes
-/// (`dpopt_bytes`, from the prelude).
-pub fn stores_bytes(child: &Function) -> bool {
-    members(child).iter().any(|m| !m.read.is_empty())
-}
-
-fn member_declaration(declaration: &str, name: &str, unnamed: bool) -> String {
-    let mut decl = declaration.trim().to_string();
-    if unnamed {
-        decl = format!("{decl} {name}");
-    }
-    if let Some(rest) = decl.strip_prefix("const ") {
-        if !rest.contains('*') && !rest.contains('&') {
-            decl = rest.to_string();
-        }
-    }
-    decl.replace("* const ", "* ").replace("*const ", "*")
-}
-
-/// The type of a record member that is stored as bytes: one passed by
-/// value whose type is not built from fundamental types alone (a class, a
-/// vector type such as `float4`, a typedef): it may have constructors or a
-/// destructor, which a `__device__` pool or a launch-parameter record cannot
-/// run. Pointers, references and arrays (pointers too) are stored as they are.
-fn byte_stored_type(member: &str, name: &str) -> Option<String> {
-    const FUNDAMENTAL: &[&str] = &[
-        "const",
-        "volatile",
-        "signed",
-        "unsigned",
-        "short",
-        "long",
-        "int",
-        "char",
-        "bool",
-        "float",
-        "double",
-        "size_t",
-        "ptrdiff_t",
-        "int8_t",
-        "int16_t",
-        "int32_t",
-        "int64_t",
-        "uint8_t",
-        "uint16_t",
-        "uint32_t",
-        "uint64_t",
-        "uintptr_t",
-        "intptr_t",
-        "__int128",
-        "std",
-    ];
-    if member.contains(['*', '&', '[', '(']) {
-        return None;
-    }
-    let ty = member.trim_end().strip_suffix(name)?.trim_end();
-    let words: Vec<&str> = ty
-        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    if words.is_empty() || words.iter().all(|w| FUNDAMENTAL.contains(w)) {
-        return None;
-    }
-    Some(ty.to_string())
 }
 
 fn render<C: TemplateContext>(r: &Renderer, ctx: &C) -> Vec<u8> {

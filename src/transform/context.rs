@@ -279,20 +279,11 @@ pub struct KnobMacro {
 /// `prelude.cu.tera`: the top of a transformed file.
 #[derive(Debug, Serialize)]
 pub struct PreludeContext {
-    pub aggregate: bool,
-    /// What the file's aggregated sites use: cooperative groups (warp,
-    /// block, multiblock), CUB (grid), launch-parameter sizes (warp, block,
-    /// multiblock), `dpopt_uniform` (warp with `work(...)`), `dpopt_grid_id`
-    /// (grid, multiblock).
-    pub cooperative_groups: bool,
-    pub cub: bool,
-    pub param_bytes: bool,
-    pub uniform: bool,
-    pub grid_id: bool,
-    pub bytes: bool,
+    /// What the file's generated code uses.
+    #[serde(flatten)]
+    pub uses: crate::plan::Uses,
     /// `defer_queue.cuh`, or `""`.
     pub defer_queue: &'static str,
-    pub bounded: bool,
     /// The launch counters' names (a file with sites).
     pub counters: Vec<crate::names::CounterName>,
     pub file_name: String,
