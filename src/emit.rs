@@ -3,13 +3,14 @@
 //! through `writer::OutFile` (which numbers the `#line` directives that
 //! point at the generated code itself as it writes).
 
+use crate::names::SiteSymbols;
 use crate::plan::Plan;
 use crate::program::Program;
 use crate::source::SourceFile;
 use crate::token::TokenKind;
 use crate::transform::child::{declarations, definitions};
 use crate::transform::context::{
-    BoundsContext, NamespacesContext, PreludeContext, Resume, RuntimeKnob, SiteName, StatsContext,
+    BoundsContext, NamespacesContext, PreludeContext, Resume, RuntimeKnob, StatsContext,
 };
 use crate::transform::continuation;
 use crate::transform::templates::Templates;
@@ -236,11 +237,11 @@ fn counters(plan: &Plan) -> Vec<crate::names::CounterName> {
 /// Host functions that print and reset every site's launch counters
 /// (compiled only with `-DDPOPT_STATS`), at the end of the file.
 fn stats(r: &Renderer) -> Vec<u8> {
-    let sites: Vec<SiteName> = r
+    let sites: Vec<SiteSymbols> = r
         .plan
         .sites
         .iter()
-        .map(|s| SiteName { id: s.id.clone() })
+        .map(|s| SiteSymbols::of(&s.id))
         .collect();
     let knobs = r
         .plan

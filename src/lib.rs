@@ -264,8 +264,8 @@ pub fn run_migrating(
             (
                 file.location(p.call_span.start),
                 format!(
-                    "sync site {} (kernel `{}`): the code after `{}()` runs in continuation dpopt_postwork_{}, tail-launched per block; carries the kernel's parameters and locals: {locals}",
-                    p.id, program.functions[p.kernel].name, p.call, p.id
+                    "sync site {} (kernel `{}`): the code after `{}()` runs in continuation {}, tail-launched per block; carries the kernel's parameters and locals: {locals}",
+                    p.id, program.functions[p.kernel].name, p.call, names::PostworkSymbols::of(&p.id).continuation
                 ),
             )
         })

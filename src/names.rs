@@ -25,19 +25,123 @@ pub fn defer(child: &str) -> String {
     format!("dpopt_defer_{child}")
 }
 
-/// The aggregated launch of a site.
-pub fn launcher(site: &str) -> String {
-    format!("dpopt_launch_{site}")
+/// The symbols of a child's queue of deferred launches.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeferSymbols {
+    /// The record of one deferred launch.
+    pub record: String,
+    /// The queue (a `__device__` variable).
+    pub queue: String,
+    /// The launch and serial run of one record.
+    pub ops: String,
 }
 
-/// The macro that selects a site's stream.
-pub fn site_stream(site: &str) -> String {
-    format!("DPOPT_SITE_STREAM_{site}")
+impl DeferSymbols {
+    pub fn of(child: &str) -> DeferSymbols {
+        DeferSymbols {
+            record: format!("dpopt_deferred_{child}"),
+            queue: format!("dpopt_deferred_{child}_queue"),
+            ops: format!("dpopt_deferred_ops_{child}"),
+        }
+    }
 }
 
-/// The site's statistics counters (`-DDPOPT_STATS`), as a pointer.
-pub fn stats_of(site: &str) -> String {
-    format!("DPOPT_STATS_OF_{site}")
+/// The symbols of one migrated sync (`--migrate-sync`).
+#[derive(Debug, Clone, Serialize)]
+pub struct PostworkSymbols {
+    /// The continuation kernel.
+    pub continuation: String,
+    /// The postwork as a device function.
+    pub body: String,
+    /// The record of one thread's locals and its constructor.
+    pub record: String,
+    pub make_record: String,
+    /// The counters (`-DDPOPT_STATS`) and the macro that counts.
+    pub stats: String,
+    pub count: String,
+}
+
+impl PostworkSymbols {
+    pub fn of(id: &str) -> PostworkSymbols {
+        PostworkSymbols {
+            continuation: format!("dpopt_postwork_{id}"),
+            body: format!("dpopt_postwork_body_{id}"),
+            record: format!("dpopt_record_{id}"),
+            make_record: format!("dpopt_make_record_{id}"),
+            stats: format!("dpopt_postwork_stats_{id}"),
+            count: format!("DPOPT_POSTWORK_COUNT_{id}"),
+        }
+    }
+}
+
+/// The symbols of one site's generated code (the templates write
+/// `{{ n.record }}` where the site's record type goes, ...).
+#[derive(Debug, Clone, Serialize)]
+pub struct SiteSymbols {
+    /// The site's id (`<parent>_<k>`).
+    pub id: String,
+    pub count: String,
+    pub record: String,
+    pub shared: String,
+    pub pool_storage: String,
+    pub pool: String,
+    pub capacity: String,
+    pub small: String,
+    pub block_barrier: String,
+    pub batch_record: String,
+    pub batch_buffer: String,
+    pub batches: String,
+    pub batch: String,
+    pub group_aggregated: String,
+    pub aggregated: String,
+    pub agg_grid: String,
+    pub agg_block: String,
+    pub release: String,
+    pub header: String,
+    pub fit: String,
+    pub dispatch: String,
+    pub launch_group: String,
+    pub launcher: String,
+    pub group: String,
+    pub site_stream: String,
+    pub stats_of: String,
+    pub stream: String,
+    pub stats: String,
+}
+
+impl SiteSymbols {
+    pub fn of(site: &str) -> SiteSymbols {
+        SiteSymbols {
+            id: site.to_string(),
+            count: format!("DPOPT_COUNT_{site}"),
+            record: format!("dpopt_record_{site}"),
+            shared: format!("dpopt_shared_{site}"),
+            pool_storage: format!("dpopt_pool_storage_{site}"),
+            pool: format!("dpopt_pool_{site}"),
+            capacity: format!("dpopt_capacity_{site}"),
+            small: format!("dpopt_small_{site}"),
+            block_barrier: format!("dpopt_block_barrier_{site}"),
+            batch_record: format!("dpopt_batch_record_{site}"),
+            batch_buffer: format!("dpopt_batch_buffer_{site}"),
+            batches: format!("dpopt_batches_{site}"),
+            batch: format!("dpopt_batch_{site}"),
+            group_aggregated: format!("dpopt_group_aggregated_{site}"),
+            aggregated: format!("dpopt_aggregated_{site}"),
+            agg_grid: format!("DPOPT_AGG_GRID_{site}"),
+            agg_block: format!("DPOPT_AGG_BLOCK_{site}"),
+            release: format!("dpopt_release_{site}"),
+            header: format!("dpopt_header_{site}"),
+            fit: format!("dpopt_fit_{site}"),
+            dispatch: format!("dpopt_dispatch_{site}"),
+            launch_group: format!("dpopt_launch_group_{site}"),
+            launcher: format!("dpopt_launch_{site}"),
+            group: format!("dpopt_group_{site}"),
+            site_stream: format!("DPOPT_SITE_STREAM_{site}"),
+            stats_of: format!("DPOPT_STATS_OF_{site}"),
+            stream: format!("DPOPT_STREAM_{site}"),
+            stats: format!("dpopt_stats_{site}"),
+        }
+    }
 }
 
 /// A tuning macro: set per site (`DPOPT_THRESHOLD_<site>`) or, where the

@@ -9,7 +9,7 @@ use super::context::{
 use super::renderer::Renderer;
 use super::templates::{AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
-use crate::names::{self, Knob};
+use crate::names::{self, Knob, SiteSymbols};
 use crate::plan::ChildPlan;
 use crate::program::Function;
 use crate::record::Member;
@@ -111,7 +111,7 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
         stat_sites: plan
             .sites
             .iter()
-            .map(|&s| r.plan.sites[s].id.clone())
+            .map(|&s| SiteSymbols::of(&r.plan.sites[s].id))
             .collect(),
         recursive: plan.recursive,
         depth_macro: depth_macro(child),
@@ -144,6 +144,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
             .collect();
         r.templates.render(&DeferContext {
             child: child.name.clone(),
+            q: names::DeferSymbols::of(&child.name),
             defer: names::defer(&child.name),
             serial: names::serial(&child.name),
             coarse: coarse.clone(),
@@ -226,6 +227,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
             invariant_names.push(name);
         }
     }
+    let symbols = SiteSymbols::of(&site.id);
     let direct = DirectLaunch {
         child: child.name.clone(),
         coarse_fn: names::coarse(&child.name),
@@ -244,7 +246,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
         },
         targs: targs.clone(),
         arg_names: p.names.clone(),
-        stats_of: names::stats_of(&site.id),
+        stats_of: symbols.stats_of.clone(),
     };
     let blocks = aggregation.blocks.as_ref().map(|v| v.to_source());
     let threads = aggregation.threads.as_ref().map(|v| v.to_source());
@@ -272,6 +274,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
             Granularity::Block | Granularity::MultiBlock => AGGREGATION_BLOCK,
         },
         site: site.id.clone(),
+        n: symbols,
         location: r.file.location(r.program.pragmas[site.pragma].span.start),
         child: child.name.clone(),
         body_fn: names::body(&child.name),

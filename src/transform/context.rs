@@ -4,6 +4,7 @@
 //! than a failed render. Text fields hold CUDA fragments as the templates
 //! paste them (a leading `, ` where a list continues one).
 
+use crate::names::SiteSymbols;
 use serde::Serialize;
 
 /// A context and the template it fills.
@@ -29,6 +30,8 @@ pub struct SiteContext {
     /// The directive as written, normalized (`threshold(64) coarsen(4)`).
     pub summary: String,
     pub site: String,
+    /// The site's symbols.
+    pub n: SiteSymbols,
     pub location: String,
     pub counts: Vec<Count>,
     pub grid: String,
@@ -118,8 +121,8 @@ pub struct DeclarationsContext {
     pub defer: Option<String>,
     /// Ids of the child's aggregated sites.
     pub aggregated: Vec<String>,
-    /// Ids of every site of the child.
-    pub stat_sites: Vec<String>,
+    /// Every site of the child.
+    pub stat_sites: Vec<SiteSymbols>,
     pub recursive: bool,
     pub depth_macro: String,
     pub serial_depth: u64,
@@ -176,6 +179,8 @@ pub struct DefinitionsContext {
 #[derive(Debug, Serialize)]
 pub struct DeferContext {
     pub child: String,
+    /// The queue's symbols.
+    pub q: crate::names::DeferSymbols,
     pub defer: String,
     pub serial: String,
     pub coarse: Option<String>,
@@ -197,6 +202,8 @@ pub struct AggregationContext {
     #[serde(skip)]
     pub template: &'static str,
     pub site: String,
+    /// The site's symbols.
+    pub n: SiteSymbols,
     pub location: String,
     pub child: String,
     pub body_fn: String,
@@ -295,14 +302,9 @@ pub struct PreludeContext {
 #[derive(Debug, Serialize)]
 pub struct StatsContext {
     pub file_name: String,
-    pub sites: Vec<SiteName>,
+    pub sites: Vec<SiteSymbols>,
     pub counters: Vec<crate::names::CounterName>,
     pub knobs: Vec<RuntimeKnob>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct SiteName {
-    pub id: String,
 }
 
 /// A knob `dpopt_knobs_from_env` sets.
@@ -345,6 +347,8 @@ pub struct ContinuationContext {
     /// `declarations`, `site`, `moved` or `definitions`.
     pub part: &'static str,
     pub id: String,
+    /// The sync site's symbols.
+    pub n: crate::names::PostworkSymbols,
     pub kernel: String,
     pub call: String,
     pub location: String,
@@ -371,6 +375,7 @@ pub struct PostworkBody {
 pub struct ContinuationStatsContext {
     pub part: &'static str,
     pub id: &'static str,
+    pub n: crate::names::PostworkSymbols,
     pub locals: Vec<String>,
     pub sites: Vec<PostworkCounter>,
     pub file_name: String,

@@ -6,6 +6,7 @@ use super::context::{
     ContinuationContext, ContinuationStatsContext, PostworkBody, PostworkCounter, Resume,
 };
 use super::Renderer;
+use crate::names::PostworkSymbols;
 use crate::postwork::SyncSite;
 
 fn context(
@@ -25,6 +26,7 @@ fn context(
     ContinuationContext {
         part,
         id: site.id.clone(),
+        n: PostworkSymbols::of(&site.id),
         kernel: kernel.name.clone(),
         call: site.call.clone(),
         location: r.file.location(site.call_span.start),
@@ -97,13 +99,14 @@ pub fn stats(r: &Renderer, sites: &[SyncSite]) -> Vec<u8> {
             }
             PostworkCounter {
                 id: s.id.clone(),
-                counters: format!("{path}::dpopt_postwork_stats_{}", s.id),
+                counters: format!("{path}::{}", PostworkSymbols::of(&s.id).stats),
             }
         })
         .collect();
     let ctx = ContinuationStatsContext {
         part: "stats",
         id: "",
+        n: PostworkSymbols::of(""),
         locals: Vec::new(),
         sites: counters,
         file_name: r.file.name.clone(),

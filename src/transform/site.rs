@@ -3,7 +3,7 @@
 use super::context::{Count, Factor, SiteContext};
 use super::renderer::Renderer;
 use super::{with_newlines, OUTPUT_LINE_MARKER};
-use crate::names::{self, Knob};
+use crate::names::{self, Knob, SiteSymbols};
 use crate::thread_count::{CountSource, ThreadCount};
 
 /// The replacement for pragma + launch statement of site `index`, followed
@@ -137,6 +137,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         .iter()
         .find(|c| c.child == site.child)
         .is_some_and(|c| c.defers);
+    let symbols = SiteSymbols::of(&site.id);
     let ctx = SiteContext {
         summary: site.summary.clone(),
         site: site.id.clone(),
@@ -156,12 +157,13 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         targs: launch.template_args.clone().unwrap_or_default(),
         args,
         serial: format!("{qualifier}{}", names::serial(&child.name)),
-        launcher: format!("{qualifier}{}", names::launcher(&site.id)),
+        launcher: format!("{qualifier}{}", symbols.launcher),
         aggregate: site.aggregation.is_some(),
         shared_memory: config.get(2).cloned(),
-        site_stream: names::site_stream(&site.id),
+        site_stream: symbols.site_stream.clone(),
         user_stream,
         original,
+        n: symbols,
         depth_arg: if !recursive {
             String::new()
         } else if nested {
