@@ -1,15 +1,21 @@
 //! Stage 4: assemble the output file: the source with its launch sites
-//! rewritten and the generated fragments inserted at line starts, then
-//! resolve the `#line` markers that point at the generated code itself.
+//! rewritten and the generated fragments inserted at line starts, written
+//! through `writer::OutFile` (which numbers the `#line` directives that
+//! point at the generated code itself as it writes).
 
+use crate::names::SiteSymbols;
 use crate::plan::Plan;
 use crate::program::Program;
-use crate::source::{quote_for_line_directive, SourceFile};
+use crate::source::SourceFile;
 use crate::token::TokenKind;
 use crate::transform::child::{declarations, definitions};
+use crate::transform::context::{
+    BoundsContext, NamespacesContext, PreludeContext, Resume, RuntimeKnob, StatsContext,
+};
 use crate::transform::continuation;
 use crate::transform::templates::Templates;
 use crate::transform::{Renderer, OUTPUT_LINE_MARKER};
+use crate::writer::{OutFile, Sink};
 
 /// Generate the transformed file. `output_name` names the output in the
 /// `#line` directives of generated code (`<stdout>` when printed).
@@ -77,21 +83,8 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         fragment.extend(bounds(&renderer, kernel, file.line_of(at)));
         inserts.push((at, fragment));
     }
-    let aggregate = plan.sites.iter().any(|s| s.aggregation.is_some());
-    // Records keep classes as their bytes: aggregation's, and the queues of
-    // deferred launches.
-    let deferring: Vec<_> = plan
-        .children
-        .iter()
-        .filter(|c| crate::transform::child::defers(plan, &program.functions[c.child], c))
-        .collect();
-    let bytes = aggregate
-        || deferring
-            .iter()
-            .any(|c| crate::transform::child::stores_bytes(&program.functions[c.child]));
-    let defer = !deferring.is_empty();
-    if aggregate || bytes || defer || !plan.bounded.is_empty() {
-        inserts.insert(0, (0, prelude(&renderer, aggregate, bytes, defer)));
+    if plan.uses.prelude() {
+        inserts.insert(0, (0, prelude(&renderer)));
     }
     let input = file.input_bytes();
     if !plan.sites.is_empty() || !plan.postwork.is_empty() {
@@ -112,15 +105,15 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     // Stable: at one offset, definitions of an earlier child come first.
     inserts.sort_by_key(|(at, _)| *at);
 
-    let mut out = Vec::with_capacity(input.len() * 2);
+    let mut out = OutFile::new(output_name, input.len() * 2);
     let mut pos = 0;
     for (at, fragment) in inserts {
-        out.extend(renderer.render(pos..at, None, &overrides));
-        out.extend(fragment);
+        renderer.render_into(&mut out, pos..at, None, &overrides);
+        out.generated(&fragment);
         pos = at;
     }
-    out.extend(renderer.render(pos..input.len(), None, &overrides));
-    resolve_output_lines(out, output_name)
+    renderer.render_into(&mut out, pos..input.len(), None, &overrides);
+    out.into_bytes()
 }
 
 /// The declarations and definitions of a child defined in another file, for
@@ -134,22 +127,19 @@ fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> 
         out.extend(definitions(r, plan, resume));
         return out;
     }
-    let open: Vec<String> = child
-        .namespace
-        .iter()
-        .map(|n| {
-            if n.is_empty() {
-                "namespace {".to_string()
-            } else {
-                format!("namespace {n} {{")
-            }
-        })
-        .collect();
+    let namespaces = |open: bool| {
+        let ctx = NamespacesContext {
+            open,
+            namespaces: child.namespace.clone(),
+            line_out: OUTPUT_LINE_MARKER,
+        };
+        r.codec.to_bytes(&crate::transform::with_newlines(
+            &r.templates.render(&ctx),
+            r.file.newline,
+        ))
+    };
     let newline = r.file.newline.as_bytes();
-    let mut out = OUTPUT_LINE_MARKER.as_bytes().to_vec();
-    out.extend_from_slice(newline);
-    out.extend(open.join(" ").into_bytes());
-    out.extend_from_slice(newline);
+    let mut out = namespaces(true);
     out.extend(declarations(r, plan, resume));
     let mut definitions = definitions(r, plan, resume);
     // The definitions end with `#line` back to the input: the namespaces
@@ -161,35 +151,29 @@ fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> 
         .map_or(0, |i| i + 1);
     let resync = definitions.split_off(last);
     out.extend(definitions);
-    out.extend(vec!["}"; child.namespace.len()].join(" ").into_bytes());
-    out.extend_from_slice(newline);
+    out.extend(namespaces(false));
     out.extend(resync);
     out
 }
 
 /// At the top of the file: the launch-bounds macro of the parent kernels, and
 /// the includes and helpers that aggregated launches need.
-fn prelude(r: &Renderer, aggregate: bool, bytes: bool, defer: bool) -> Vec<u8> {
-    let mut ctx = tera::Context::new();
-    ctx.insert("aggregate", &aggregate);
-    ctx.insert("bytes", &bytes);
-    // The queue of deferred launches is the same in every file: copied as
-    // it is (no template to parse).
-    ctx.insert(
-        "defer_queue",
-        if defer {
+fn prelude(r: &Renderer) -> Vec<u8> {
+    let ctx = PreludeContext {
+        uses: r.plan.uses.clone(),
+        // The queue of deferred launches is the same in every file: copied
+        // as it is (no template to parse).
+        defer_queue: if r.plan.uses.defer {
             crate::transform::templates::DEFER_QUEUE
         } else {
             ""
         },
-    );
-    ctx.insert("bounded", &!r.plan.bounded.is_empty());
-    ctx.insert("file_name", &r.file.name);
-    ctx.insert("resume_line", &1);
-    ctx.insert("file", &r.file.quoted_name());
-    let text = r
-        .templates
-        .render(crate::transform::templates::PRELUDE, &ctx);
+        counters: counters(r.plan),
+        file_name: r.file.name.clone(),
+        resume_line: 1,
+        file: r.file.quoted_name(),
+    };
+    let text = r.templates.render(&ctx);
     r.codec
         .to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
 }
@@ -202,16 +186,6 @@ fn prelude(r: &Renderer, aggregate: bool, bytes: bool, defer: bool) -> Vec<u8> {
 /// parameters only.
 fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
     let f = &r.program.functions[kernel];
-    let template = if f.template_header.is_some() {
-        let params: Vec<&str> = f
-            .template_params
-            .iter()
-            .map(|t| t.declaration.as_str())
-            .collect();
-        format!("template <{}> ", params.join(", "))
-    } else {
-        String::new()
-    };
     let head_start = f.start + f.template_header.as_ref().map_or(0, String::len);
     // The head's tokens as written, without comments, directives, splices or
     // a stray `#` (the declaration is one line).
@@ -224,73 +198,69 @@ fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
         .map(|t| crate::phases::without_splices(&r.codec.to_text(&r.file.bytes[t.start..t.end])))
         .filter(|t| t != "#" && t != "%:")
         .collect();
-    let params: Vec<String> = f.params.iter().map(|p| p.declaration.clone()).collect();
-    let declaration = format!(
-        "{template}{} DPOPT_PARENT_BOUNDS {}({})",
-        specifiers.join(" "),
-        r.codec.to_text(&r.file.bytes[f.name_span.clone()]),
-        params.join(", ")
-    );
-    let mut ctx = tera::Context::new();
-    ctx.insert("line_out", crate::transform::OUTPUT_LINE_MARKER);
-    ctx.insert("kernel", &f.name);
-    ctx.insert("declaration", &declaration);
-    ctx.insert("resume_line", &resume_line);
-    ctx.insert("file", &r.file.quoted_name());
-    let text = r
-        .templates
-        .render(crate::transform::templates::BOUNDS, &ctx);
+    let ctx = BoundsContext {
+        kernel: f.name.clone(),
+        template_params: if f.template_header.is_some() {
+            f.template_params
+                .iter()
+                .map(|t| t.declaration.clone())
+                .collect()
+        } else {
+            Vec::new()
+        },
+        template: f.template_header.is_some(),
+        specifiers,
+        name: r.codec.to_text(&r.file.bytes[f.name_span.clone()]),
+        params: f.params.iter().map(|p| p.declaration.clone()).collect(),
+        resume: Resume {
+            line_out: OUTPUT_LINE_MARKER,
+            resume_line,
+            file: r.file.quoted_name(),
+        },
+    };
+    let text = r.templates.render(&ctx);
     r.codec
         .to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
+}
+
+/// The launch counters' names, in a file with sites.
+fn counters(plan: &Plan) -> Vec<crate::names::CounterName> {
+    if plan.sites.is_empty() {
+        return Vec::new();
+    }
+    crate::names::Counter::ALL
+        .iter()
+        .map(|c| c.describe())
+        .collect()
 }
 
 /// Host functions that print and reset every site's launch counters
 /// (compiled only with `-DDPOPT_STATS`), at the end of the file.
 fn stats(r: &Renderer) -> Vec<u8> {
-    #[derive(serde::Serialize)]
-    struct SiteName<'a> {
-        id: &'a str,
-    }
-    let sites: Vec<SiteName> = r
+    let sites: Vec<SiteSymbols> = r
         .plan
         .sites
         .iter()
-        .map(|s| SiteName { id: &s.id })
+        .map(|s| SiteSymbols::of(&s.id))
         .collect();
-    #[derive(serde::Serialize)]
-    struct Knob {
-        name: String,
-        global: &'static str,
-    }
-    let mut knobs = Vec::new();
-    for s in &r.plan.sites {
-        if s.threshold.is_some() {
-            knobs.push(Knob {
-                name: s.threshold_macro(),
-                global: "DPOPT_THRESHOLD",
-            });
-        }
-        if s.coarsen.is_some() {
-            knobs.push(Knob {
-                name: s.coarsen_macro(),
-                global: "DPOPT_COARSEN",
-            });
-        }
-        if s.aggregation
-            .as_ref()
-            .is_some_and(|a| a.agg_threshold.is_some())
-        {
-            knobs.push(Knob {
-                name: s.agg_threshold_macro(),
-                global: "DPOPT_AGG_THRESHOLD",
-            });
-        }
-    }
-    let mut ctx = tera::Context::new();
-    ctx.insert("file_name", &r.file.name);
-    ctx.insert("sites", &sites);
-    ctx.insert("knobs", &knobs);
-    let text = r.templates.render(crate::transform::templates::STATS, &ctx);
+    let knobs = r
+        .plan
+        .sites
+        .iter()
+        .flat_map(|s| &s.knobs)
+        .filter(|k| k.knob.at_run_time())
+        .map(|k| RuntimeKnob {
+            global: k.global(),
+            name: k.name.clone(),
+        })
+        .collect();
+    let ctx = StatsContext {
+        file_name: r.file.name.clone(),
+        sites,
+        counters: counters(r.plan),
+        knobs,
+    };
+    let text = r.templates.render(&ctx);
     r.codec
         .to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
 }
@@ -360,66 +330,4 @@ fn between_declarations(
         None => true,
     };
     !open && ended
-}
-
-/// Replace each marker line by `#line N "output"`, N being the number of
-/// the line after it in the output.
-fn resolve_output_lines(out: Vec<u8>, output_name: &str) -> Vec<u8> {
-    let marker = OUTPUT_LINE_MARKER.as_bytes();
-    if !out.windows(marker.len()).any(|w| w == marker) {
-        return out;
-    }
-    let quoted = quote_for_line_directive(output_name);
-    let mut result = Vec::with_capacity(out.len() + 256);
-    for (line, chunk) in (1usize..).zip(lines_with_endings(&out)) {
-        let content = chunk.strip_suffix(b"\n").unwrap_or(chunk);
-        let content = content.strip_suffix(b"\r").unwrap_or(content);
-        if content == marker {
-            let ending = &chunk[content.len()..];
-            result.extend_from_slice(format!("#line {} {}", line + 1, quoted).as_bytes());
-            result.extend_from_slice(ending);
-        } else {
-            result.extend_from_slice(chunk);
-        }
-    }
-    result
-}
-
-/// The lines of a text, each with its ending (`\r\n`, `\n` or a lone
-/// `\r`); the last may have none.
-fn lines_with_endings(text: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let end = match rest.iter().position(|&b| b == b'\n' || b == b'\r') {
-            Some(i) if rest[i] == b'\r' && rest.get(i + 1) == Some(&b'\n') => i + 2,
-            Some(i) => i + 1,
-            None => rest.len(),
-        };
-        let (line, tail) = rest.split_at(end);
-        rest = tail;
-        Some(line)
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lines_end_at_each_kind_of_ending() {
-        let lines: Vec<&[u8]> = lines_with_endings(b"a\r\nb\rc\nd").collect();
-        assert_eq!(lines, [&b"a\r\n"[..], b"b\r", b"c\n", b"d"]);
-    }
-
-    #[test]
-    fn markers_name_the_following_line() {
-        let out = format!("a\n{OUTPUT_LINE_MARKER}\nb\n").into_bytes();
-        assert_eq!(
-            resolve_output_lines(out, "o.cu"),
-            b"a\n#line 3 \"o.cu\"\nb\n".to_vec()
-        );
-    }
 }

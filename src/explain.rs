@@ -5,7 +5,7 @@
 //! the aggregated grid's configuration, the knobs with their values, and the
 //! checks the site passed.
 
-use crate::plan::{Aggregation, Plan, Site, DEFAULT_POOL_BLOCKS, DEFAULT_SERIAL_DEPTH};
+use crate::plan::{Aggregation, Plan, Site, DEFAULT_SERIAL_DEPTH};
 use crate::pragma::Granularity;
 use crate::program::Program;
 use crate::source::SourceFile;
@@ -171,7 +171,15 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
     let child = &program.functions[site.child];
     let parent = &program.functions[site.parent];
     let child_plan = plan.children.iter().find(|c| c.child == site.child);
-    let mut knobs = Vec::new();
+    let knobs = site
+        .knobs
+        .iter()
+        .map(|k| Knob {
+            meaning: k.knob.meaning(),
+            name: k.name.clone(),
+            value: k.value.clone(),
+        })
+        .collect();
     let mut serialized = Vec::new();
     let mut checks = vec![
         format!(
@@ -186,11 +194,6 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
     ];
     let threshold = site.threshold.as_ref().map(|v| {
         let (child_threads, from) = thread_count(file, program, site);
-        knobs.push(Knob {
-            name: site.threshold_macro(),
-            value: v.to_source(),
-            meaning: "launch only when the child has at least this many threads (DPOPT_THRESHOLD sets every site)",
-        });
         serialized.push(format!(
             "a launch with fewer than {} threads runs `dpopt_serial_{}` in the parent thread: every block and thread of the child's grid, one after the other",
             v.to_source(),
@@ -211,15 +214,10 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
         }
     });
     if child_plan.is_some_and(|c| c.recursive) && site.threshold.is_some() {
-        let depth = format!("DPOPT_SERIAL_DEPTH_{}", child.symbol);
+        let depth = crate::names::Knob::SerialDepth.name(&child.symbol);
         serialized.push(format!(
             "the child is recursive: at most {DEFAULT_SERIAL_DEPTH} levels run serially ({depth}), deeper small launches are launched; raise it together with the device stack size (cudaDeviceSetLimit(cudaLimitStackSize, ...))"
         ));
-        knobs.push(Knob {
-            name: depth,
-            value: DEFAULT_SERIAL_DEPTH.to_string(),
-            meaning: "serial recursion levels (DPOPT_SERIAL_DEPTH sets every child)",
-        });
     }
     if child_plan.is_some_and(|c| c.serial) {
         serialized.push(
@@ -228,12 +226,6 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
         );
     }
     let coarsen = site.coarsen.as_ref().map(|v| {
-        knobs.push(Knob {
-            name: site.coarsen_macro(),
-            value: v.to_source(),
-            meaning:
-                "original child blocks run by each launched block (DPOPT_COARSEN sets every site)",
-        });
         checks.push(format!(
             "`{}` does not synchronize the grid nor read the block index outside `blockIdx`",
             child.name
@@ -249,13 +241,13 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
     let aggregation = site
         .aggregation
         .as_ref()
-        .map(|a| aggregation_facts(program, site, a, &mut knobs, &mut checks));
+        .map(|a| aggregation_facts(program, site, a, &mut checks));
     SiteExplanation {
         file: file.local(pragma_at).0.name.clone(),
         site: site.id.clone(),
         line,
         column,
-        pragma: site.directive.summary(),
+        pragma: site.summary.clone(),
         parent: parent.qualified_name(),
         child: child.qualified_name(),
         child_defined_at: file.location(child.name_span.start),
@@ -272,7 +264,6 @@ fn aggregation_facts(
     program: &Program,
     site: &Site,
     a: &Aggregation,
-    knobs: &mut Vec<Knob>,
     checks: &mut Vec<String>,
 ) -> AggregationFacts {
     let child = &program.functions[site.child];
@@ -286,48 +277,15 @@ fn aggregation_facts(
     let (per_parent, passed_once): (Vec<usize>, Vec<usize>) =
         (0..child.params.len()).partition(|&i| a.varying.get(i).copied().unwrap_or(false));
     let granularity = granularity_name(a.granularity);
-    if let Some(v) = &a.agg_threshold {
-        knobs.push(Knob {
-            name: site.agg_threshold_macro(),
-            value: v.to_source(),
-            meaning: "fewer launching lanes than this launch directly instead of aggregating",
-        });
-    }
     let pooled = matches!(a.granularity, Granularity::Grid | Granularity::MultiBlock);
-    if pooled {
-        knobs.push(Knob {
-            name: format!("DPOPT_POOL_RECORDS_{}", site.id),
-            value: a.pool_records_source(),
-            meaning: "records in the site's static pool; launches beyond it launch directly",
-        });
-    }
-    if a.granularity == Granularity::Grid {
-        knobs.push(Knob {
-            name: format!("DPOPT_POOLS_{}", site.id),
-            value: a.pools().to_string(),
-            meaning: "pools: parent grids aggregating at the same time",
-        });
-    }
-    if a.granularity == Granularity::MultiBlock {
-        knobs.push(Knob {
-            name: format!("DPOPT_GROUP_{}", site.id),
-            value: a.group_source(),
-            meaning: "parent blocks per group (1..256)",
-        });
-        knobs.push(Knob {
-            name: format!("DPOPT_POOL_BLOCKS_{}", site.id),
-            value: DEFAULT_POOL_BLOCKS.to_string(),
-            meaning: "parent blocks with a place in the pool; later ones aggregate per block",
-        });
-    }
     if matches!(a.granularity, Granularity::Block | Granularity::MultiBlock) {
         checks.push(format!(
             "no function running in the parent's blocks (`{}`, its callers and callees) waits at a block barrier or warp-synchronous operation",
             program.functions[site.parent].name
         ));
     }
-    let blocks = site.directive.agg_blocks().map(|v| v.to_source());
-    let threads = site.directive.agg_threads().map(|v| v.to_source());
+    let blocks = a.blocks.as_ref().map(|v| v.to_source());
+    let threads = a.threads.as_ref().map(|v| v.to_source());
     if blocks.is_some() || threads.is_some() {
         checks.push(format!(
             "`{}` needs no threads of one original block running together (threads/blocks)",
@@ -340,9 +298,9 @@ fn aggregation_facts(
         passed_once: passed_once.into_iter().map(name).collect(),
         asserted: a.asserted,
         agg_threshold: a.agg_threshold.as_ref().map(|v| v.to_source()),
-        group: (a.granularity == Granularity::MultiBlock).then(|| a.group_source()),
-        pool_records: pooled.then(|| a.pool_records_source()),
-        pools: (a.granularity == Granularity::Grid).then(|| a.pools()),
+        group: (a.granularity == Granularity::MultiBlock).then(|| a.group.to_source()),
+        pool_records: pooled.then(|| a.pool_records.to_source()),
+        pools: (a.granularity == Granularity::Grid).then_some(a.pools),
         grid: match &blocks {
             Some(b) => {
                 format!("at most {b} blocks (blocks), each looping over the original child blocks")

@@ -23,6 +23,7 @@ pub mod guard;
 pub mod hazard;
 pub mod lexer;
 pub mod message_format;
+pub mod names;
 pub mod nvcc_wrapper;
 pub mod output;
 pub mod parser;
@@ -31,11 +32,13 @@ pub mod plan;
 pub mod postwork;
 pub mod pragma;
 pub mod program;
+pub mod record;
 pub mod source;
 pub mod thread_count;
 pub mod token;
 pub mod transform;
 pub mod unit;
+pub mod writer;
 
 use diagnostic::Diagnostic;
 use source::SourceFile;
@@ -192,13 +195,11 @@ pub fn run_migrating(
         .sites
         .iter()
         .map(|s| {
-            let mut macros = Vec::new();
-            if let Some(v) = &s.threshold {
-                macros.push((s.threshold_macro(), v.to_source()));
-            }
-            if let Some(v) = &s.coarsen {
-                macros.push((s.coarsen_macro(), v.to_source()));
-            }
+            let macros = s
+                .knobs
+                .iter()
+                .map(|k| (k.name.clone(), k.value.clone()))
+                .collect();
             let child = &program.functions[s.child];
             let aggregation = s.aggregation.as_ref().map(|a| {
                 let name = |i: usize| {
@@ -262,8 +263,8 @@ pub fn run_migrating(
             (
                 file.location(p.call_span.start),
                 format!(
-                    "sync site {} (kernel `{}`): the code after `{}()` runs in continuation dpopt_postwork_{}, tail-launched per block; carries the kernel's parameters and locals: {locals}",
-                    p.id, program.functions[p.kernel].name, p.call, p.id
+                    "sync site {} (kernel `{}`): the code after `{}()` runs in continuation {}, tail-launched per block; carries the kernel's parameters and locals: {locals}",
+                    p.id, program.functions[p.kernel].name, p.call, names::PostworkSymbols::of(&p.id).continuation
                 ),
             )
         })

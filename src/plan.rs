@@ -1,6 +1,8 @@
 //! The analyzer's output: what to generate, per launch site and per child.
 
-use crate::pragma::{Directive, Value};
+use crate::names::Knob;
+use crate::pragma::{Granularity, Value};
+use crate::program::Program;
 use crate::thread_count::ThreadCount;
 
 /// One `#pragma dp` site that will be rewritten.
@@ -10,7 +12,8 @@ pub struct Site {
     /// function `<parent>` (`<parent>` is the parent's symbol, qualified
     /// with its namespaces when its bare name is not unique in the file).
     pub id: String,
-    pub directive: Directive,
+    /// The directive's clauses, normalized (`threshold(64) coarsen(4)`).
+    pub summary: String,
     /// Index into `Program::pragmas`.
     pub pragma: usize,
     /// Index into `Program::launches`.
@@ -27,6 +30,10 @@ pub struct Site {
     pub count: Option<ThreadCount>,
     /// Aggregation (`consldt(...)`).
     pub aggregation: Option<Aggregation>,
+    /// Every tuning macro the output defines for the site, with its default
+    /// (`Plan::settle`): what `dpopt check` and `dpopt explain` list and
+    /// what the templates define.
+    pub knobs: Vec<SiteKnob>,
 }
 
 /// How one site's launches are aggregated.
@@ -36,11 +43,24 @@ pub struct Aggregation {
     /// The child launches itself (directly or through the parent): its
     /// aggregated grids are parents of the site too.
     pub recursive: bool,
-    /// `consldt(multiblock, G)`: parent blocks per group.
-    pub group: Option<Value>,
+    /// `consldt(multiblock, G)`: parent blocks per group (`DEFAULT_GROUP`
+    /// when not given).
+    pub group: Value,
     /// `buffer(default, ..., N)` with `consldt(grid)` or `consldt(multiblock)`:
-    /// records in the pool.
-    pub pool_records: Option<Value>,
+    /// records in the pool (`DEFAULT_POOL_RECORDS` when not given).
+    pub pool_records: Value,
+    /// Pools of a grid-granularity site: one per parent grid running at the
+    /// same time (a recursive child's aggregated grids run while the grid
+    /// before them owns a pool).
+    pub pools: usize,
+    /// Parent blocks of a multiblock site with a place in the pool.
+    pub pool_blocks: u64,
+    /// `blocks(N)`: at most N aggregated blocks, each looping over original
+    /// blocks.
+    pub blocks: Option<Value>,
+    /// `threads(N)`: N threads per aggregated block, each looping over the
+    /// original block's threads.
+    pub threads: Option<Value>,
     /// `agg_threshold(N)`: fewer launching lanes launch directly.
     pub agg_threshold: Option<Value>,
     /// Per launch argument: does it vary between parents (stored per
@@ -62,30 +82,35 @@ pub const DEFAULT_GROUP: u64 = 8;
 pub const DEFAULT_POOL_BLOCKS: u64 = 65536;
 
 impl Aggregation {
-    /// The pool's records (grid, multiblock): `buffer(default, N)` or the
-    /// default, as C source.
-    pub fn pool_records_source(&self) -> String {
-        self.pool_records
-            .as_ref()
-            .map_or(DEFAULT_POOL_RECORDS.to_string(), Value::to_source)
-    }
-
-    /// Pools of a grid-granularity site: one per parent grid running at the
-    /// same time (a recursive child's aggregated grids run while the grid
-    /// before them owns a pool).
-    pub fn pools(&self) -> usize {
-        if self.recursive {
-            4
-        } else {
-            1
+    /// The aggregation of `granularity` with the clauses given and every
+    /// other value defaulted.
+    pub fn defaulted(
+        granularity: Granularity,
+        recursive: bool,
+        group: Option<Value>,
+        pool_records: Option<Value>,
+    ) -> Aggregation {
+        Aggregation {
+            granularity,
+            recursive,
+            group: group.unwrap_or(Value::Literal(DEFAULT_GROUP)),
+            pool_records: pool_records.unwrap_or(Value::Literal(DEFAULT_POOL_RECORDS)),
+            pools: if recursive { 4 } else { 1 },
+            pool_blocks: DEFAULT_POOL_BLOCKS,
+            blocks: None,
+            threads: None,
+            agg_threshold: None,
+            varying: Vec::new(),
+            asserted: false,
         }
     }
 
-    /// Parent blocks per group (multiblock), as C source.
-    pub fn group_source(&self) -> String {
-        self.group
-            .as_ref()
-            .map_or(DEFAULT_GROUP.to_string(), Value::to_source)
+    /// Grid and multiblock sites keep their records in a static pool.
+    pub fn pooled(&self) -> bool {
+        matches!(
+            self.granularity,
+            Granularity::Grid | Granularity::MultiBlock
+        )
     }
 }
 
@@ -96,15 +121,85 @@ impl Site {
     }
 
     pub fn threshold_macro(&self) -> String {
-        format!("DPOPT_THRESHOLD_{}", self.id)
+        Knob::Threshold.name(&self.id)
     }
 
     pub fn coarsen_macro(&self) -> String {
-        format!("DPOPT_COARSEN_{}", self.id)
+        Knob::Coarsen.name(&self.id)
     }
 
     pub fn agg_threshold_macro(&self) -> String {
-        format!("DPOPT_AGG_THRESHOLD_{}", self.id)
+        Knob::AggThreshold.name(&self.id)
+    }
+
+    /// The knobs of this site (`Site::knobs`), from the plan's children.
+    fn knobs_of(&self, children: &[ChildPlan], program: &Program) -> Vec<SiteKnob> {
+        let knob = |knob: Knob, owner: &str, value: String| SiteKnob {
+            knob,
+            name: knob.name(owner),
+            value,
+        };
+        let mut knobs = Vec::new();
+        if let Some(v) = &self.threshold {
+            knobs.push(knob(Knob::Threshold, &self.id, v.to_source()));
+            let recursive = children
+                .iter()
+                .any(|c| c.child == self.child && c.recursive);
+            if recursive {
+                knobs.push(knob(
+                    Knob::SerialDepth,
+                    &program.functions[self.child].symbol,
+                    DEFAULT_SERIAL_DEPTH.to_string(),
+                ));
+            }
+        }
+        if let Some(v) = &self.coarsen {
+            knobs.push(knob(Knob::Coarsen, &self.id, v.to_source()));
+        }
+        if let Some(a) = &self.aggregation {
+            if let Some(v) = &a.agg_threshold {
+                knobs.push(knob(Knob::AggThreshold, &self.id, v.to_source()));
+            }
+            if a.pooled() {
+                knobs.push(knob(
+                    Knob::PoolRecords,
+                    &self.id,
+                    a.pool_records.to_source(),
+                ));
+            }
+            if a.granularity == Granularity::Grid {
+                knobs.push(knob(Knob::Pools, &self.id, a.pools.to_string()));
+            }
+            if a.granularity == Granularity::MultiBlock {
+                knobs.push(knob(Knob::Group, &self.id, a.group.to_source()));
+                knobs.push(knob(Knob::PoolBlocks, &self.id, a.pool_blocks.to_string()));
+            }
+        }
+        knobs
+    }
+}
+
+/// A tuning macro of one site and its default.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SiteKnob {
+    pub knob: Knob,
+    /// The macro (`DPOPT_THRESHOLD_<site>`).
+    pub name: String,
+    /// Its value unless set when compiling, as C source.
+    pub value: String,
+}
+
+impl Site {
+    /// The value of one of the site's knobs.
+    pub fn knob(&self, knob: Knob) -> Option<&SiteKnob> {
+        self.knobs.iter().find(|k| k.knob == knob)
+    }
+}
+
+impl SiteKnob {
+    /// The macro that sets it for every site.
+    pub fn global(&self) -> &'static str {
+        self.knob.global()
     }
 }
 
@@ -122,6 +217,17 @@ pub struct ChildPlan {
     pub uses_shared: bool,
     /// The body function is part of a recursion (not force-inlined).
     pub recursive: bool,
+    /// The child starts with `if (i >= n) return;` (`guard.rs`): the
+    /// serial version of a 1-D launch stops at `n` (this bound).
+    pub serial_bound: Option<String>,
+    /// The child has a queue of deferred launches (templates/defer.cu.tera):
+    /// it has a serial version and is no template (its queue would be one
+    /// per instantiation), and a site's launch can defer: a thresholded
+    /// site that is not aggregated, or the direct-launch fallback of warp,
+    /// block and multiblock aggregation (grid aggregation's never defer).
+    pub defers: bool,
+    /// The child's parameters as record members (`record.rs`).
+    pub members: Vec<crate::record::Member>,
     /// Indices into `Plan::sites`.
     pub sites: Vec<usize>,
     /// Byte offset before which declarations and macros are inserted.
@@ -146,4 +252,95 @@ pub struct Plan {
     /// Device-side syncs migrated to continuations (`--migrate-sync`,
     /// `postwork.rs`).
     pub postwork: Vec<crate::postwork::SyncSite>,
+    /// What the file's generated code uses (`Plan::settle`): the prelude
+    /// holds only that.
+    pub uses: Uses,
+}
+
+/// What the generated code of a file uses, from the prelude (which
+/// `prelude.cu.tera` reads as they are).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Uses {
+    /// Some site aggregates.
+    pub aggregate: bool,
+    /// Cooperative groups (warp, block, multiblock).
+    pub cooperative_groups: bool,
+    /// CUB's block scan (grid).
+    pub cub: bool,
+    /// Launch-parameter sizes (warp, block, multiblock).
+    pub param_bytes: bool,
+    /// `dpopt_uniform` (warp aggregation under `work(...)`).
+    pub uniform: bool,
+    /// `dpopt_grid_id` (a pool: grid, multiblock).
+    pub grid_id: bool,
+    /// `dpopt_bytes`: a record keeps a parameter as its bytes.
+    pub bytes: bool,
+    /// The queue of deferred launches.
+    pub defer: bool,
+    /// `DPOPT_PARENT_BOUNDS`.
+    pub bounded: bool,
+    /// The statistics counters (any site).
+    pub stats: bool,
+}
+
+impl Uses {
+    /// Whether the file needs a prelude at all.
+    pub fn prelude(&self) -> bool {
+        self.aggregate || self.bytes || self.defer || self.bounded || self.stats
+    }
+}
+
+impl Plan {
+    /// Decide what follows from the sites and children together: each
+    /// site's knobs and what the file's generated code uses. The analyzer
+    /// calls it once they (and the bounded kernels) are all known.
+    pub fn settle(&mut self, program: &Program) {
+        let aggregations = || self.sites.iter().filter_map(|s| s.aggregation.as_ref());
+        let in_parameters = |a: &Aggregation| a.granularity != Granularity::Grid;
+        // Records keep classes as their bytes: aggregation's (of the
+        // aggregated sites' children), and the queues of deferred launches.
+        let bytes = self.children.iter().any(|c| {
+            let records = c.defers || c.sites.iter().any(|&s| self.sites[s].aggregation.is_some());
+            records && c.members.iter().any(|m| !m.read.is_empty())
+        });
+        self.uses = Uses {
+            aggregate: aggregations().next().is_some(),
+            cooperative_groups: aggregations().any(in_parameters),
+            cub: aggregations().any(|a| a.granularity == Granularity::Grid),
+            param_bytes: aggregations().any(in_parameters),
+            uniform: aggregations().any(|a| a.granularity == Granularity::Warp && a.asserted),
+            grid_id: aggregations().any(Aggregation::pooled),
+            bytes,
+            defer: self.children.iter().any(|c| c.defers),
+            bounded: !self.bounded.is_empty(),
+            stats: !self.sites.is_empty(),
+        };
+        let knobs: Vec<Vec<SiteKnob>> = self
+            .sites
+            .iter()
+            .map(|s| s.knobs_of(&self.children, program))
+            .collect();
+        for (site, knobs) in self.sites.iter_mut().zip(knobs) {
+            site.knobs = knobs;
+        }
+    }
+
+    /// Whether a child with these sites has a queue of deferred launches
+    /// (`ChildPlan::defers`).
+    pub fn child_defers(
+        &self,
+        child: &crate::program::Function,
+        serial: bool,
+        sites: &[usize],
+    ) -> bool {
+        serial
+            && child.template_header.is_none()
+            && sites.iter().any(|&s| {
+                let site = &self.sites[s];
+                match &site.aggregation {
+                    None => site.threshold.is_some(),
+                    Some(a) => a.granularity != Granularity::Grid,
+                }
+            })
+    }
 }

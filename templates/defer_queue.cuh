@@ -48,12 +48,12 @@ static __device__ __noinline__ void dpopt_defer_drain(dpopt_defer_queue<R> &q)
                 for (unsigned wait = (DPOPT_DEFER_FIRST_NS);; wait = min(2u * wait, 65536u)) {
                     const cudaError_t err = Ops::launch(r);
                     if (err == cudaSuccess) {
-                        if (r.dpopt_stats) atomicAdd(&r.dpopt_stats[2], 1ull);  /* launched */
+                        if (r.dpopt_stats) atomicAdd(&r.dpopt_stats[DPOPT_STAT_DIRECT], 1ull);  /* launched */
                         break;
                     }
                     if (err != cudaErrorLaunchPendingCountExceeded || waited >= budget) {
                         Ops::serial(r);
-                        if (r.dpopt_stats) atomicAdd(&r.dpopt_stats[1], 1ull);  /* run serially after all */
+                        if (r.dpopt_stats) atomicAdd(&r.dpopt_stats[DPOPT_STAT_SERIALIZED], 1ull);  /* run serially after all */
                         break;
                     }
                     __nanosleep(wait);  /* no room yet: wait for launched children to start, then retry */

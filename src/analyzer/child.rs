@@ -50,9 +50,18 @@ pub(super) fn check_child(
     // or threads in turn, and threads skip the parts that are not theirs:
     // the child may not wait for the other threads of its block, and with
     // threads(N) its lanes are not the original warp's.
+    let aggregation = site.aggregation.as_ref();
     let fixed = [
-        ("blocks", site.directive.agg_blocks().is_some(), false),
-        ("threads", site.directive.agg_threads().is_some(), true),
+        (
+            "blocks",
+            aggregation.is_some_and(|a| a.blocks.is_some()),
+            false,
+        ),
+        (
+            "threads",
+            aggregation.is_some_and(|a| a.threads.is_some()),
+            true,
+        ),
     ];
     for (clause, given, lanes_matter) in fixed {
         if !given {

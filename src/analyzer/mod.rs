@@ -129,12 +129,16 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             let at = placement::place_for_outside_child(file, program, child, &sites, &plan);
             (at, Some(at))
         };
+        let names: Vec<Option<String>> = function.params.iter().map(|p| p.name.clone()).collect();
         plan.children.push(ChildPlan {
             child,
             serial,
             coarse,
             uses_shared: facts.summary.has(Hazard::Shared),
             recursive,
+            serial_bound: crate::guard::bounding_parameter(&view[function.body.clone()], &names),
+            defers: plan.child_defers(function, serial, &sites),
+            members: crate::record::members(function),
             sites,
             declare_at,
             elsewhere,
@@ -143,6 +147,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     plan.bounded = bounds::kernels_to_bound(program, view, &plan);
     plan.bounded
         .retain(|&k| file.in_input(program.functions[k].start));
+    plan.settle(program);
     Analysis { plan, diagnostics }
 }
 

@@ -290,11 +290,9 @@ pub(super) fn site_for(
         }
     }
     let aggregation = directive.consolidation().map(|granularity| Aggregation {
-        granularity,
-        recursive: site_is_recursive(program, parent, child),
-        group: directive.group().cloned(),
-        pool_records: directive.pool_records().cloned(),
         agg_threshold: directive.agg_threshold().cloned(),
+        blocks: directive.agg_blocks().cloned(),
+        threads: directive.agg_threads().cloned(),
         varying: varying_arguments(
             program,
             view,
@@ -305,12 +303,18 @@ pub(super) fn site_for(
             parent_params_uniform(program, parent, granularity),
         ),
         asserted: directive.work().is_some(),
+        ..Aggregation::defaulted(
+            granularity,
+            site_is_recursive(program, parent, child),
+            directive.group().cloned(),
+            directive.pool_records().cloned(),
+        )
     });
     Ok((
         Site {
             aggregation,
             id,
-            directive,
+            summary: directive.summary(),
             pragma: index,
             launch: launch_index,
             parent,
@@ -319,6 +323,7 @@ pub(super) fn site_for(
             threshold,
             coarsen,
             count,
+            knobs: Vec::new(),
         },
         warnings,
     ))

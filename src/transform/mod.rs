@@ -4,6 +4,7 @@
 //! and `templates` holds the tera templates those fragments come from.
 
 pub mod child;
+pub mod context;
 pub mod continuation;
 pub mod renderer;
 pub mod site;

@@ -9,6 +9,7 @@ use crate::plan::Plan;
 use crate::program::Program;
 use crate::source::SourceFile;
 use crate::token::TokenKind;
+use crate::writer::Sink;
 use std::collections::HashMap;
 use std::ops::Range;
 
@@ -71,20 +72,33 @@ impl<'a> Renderer<'a> {
         copy_of: Option<usize>,
         overrides: &[(Range<usize>, String)],
     ) -> Vec<u8> {
+        let mut out = Vec::with_capacity(range.len() + 64);
+        self.render_into(&mut out, range, copy_of, overrides);
+        out
+    }
+
+    /// `render`, writing the user's bytes and the generated text apart
+    /// (`writer::Sink`).
+    pub fn render_into(
+        &self,
+        out: &mut impl Sink,
+        range: Range<usize>,
+        copy_of: Option<usize>,
+        overrides: &[(Range<usize>, String)],
+    ) {
         let substitute = copy_of.is_some();
         let tokens = self.program.tokens_in(range.clone());
-        let mut out = Vec::with_capacity(range.len() + 64);
         let mut i = 0;
         while i < tokens.len() {
             let t = tokens[i];
             let skip_to =
                 if let Some((r, text)) = overrides.iter().find(|(r, _)| r.start == t.start) {
-                    out.extend_from_slice(text.as_bytes());
+                    out.generated(text.as_bytes());
                     Some(r.end)
                 } else if let (TokenKind::Directive | TokenKind::Ident, Some(&site)) =
                     (t.kind, self.site_at.get(&t.start))
                 {
-                    out.extend(site_code(self, site, copy_of));
+                    out.generated(&site_code(self, site, copy_of));
                     Some(self.program.launches[self.plan.sites[site].launch].span.end)
                 } else {
                     None
@@ -97,14 +111,13 @@ impl<'a> Renderer<'a> {
             }
             match (t.kind, substitute) {
                 (TokenKind::Ident, true) => match Builtins::replacement(t.text(&self.file.view)) {
-                    Some(r) => out.extend_from_slice(r.as_bytes()),
-                    None => out.extend_from_slice(&self.file.bytes[t.range()]),
+                    Some(r) => out.generated(r.as_bytes()),
+                    None => out.user(&self.file.bytes[t.range()]),
                 },
-                _ => out.extend_from_slice(&self.file.bytes[t.range()]),
+                _ => out.user(&self.file.bytes[t.range()]),
             }
             i += 1;
         }
-        out
     }
 
     /// Render `range` as template text.

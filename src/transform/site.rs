@@ -1,11 +1,10 @@
 //! A rewritten launch site: threshold and/or coarsen around one launch.
 
+use super::context::{Count, Factor, SiteContext};
 use super::renderer::Renderer;
-use super::templates::SITE;
 use super::{with_newlines, OUTPUT_LINE_MARKER};
+use crate::names::{self, Knob, SiteSymbols};
 use crate::thread_count::{CountSource, ThreadCount};
-use context::Count;
-use tera::Context;
 
 /// The replacement for pragma + launch statement of site `index`, followed
 /// by a `#line` directive that resynchronises with the original file.
@@ -26,40 +25,51 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     let launch = &r.program.launches[site.launch];
     let file = r.file;
     let child = &r.program.functions[site.child];
-    let dims = ["x", "y", "z"];
+    const DIMS: [&str; 3] = ["x", "y", "z"];
 
     let mut counts: Vec<Count> = Vec::new();
     let mut grid_overrides = Vec::new();
-    let mut factors: Vec<String> = Vec::new();
+    let mut factors: Vec<Factor> = Vec::new();
     match &site.count {
         None => {}
         Some(ThreadCount::Explicit(e)) => {
-            counts.push(Count::new("dpopt_n0", piece(r.substitute_text(e, substitute), r.program.pragmas[site.pragma].span.start), "child_threads(...) of the pragma"));
-            factors.push("dpopt_n0".into());
+            counts.push(Count::new(
+                "dpopt_n0",
+                piece(
+                    r.substitute_text(e, substitute),
+                    r.program.pragmas[site.pragma].span.start,
+                ),
+                "child_threads(...) of the pragma",
+            ));
+            factors.push(Factor::var("dpopt_n0".into()));
         }
-        Some(ThreadCount::Fallback) => factors.push(
-            "(unsigned long long)dpopt_grid.x * dpopt_grid.y * dpopt_grid.z * dpopt_block.x * dpopt_block.y * dpopt_block.z"
-                .into(),
-        ),
+        Some(ThreadCount::Fallback) => {}
         Some(ThreadCount::Factors(sources)) => {
             for source in sources {
                 let var = format!("dpopt_n{}", counts.len());
                 match source {
                     CountSource::InGrid(range) => {
-                        counts.push(Count::new(&var, piece(r.render_text(range.clone(), copy_of, &[]), range.start), "child thread count, from the grid size"));
+                        counts.push(Count::new(
+                            &var,
+                            piece(r.render_text(range.clone(), copy_of, &[]), range.start),
+                            "child thread count, from the grid size",
+                        ));
                         grid_overrides.push((range.clone(), var.clone()));
-                        factors.push(var);
+                        factors.push(Factor::var(var));
                     }
                     CountSource::Reevaluated(range) => {
                         counts.push(Count::new(
                             &var,
                             piece(r.render_text(range.clone(), copy_of, &[]), range.start),
-                            &format!("child thread count, from the grid size computed at line {}", file.line_of(range.start)),
+                            &format!(
+                                "child thread count, from the grid size computed at line {}",
+                                file.line_of(range.start)
+                            ),
                         ));
-                        factors.push(var);
+                        factors.push(Factor::var(var));
                     }
                     CountSource::BlocksTimesBlockDim(d) => {
-                        factors.push(format!("(dpopt_grid.{0} * dpopt_block.{0})", dims[*d]));
+                        factors.push(Factor::dim(DIMS[*d]));
                     }
                 }
             }
@@ -88,65 +98,31 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         .get(3)
         .map(|s| file.view[s.clone()].split_whitespace().collect::<String>());
     let user_stream = match written_stream.as_deref() {
-        None | Some("0" | "NULL" | "nullptr" | "(cudaStream_t)0" | "cudaStream_t(0)") => {
-            "DPOPT_DIRECT_STREAM".to_string()
-        }
-        Some(_) => config[3].clone(),
+        None | Some("0" | "NULL" | "nullptr" | "(cudaStream_t)0" | "cudaStream_t(0)") => None,
+        Some(_) => Some(config[3].clone()),
     };
-    let stream = format!("DPOPT_SITE_STREAM_{}({user_stream})", site.id);
-    let tail = format!(
-        ", {}, {stream}",
-        config.get(2).cloned().unwrap_or_else(|| "0".to_string())
-    );
     let args: Vec<String> = launch
         .args
         .iter()
         .map(|a| piece(r.render_text(a.clone(), copy_of, &[]), a.start))
         .collect();
-    let args_after: String = args.iter().map(|a| format!(", {a}")).collect();
+    // In a __host__ __device__ function the host compilation keeps the
+    // launch as written: the generated versions exist on the device only.
+    let parent = &r.program.functions[site.parent];
+    let host_device = parent.space.host && parent.space.device;
+    let original = host_device.then(|| {
+        piece(
+            r.render_text(launch.span.clone(), copy_of, &[]),
+            launch.span.start,
+        )
+    });
 
-    let mut ctx = Context::new();
-    ctx.insert("summary", &site.directive.summary());
-    ctx.insert("site", &site.id);
-    ctx.insert(
-        "location",
-        &file.location(r.program.pragmas[site.pragma].span.start),
-    );
-    ctx.insert("counts", &counts);
-    ctx.insert("grid", &grid);
-    ctx.insert("block", &config[1]);
-    ctx.insert("threshold", &site.threshold.is_some());
-    ctx.insert("coarsen", &site.coarsen.is_some());
-    ctx.insert("threads", &factors.join(" * "));
-    ctx.insert("threshold_macro", &site.threshold_macro());
-    ctx.insert("coarsen_macro", &site.coarsen_macro());
-    ctx.insert(
-        "kernel",
-        &piece(
-            r.codec.to_text(&file.bytes[launch.kernel_span.clone()]),
-            launch.kernel_span.start,
-        ),
-    );
-    ctx.insert("targs", &launch.template_args.clone().unwrap_or_default());
-    ctx.insert("tail", &tail);
-    ctx.insert("args", &args.join(", "));
-    ctx.insert("args_after", &args_after);
     // Generated functions live beside the child: qualify them like the launch
     // qualifies the kernel (`ns::child` -> `ns::dpopt_serial_child`).
     let kernel_text = &file.view[launch.kernel_span.clone()];
     let qualifier = kernel_text.rfind("::").map_or(String::new(), |i| {
         kernel_text[..i + 2].split_whitespace().collect()
     });
-    ctx.insert("serial", &format!("{qualifier}dpopt_serial_{}", child.name));
-    ctx.insert("launcher", &format!("{qualifier}dpopt_launch_{}", site.id));
-    ctx.insert("aggregate", &site.aggregation.is_some());
-    ctx.insert(
-        "smem",
-        &config
-            .get(2)
-            .map_or("0u".to_string(), |s| format!("(unsigned)({s})")),
-    );
-    ctx.insert("stream", &stream);
     // A recursive child's serial version calls itself through its body: the
     // depth of that recursion is bounded (each level is a stack frame).
     let recursive = r
@@ -155,58 +131,70 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         .iter()
         .any(|c| site.children().any(|s| s == c.child) && c.recursive);
     let nested = recursive && copy_of.is_some_and(|c| site.children().any(|s| s == c));
-    ctx.insert(
-        "depth_arg",
-        &if !recursive {
+    let defers = r
+        .plan
+        .children
+        .iter()
+        .find(|c| c.child == site.child)
+        .is_some_and(|c| c.defers);
+    let symbols = SiteSymbols::of(&site.id);
+    let ctx = SiteContext {
+        summary: site.summary.clone(),
+        site: site.id.clone(),
+        location: file.location(r.program.pragmas[site.pragma].span.start),
+        counts,
+        grid,
+        block: config[1].clone(),
+        threshold: site.threshold.is_some(),
+        coarsen: site.coarsen.is_some(),
+        factors,
+        threshold_macro: site.threshold_macro(),
+        coarsen_macro: site.coarsen_macro(),
+        kernel: piece(
+            r.codec.to_text(&file.bytes[launch.kernel_span.clone()]),
+            launch.kernel_span.start,
+        ),
+        targs: launch.template_args.clone().unwrap_or_default(),
+        args,
+        serial: format!("{qualifier}{}", names::serial(&child.name)),
+        launcher: format!("{qualifier}{}", symbols.launcher),
+        aggregate: site.aggregation.is_some(),
+        shared_memory: config.get(2).cloned(),
+        site_stream: symbols.site_stream.clone(),
+        user_stream,
+        original,
+        n: symbols,
+        depth_arg: if !recursive {
             String::new()
         } else if nested {
             ", dpopt_depth + 1".to_string()
         } else {
             ", 1u".to_string()
         },
-    );
-    ctx.insert(
-        "depth_limit",
-        &nested.then(|| format!("DPOPT_SERIAL_DEPTH_{}", child.symbol)),
-    );
-    ctx.insert("coarse", &format!("{qualifier}dpopt_coarse_{}", child.name));
-    let defers = r
-        .plan
-        .children
-        .iter()
-        .find(|c| c.child == site.child)
-        .is_some_and(|c| super::child::defers(r.plan, child, c));
-    ctx.insert(
-        "defer",
-        &if defers {
-            format!("{qualifier}dpopt_defer_{}", child.name)
+        depth_limit: nested.then(|| Knob::SerialDepth.name(&child.symbol)),
+        coarse: format!("{qualifier}{}", names::coarse(&child.name)),
+        defer: if defers {
+            format!("{qualifier}{}", names::defer(&child.name))
         } else {
             String::new()
         },
-    );
-    let code = r.templates.render(SITE, &ctx);
-
-    // In a __host__ __device__ function the host compilation keeps the
-    // launch as written: the generated versions exist on the device only.
-    let parent = &r.program.functions[site.parent];
-    let code = if parent.space.host && parent.space.device {
-        let original = piece(
-            r.render_text(launch.span.clone(), copy_of, &[]),
-            launch.span.start,
-        );
-        format!("{}\n#else\n{original}\n#endif", code.trim_end())
-    } else {
-        code
     };
+    let code = r.templates.render(&ctx);
+
     // Indent every line after the first like the launch statement.
     let indent = file.indentation_at(launch.span.start);
     let pieces = pieces.into_inner();
     let mut text = String::new();
-    if parent.space.host && parent.space.device {
-        text.push_str(
-            "#if defined(__CUDA_ARCH__)  /* dpopt: the device side of a __host__ __device__ function */\n",
-        );
-    }
+    // The `#if` of a __host__ __device__ parent goes before the site's first
+    // line, which continues the pragma's.
+    let code = match code.split_once('\n') {
+        Some((first, rest)) if host_device => {
+            text.push_str(first);
+            text.push('\n');
+            rest
+        }
+        _ => code.as_str(),
+    };
     let quoted = file.quoted_name();
     let mut state = LineState::Input(file.line_of(r.program.pragmas[site.pragma].span.start));
     for (i, line) in code.trim_end().lines().enumerate() {
@@ -298,25 +286,5 @@ fn write_mapped(
     out.push_str(rest);
     if let LineState::Input(l) = state {
         *state = LineState::Input(*l + 1);
-    }
-}
-
-mod context {
-    //! The tera context entry for one thread-count variable.
-    #[derive(serde::Serialize)]
-    pub struct Count {
-        pub var: String,
-        pub expr: String,
-        pub note: String,
-    }
-
-    impl Count {
-        pub fn new(var: &str, expr: String, note: &str) -> Self {
-            Count {
-                var: var.to_string(),
-                expr,
-                note: note.to_string(),
-            }
-        }
     }
 }

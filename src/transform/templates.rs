@@ -1,6 +1,7 @@
 //! The tera templates of every generated CUDA fragment (`templates/`),
 //! compiled into the binary.
 
+use super::context::TemplateContext;
 use tera::{Context, Tera};
 
 /// The templates, compiled when first needed: those of every transformed
@@ -24,6 +25,7 @@ pub const PRELUDE: &str = "prelude.cu.tera";
 pub const STATS: &str = "stats.cu.tera";
 pub const RECOVER: &str = "recover.cu.tera";
 pub const BOUNDS: &str = "bounds.cu.tera";
+pub const NAMESPACES: &str = "namespaces.cu.tera";
 pub const CONTINUATION: &str = "continuation.cu.tera";
 /// The queue of a child's deferred launches.
 pub const DEFER: &str = "defer.cu.tera";
@@ -59,6 +61,10 @@ impl Templates {
                 (STATS, include_str!("../../templates/stats.cu.tera")),
                 (RECOVER, RECOVER_TEXT),
                 (BOUNDS, include_str!("../../templates/bounds.cu.tera")),
+                (
+                    NAMESPACES,
+                    include_str!("../../templates/namespaces.cu.tera"),
+                ),
             ]),
             lazy: Default::default(),
         }
@@ -85,7 +91,11 @@ impl Templates {
         })
     }
 
-    pub fn render(&self, name: &str, context: &Context) -> String {
+    /// Fill the template of `context`.
+    pub fn render<C: TemplateContext>(&self, context: &C) -> String {
+        let name = context.template();
+        let context = Context::from_serialize(context)
+            .unwrap_or_else(|e| panic!("internal error: context of {name}: {e:?}"));
         let tera = match name {
             AGGREGATION => self.aggregation(
                 0,
@@ -110,7 +120,7 @@ impl Templates {
             ),
             _ => &self.core,
         };
-        match tera.render(name, context) {
+        match tera.render(name, &context) {
             Ok(text) => text,
             // The templates and their contexts are both ours: a failure is a
             // bug in dpopt, not in the user's input.

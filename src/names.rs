@@ -1,0 +1,307 @@
+//! Every name dpopt gives to what it generates: the functions and kernels of
+//! a child, the per-site functions, and the tuning macros (knobs) of a site.
+//! The transform, `dpopt check` and `dpopt explain` all take names from
+//! here, so the knobs the commands list are the knobs the output defines.
+
+use serde::Serialize;
+
+/// The child's body as a device function (builtins as parameters).
+pub fn body(child: &str) -> String {
+    format!("dpopt_body_{child}")
+}
+
+/// The child's serial version (threshold).
+pub fn serial(child: &str) -> String {
+    format!("dpopt_serial_{child}")
+}
+
+/// The child's coarsened kernel (coarsen).
+pub fn coarse(child: &str) -> String {
+    format!("dpopt_coarse_{child}")
+}
+
+/// The function that queues a deferred launch of the child.
+pub fn defer(child: &str) -> String {
+    format!("dpopt_defer_{child}")
+}
+
+/// The symbols of a child's queue of deferred launches.
+#[derive(Debug, Clone, Serialize)]
+pub struct DeferSymbols {
+    /// The record of one deferred launch.
+    pub record: String,
+    /// The queue (a `__device__` variable).
+    pub queue: String,
+    /// The launch and serial run of one record.
+    pub ops: String,
+}
+
+impl DeferSymbols {
+    pub fn of(child: &str) -> DeferSymbols {
+        DeferSymbols {
+            record: format!("dpopt_deferred_{child}"),
+            queue: format!("dpopt_deferred_{child}_queue"),
+            ops: format!("dpopt_deferred_ops_{child}"),
+        }
+    }
+}
+
+/// The symbols of one migrated sync (`--migrate-sync`).
+#[derive(Debug, Clone, Serialize)]
+pub struct PostworkSymbols {
+    /// The continuation kernel.
+    pub continuation: String,
+    /// The postwork as a device function.
+    pub body: String,
+    /// The record of one thread's locals and its constructor.
+    pub record: String,
+    pub make_record: String,
+    /// The counters (`-DDPOPT_STATS`) and the macro that counts.
+    pub stats: String,
+    pub count: String,
+}
+
+impl PostworkSymbols {
+    pub fn of(id: &str) -> PostworkSymbols {
+        PostworkSymbols {
+            continuation: format!("dpopt_postwork_{id}"),
+            body: format!("dpopt_postwork_body_{id}"),
+            record: format!("dpopt_record_{id}"),
+            make_record: format!("dpopt_make_record_{id}"),
+            stats: format!("dpopt_postwork_stats_{id}"),
+            count: format!("DPOPT_POSTWORK_COUNT_{id}"),
+        }
+    }
+}
+
+/// The symbols of one site's generated code (the templates write
+/// `{{ n.record }}` where the site's record type goes, ...).
+#[derive(Debug, Clone, Serialize)]
+pub struct SiteSymbols {
+    /// The site's id (`<parent>_<k>`).
+    pub id: String,
+    pub count: String,
+    pub record: String,
+    pub shared: String,
+    pub pool_storage: String,
+    pub pool: String,
+    pub capacity: String,
+    pub small: String,
+    pub block_barrier: String,
+    pub batch_record: String,
+    pub batch_buffer: String,
+    pub batches: String,
+    pub batch: String,
+    pub group_aggregated: String,
+    pub aggregated: String,
+    pub agg_grid: String,
+    pub agg_block: String,
+    pub release: String,
+    pub header: String,
+    pub fit: String,
+    pub dispatch: String,
+    pub launch_group: String,
+    pub launcher: String,
+    pub group: String,
+    pub site_stream: String,
+    pub stats_of: String,
+    pub stream: String,
+    pub stats: String,
+}
+
+impl SiteSymbols {
+    pub fn of(site: &str) -> SiteSymbols {
+        SiteSymbols {
+            id: site.to_string(),
+            count: format!("DPOPT_COUNT_{site}"),
+            record: format!("dpopt_record_{site}"),
+            shared: format!("dpopt_shared_{site}"),
+            pool_storage: format!("dpopt_pool_storage_{site}"),
+            pool: format!("dpopt_pool_{site}"),
+            capacity: format!("dpopt_capacity_{site}"),
+            small: format!("dpopt_small_{site}"),
+            block_barrier: format!("dpopt_block_barrier_{site}"),
+            batch_record: format!("dpopt_batch_record_{site}"),
+            batch_buffer: format!("dpopt_batch_buffer_{site}"),
+            batches: format!("dpopt_batches_{site}"),
+            batch: format!("dpopt_batch_{site}"),
+            group_aggregated: format!("dpopt_group_aggregated_{site}"),
+            aggregated: format!("dpopt_aggregated_{site}"),
+            agg_grid: format!("DPOPT_AGG_GRID_{site}"),
+            agg_block: format!("DPOPT_AGG_BLOCK_{site}"),
+            release: format!("dpopt_release_{site}"),
+            header: format!("dpopt_header_{site}"),
+            fit: format!("dpopt_fit_{site}"),
+            dispatch: format!("dpopt_dispatch_{site}"),
+            launch_group: format!("dpopt_launch_group_{site}"),
+            launcher: format!("dpopt_launch_{site}"),
+            group: format!("dpopt_group_{site}"),
+            site_stream: format!("DPOPT_SITE_STREAM_{site}"),
+            stats_of: format!("DPOPT_STATS_OF_{site}"),
+            stream: format!("DPOPT_STREAM_{site}"),
+            stats: format!("dpopt_stats_{site}"),
+        }
+    }
+}
+
+/// A tuning macro: set per site (`DPOPT_THRESHOLD_<site>`) or, where the
+/// site's is not given, for every site at once (`DPOPT_THRESHOLD`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Knob {
+    Threshold,
+    Coarsen,
+    AggThreshold,
+    /// Records in a grid or multiblock site's pool.
+    PoolRecords,
+    /// Pools of a grid site.
+    Pools,
+    /// Parent blocks per group (multiblock).
+    Group,
+    /// Parent blocks with a place in a multiblock site's pool.
+    PoolBlocks,
+    /// Serial recursion levels of a recursive child (named after the child).
+    SerialDepth,
+}
+
+impl Knob {
+    /// The macro that sets this knob for every site (or child).
+    pub const fn global(self) -> &'static str {
+        match self {
+            Knob::Threshold => "DPOPT_THRESHOLD",
+            Knob::Coarsen => "DPOPT_COARSEN",
+            Knob::AggThreshold => "DPOPT_AGG_THRESHOLD",
+            Knob::PoolRecords => "DPOPT_POOL_RECORDS",
+            Knob::Pools => "DPOPT_POOLS",
+            Knob::Group => "DPOPT_GROUP",
+            Knob::PoolBlocks => "DPOPT_POOL_BLOCKS",
+            Knob::SerialDepth => "DPOPT_SERIAL_DEPTH",
+        }
+    }
+
+    /// The macro of one site (or, for `SerialDepth`, of one child symbol).
+    pub fn name(self, owner: &str) -> String {
+        format!("{}_{owner}", self.global())
+    }
+
+    /// What the value means, for `dpopt explain`.
+    pub const fn meaning(self) -> &'static str {
+        match self {
+            Knob::Threshold => "launch only when the child has at least this many threads (DPOPT_THRESHOLD sets every site)",
+            Knob::Coarsen => "original child blocks run by each launched block (DPOPT_COARSEN sets every site)",
+            Knob::AggThreshold => "fewer launching lanes than this launch directly instead of aggregating",
+            Knob::PoolRecords => "records in the site's static pool; launches beyond it launch directly",
+            Knob::Pools => "pools: parent grids aggregating at the same time",
+            Knob::Group => "parent blocks per group (1..256)",
+            Knob::PoolBlocks => "parent blocks with a place in the pool; later ones aggregate per block",
+            Knob::SerialDepth => "serial recursion levels (DPOPT_SERIAL_DEPTH sets every child)",
+        }
+    }
+
+    /// The knob in the comment above its definition.
+    pub const fn what(self) -> &'static str {
+        match self {
+            Knob::Threshold => "threshold",
+            Knob::Coarsen => "coarsening factor",
+            Knob::AggThreshold => "aggregation threshold",
+            Knob::PoolRecords => "pool records",
+            Knob::Pools => "pools",
+            Knob::Group => "group size",
+            Knob::PoolBlocks => "pool blocks",
+            Knob::SerialDepth => "serial recursion depth",
+        }
+    }
+
+    /// Whether `dpopt_knobs_from_env` can set it at run time
+    /// (`-DDPOPT_RUNTIME_KNOBS`): the knobs read through `DPOPT_KNOB`, not
+    /// those that size arrays or bound recursion at compile time.
+    pub const fn at_run_time(self) -> bool {
+        matches!(self, Knob::Threshold | Knob::Coarsen | Knob::AggThreshold)
+    }
+}
+
+/// A site's launch counters (`-DDPOPT_STATS`): each is a macro of the
+/// prelude (`DPOPT_STAT_<NAME>`) that indexes the site's counter array, and
+/// a field of `dpopt_stats_report`'s line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counter {
+    Requested,
+    Serialized,
+    Direct,
+    Aggregated,
+    ParentsAggregated,
+    Fallbacks,
+    Deferred,
+}
+
+/// A counter as the templates write it.
+#[derive(Debug, Serialize)]
+pub struct CounterName {
+    /// `DPOPT_STAT_SERIALIZED`.
+    pub name: &'static str,
+    pub index: usize,
+    /// The field of `dpopt_stats_report`'s line (`serialized`).
+    pub field: &'static str,
+    pub meaning: &'static str,
+}
+
+impl Counter {
+    pub const ALL: [Counter; 7] = [
+        Counter::Requested,
+        Counter::Serialized,
+        Counter::Direct,
+        Counter::Aggregated,
+        Counter::ParentsAggregated,
+        Counter::Fallbacks,
+        Counter::Deferred,
+    ];
+
+    pub fn describe(self) -> CounterName {
+        let (name, field, meaning) = match self {
+            Counter::Requested => ("DPOPT_STAT_REQUESTED", "requested", "launches requested"),
+            Counter::Serialized => ("DPOPT_STAT_SERIALIZED", "serialized", "launches run serially"),
+            Counter::Direct => ("DPOPT_STAT_DIRECT", "direct", "launches made directly"),
+            Counter::Aggregated => ("DPOPT_STAT_AGGREGATED", "aggregated", "aggregated launches"),
+            Counter::ParentsAggregated => (
+                "DPOPT_STAT_PARENTS",
+                "parents_aggregated",
+                "parent launches in them",
+            ),
+            Counter::Fallbacks => (
+                "DPOPT_STAT_FALLBACKS",
+                "fallbacks",
+                "launches that found no room (direct launches; with multiblock, parents aggregated per block because the pool was full)",
+            ),
+            Counter::Deferred => (
+                "DPOPT_STAT_DEFERRED",
+                "deferred",
+                "of those, launches deferred (queued, then launched when room freed up, counted as direct, or run serially after waiting, counted as serialized)",
+            ),
+        };
+        CounterName {
+            name,
+            index: self as usize,
+            field,
+            meaning,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn knob_names_append_the_owner() {
+        assert_eq!(Knob::Threshold.name("k_1"), "DPOPT_THRESHOLD_k_1");
+        assert_eq!(Knob::PoolBlocks.name("p_2"), "DPOPT_POOL_BLOCKS_p_2");
+        assert_eq!(Knob::SerialDepth.name("tree"), "DPOPT_SERIAL_DEPTH_tree");
+    }
+
+    #[test]
+    fn counters_are_numbered_in_order() {
+        for (i, c) in Counter::ALL.iter().enumerate() {
+            assert_eq!(c.describe().index, i);
+        }
+        assert_eq!(Counter::Deferred.describe().name, "DPOPT_STAT_DEFERRED");
+    }
+}

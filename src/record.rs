@@ -1,0 +1,107 @@
+//! How a child's parameters are stored in a record (aggregation's records,
+//! the queue of deferred launches): decided in the analyze stage
+//! (`ChildPlan::members`), written by the templates.
+
+use crate::program::Function;
+
+/// A child parameter as a record member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// `int n`, `const float *a`, `dpopt_bytes<Graph> g`: top-level `const`
+    /// removed (records are assigned), unnamed parameters named.
+    pub decl: String,
+    /// The parameter's name (`dpopt_argN` when unnamed).
+    pub name: String,
+    /// What reads the value back from the member: `.get()` for a class
+    /// kept as its bytes (as kernel arguments are copied: records need no
+    /// constructor, whatever the class declares), else nothing.
+    pub read: &'static str,
+}
+
+/// The members of a record of the child's parameters, in order.
+pub fn members(child: &Function) -> Vec<Member> {
+    child
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, param)| {
+            let name = param
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("dpopt_arg{i}"));
+            let member = member_declaration(&param.declaration, &name, param.name.is_none());
+            match byte_stored_type(&member, &name) {
+                Some(ty) => Member {
+                    decl: format!("dpopt_bytes<{ty}> {name}"),
+                    name,
+                    read: ".get()",
+                },
+                None => Member {
+                    decl: member,
+                    name,
+                    read: "",
+                },
+            }
+        })
+        .collect()
+}
+
+fn member_declaration(declaration: &str, name: &str, unnamed: bool) -> String {
+    let mut decl = declaration.trim().to_string();
+    if unnamed {
+        decl = format!("{decl} {name}");
+    }
+    if let Some(rest) = decl.strip_prefix("const ") {
+        if !rest.contains('*') && !rest.contains('&') {
+            decl = rest.to_string();
+        }
+    }
+    decl.replace("* const ", "* ").replace("*const ", "*")
+}
+
+/// The type of a record member that is stored as bytes: one passed by
+/// value whose type is not built from fundamental types alone (a class, a
+/// vector type such as `float4`, a typedef): it may have constructors or a
+/// destructor, which a `__device__` pool or a launch-parameter record cannot
+/// run. Pointers, references and arrays (pointers too) are stored as they are.
+fn byte_stored_type(member: &str, name: &str) -> Option<String> {
+    const FUNDAMENTAL: &[&str] = &[
+        "const",
+        "volatile",
+        "signed",
+        "unsigned",
+        "short",
+        "long",
+        "int",
+        "char",
+        "bool",
+        "float",
+        "double",
+        "size_t",
+        "ptrdiff_t",
+        "int8_t",
+        "int16_t",
+        "int32_t",
+        "int64_t",
+        "uint8_t",
+        "uint16_t",
+        "uint32_t",
+        "uint64_t",
+        "uintptr_t",
+        "intptr_t",
+        "__int128",
+        "std",
+    ];
+    if member.contains(['*', '&', '[', '(']) {
+        return None;
+    }
+    let ty = member.trim_end().strip_suffix(name)?.trim_end();
+    let words: Vec<&str> = ty
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.is_empty() || words.iter().all(|w| FUNDAMENTAL.contains(w)) {
+        return None;
+    }
+    Some(ty.to_string())
+}

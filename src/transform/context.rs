@@ -1,0 +1,417 @@
+//! The inputs of the templates: one struct per template (the aggregation
+//! templates of the three granularities share one), so that a value a
+//! template needs and the code does not provide is a compile error rather
+//! than a failed render. Text fields hold CUDA fragments as the templates
+//! paste them (a leading `, ` where a list continues one).
+
+use crate::names::SiteSymbols;
+use serde::Serialize;
+
+/// A context and the template it fills.
+pub trait TemplateContext: Serialize {
+    /// The template's name (`templates.rs`).
+    fn template(&self) -> &'static str;
+}
+
+/// Where generated code hands the line numbering back to the input.
+#[derive(Debug, Serialize)]
+pub struct Resume {
+    /// The marker `emit` turns into `#line N "output"`.
+    pub line_out: &'static str,
+    /// The input's line that follows the fragment.
+    pub resume_line: usize,
+    /// The input's name, quoted for `#line`.
+    pub file: String,
+}
+
+/// `site.cu.tera`: one rewritten launch.
+#[derive(Debug, Serialize)]
+pub struct SiteContext {
+    /// The directive as written, normalized (`threshold(64) coarsen(4)`).
+    pub summary: String,
+    pub site: String,
+    /// The site's symbols.
+    pub n: SiteSymbols,
+    pub location: String,
+    pub counts: Vec<Count>,
+    pub grid: String,
+    pub block: String,
+    pub threshold: bool,
+    pub coarsen: bool,
+    /// The child's thread count compared with the threshold, a product;
+    /// empty: every thread of the grid.
+    pub factors: Vec<Factor>,
+    pub threshold_macro: String,
+    pub coarsen_macro: String,
+    pub kernel: String,
+    pub targs: String,
+    /// The launch's arguments.
+    pub args: Vec<String>,
+    pub serial: String,
+    pub launcher: String,
+    pub aggregate: bool,
+    /// The launch's dynamic shared memory, as written.
+    pub shared_memory: Option<String>,
+    /// The macro that picks the site's stream, and the stream written in the
+    /// launch (`None`: none or the NULL stream, which launches go to
+    /// `DPOPT_DIRECT_STREAM`).
+    pub site_stream: String,
+    pub user_stream: Option<String>,
+    /// In a `__host__ __device__` parent: the launch as written, for the
+    /// host compilation.
+    pub original: Option<String>,
+    /// The serial version's depth argument (recursive children).
+    pub depth_arg: String,
+    /// The depth from which a nested small launch is launched anyway.
+    pub depth_limit: Option<String>,
+    pub coarse: String,
+    /// The queue of deferred launches (`""` when the child has none).
+    pub defer: String,
+}
+
+/// A factor of a site's child-thread count: a variable the site computes,
+/// or blocks times block size in one dimension.
+#[derive(Debug, Serialize)]
+pub struct Factor {
+    pub var: Option<String>,
+    pub dim: Option<&'static str>,
+}
+
+impl Factor {
+    pub fn var(var: String) -> Self {
+        Factor {
+            var: Some(var),
+            dim: None,
+        }
+    }
+
+    pub fn dim(dim: &'static str) -> Self {
+        Factor {
+            var: None,
+            dim: Some(dim),
+        }
+    }
+}
+
+/// One thread-count variable of a site.
+#[derive(Debug, Serialize)]
+pub struct Count {
+    pub var: String,
+    pub expr: String,
+    pub note: String,
+}
+
+impl Count {
+    pub fn new(var: &str, expr: String, note: &str) -> Self {
+        Count {
+            var: var.to_string(),
+            expr,
+            note: note.to_string(),
+        }
+    }
+}
+
+/// `declarations.cu.tera`: a child's tuning macros and declarations.
+#[derive(Debug, Serialize)]
+pub struct DeclarationsContext {
+    pub child: String,
+    pub macros: Vec<MacroEntry>,
+    pub serial: Option<String>,
+    pub coarse: Option<String>,
+    pub defer: Option<String>,
+    /// Ids of the child's aggregated sites.
+    pub aggregated: Vec<String>,
+    /// Every site of the child.
+    pub stat_sites: Vec<SiteSymbols>,
+    pub recursive: bool,
+    pub depth_macro: String,
+    pub serial_depth: u64,
+    pub template_header: String,
+    pub params_with_defaults: String,
+    pub launch_bounds: String,
+    #[serde(flatten)]
+    pub resume: Resume,
+}
+
+/// A tuning macro of a site, as `declarations.cu.tera` defines it.
+#[derive(Debug, Serialize)]
+pub struct MacroEntry {
+    pub name: String,
+    /// The macro that sets it for every site.
+    pub global: &'static str,
+    pub value: String,
+    pub what: &'static str,
+    pub site: String,
+    pub location: String,
+}
+
+/// `definitions.cu.tera`: a child's body function, serial version and
+/// coarsened kernel, then its deferral queue and aggregated sites.
+#[derive(Debug, Serialize)]
+pub struct DefinitionsContext {
+    pub child: String,
+    pub template_header: String,
+    pub template_names: String,
+    pub inline: &'static str,
+    pub body_fn: String,
+    pub recursive: bool,
+    pub params: String,
+    pub arg_names: String,
+    pub body_line: usize,
+    pub body_file: String,
+    /// The placeholder the body is copied in place of.
+    pub body: &'static str,
+    pub serial: Option<String>,
+    /// The bound of the child's leading `if (i >= n) return;` guard.
+    pub serial_bound: Option<String>,
+    pub coarse: Option<String>,
+    pub launch_bounds: String,
+    pub uses_shared: bool,
+    /// `defer.cu.tera`'s output, or `""`.
+    pub deferral: String,
+    /// The aggregation templates' output for each aggregated site.
+    pub aggregation: String,
+    #[serde(flatten)]
+    pub resume: Resume,
+}
+
+/// `defer.cu.tera`: a child's queue of deferred launches.
+#[derive(Debug, Serialize)]
+pub struct DeferContext {
+    pub child: String,
+    /// The queue's symbols.
+    pub q: crate::names::DeferSymbols,
+    pub defer: String,
+    pub serial: String,
+    pub coarse: Option<String>,
+    pub recursive: bool,
+    pub depth_macro: String,
+    pub params: String,
+    /// Record members, their names, and the reads of them as arguments.
+    pub defer_members: Vec<String>,
+    pub defer_names: Vec<String>,
+    pub defer_args: String,
+    pub defer_reads: String,
+}
+
+/// `aggregation.cu.tera`, `aggregation_block.cu.tera`,
+/// `aggregation_grid.cu.tera` (with `aggregation_config.cu.tera` and
+/// `disaggregate.cu.tera`): one aggregated site.
+#[derive(Debug, Serialize)]
+pub struct AggregationContext {
+    #[serde(skip)]
+    pub template: &'static str,
+    pub site: String,
+    /// The site's symbols.
+    pub n: SiteSymbols,
+    pub location: String,
+    pub child: String,
+    pub body_fn: String,
+    pub params: String,
+    pub recursive: bool,
+    pub agg_bounds: &'static str,
+    /// A template child's parts (`TemplateParts`).
+    pub tpl: String,
+    pub tpl_args: String,
+    pub tpl_lead: String,
+    pub tpl_args_lead: String,
+    /// The site coarsens.
+    pub coarse: bool,
+    pub varying: Vec<String>,
+    pub invariant: Vec<String>,
+    pub varying_names: Vec<String>,
+    pub invariant_names: Vec<String>,
+    /// The body's arguments read from a record (`dpopt_r`) and the shared
+    /// part (`dpopt_s`).
+    pub record_args: String,
+    pub uses_shared: bool,
+    pub agg_threshold: bool,
+    pub agg_threshold_macro: String,
+    pub asserted: bool,
+    pub direct: DirectLaunch,
+    pub block_loop: bool,
+    pub thread_loop: bool,
+    pub agg_blocks: String,
+    pub agg_threads: String,
+    /// Grid and multiblock: the arguments of the launch of one pooled
+    /// record.
+    pub pool_args: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pools: Option<KnobMacro>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_records: Option<KnobMacro>,
+    /// Block and multiblock.
+    #[serde(flatten)]
+    pub blocks: Option<BlockAggregation>,
+}
+
+/// What `recover.cu.tera`'s `direct_launch` and `pooled_launch` write a
+/// launch of an aggregated site's child from.
+#[derive(Debug, Serialize)]
+pub struct DirectLaunch {
+    pub child: String,
+    pub coarse_fn: String,
+    /// The launch is coarsened.
+    pub coarse: bool,
+    /// The serial version, when the child has one.
+    pub serial_fn: Option<String>,
+    /// The queue of deferred launches, when the site's launches can defer.
+    pub defer_fn: Option<String>,
+    /// `, DPOPT_SERIAL_DEPTH_<child>` for a recursive child, else `""`.
+    pub depth: String,
+    pub targs: String,
+    /// `, a, n`.
+    pub arg_names: String,
+    /// The site's counters.
+    pub stats_of: String,
+}
+
+/// The block template's own values.
+#[derive(Debug, Serialize)]
+pub struct BlockAggregation {
+    pub multiblock: bool,
+    pub group: KnobMacro,
+    pub pool_blocks: KnobMacro,
+}
+
+/// A knob an aggregation template defines (`#ifndef NAME`, from `global`
+/// or `value`).
+#[derive(Debug, Serialize)]
+pub struct KnobMacro {
+    pub name: String,
+    pub global: &'static str,
+    pub value: String,
+}
+
+/// `prelude.cu.tera`: the top of a transformed file.
+#[derive(Debug, Serialize)]
+pub struct PreludeContext {
+    /// What the file's generated code uses.
+    #[serde(flatten)]
+    pub uses: crate::plan::Uses,
+    /// `defer_queue.cuh`, or `""`.
+    pub defer_queue: &'static str,
+    /// The launch counters' names (a file with sites).
+    pub counters: Vec<crate::names::CounterName>,
+    pub file_name: String,
+    pub resume_line: usize,
+    pub file: String,
+}
+
+/// `stats.cu.tera`: the host report of the counters and the run-time knobs.
+#[derive(Debug, Serialize)]
+pub struct StatsContext {
+    pub file_name: String,
+    pub sites: Vec<SiteSymbols>,
+    pub counters: Vec<crate::names::CounterName>,
+    pub knobs: Vec<RuntimeKnob>,
+}
+
+/// A knob `dpopt_knobs_from_env` sets.
+#[derive(Debug, Serialize)]
+pub struct RuntimeKnob {
+    pub name: String,
+    pub global: &'static str,
+}
+
+/// `bounds.cu.tera`: the launch-bounds declaration of a parent kernel.
+#[derive(Debug, Serialize)]
+pub struct BoundsContext {
+    pub kernel: String,
+    /// The kernel is a template, with these parameters (no defaults).
+    pub template: bool,
+    pub template_params: Vec<String>,
+    /// The head's tokens before the name, as written.
+    pub specifiers: Vec<String>,
+    pub name: String,
+    /// The parameters without default arguments.
+    pub params: Vec<String>,
+    #[serde(flatten)]
+    pub resume: Resume,
+}
+
+/// `namespaces.cu.tera`: the namespaces around the code generated for a
+/// child defined in another file.
+#[derive(Debug, Serialize)]
+pub struct NamespacesContext {
+    /// Open them (else close them).
+    pub open: bool,
+    /// Their names, outermost first (`""`: an anonymous one).
+    pub namespaces: Vec<String>,
+    pub line_out: &'static str,
+}
+
+/// `continuation.cu.tera`: one part of a migrated sync.
+#[derive(Debug, Serialize)]
+pub struct ContinuationContext {
+    /// `declarations`, `site`, `moved` or `definitions`.
+    pub part: &'static str,
+    pub id: String,
+    /// The sync site's symbols.
+    pub n: crate::names::PostworkSymbols,
+    pub kernel: String,
+    pub call: String,
+    pub location: String,
+    pub locals: Vec<String>,
+    pub params: String,
+    pub args: String,
+    pub file_name: String,
+    #[serde(flatten)]
+    pub resume: Resume,
+    /// `definitions`: the postwork, builtins replaced.
+    #[serde(flatten)]
+    pub body: Option<PostworkBody>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PostworkBody {
+    pub body: String,
+    pub body_line: usize,
+    pub body_file: String,
+}
+
+/// `continuation.cu.tera`, part `stats`: `dpopt_postwork_report`.
+#[derive(Debug, Serialize)]
+pub struct ContinuationStatsContext {
+    pub part: &'static str,
+    pub id: &'static str,
+    pub n: crate::names::PostworkSymbols,
+    pub locals: Vec<String>,
+    pub sites: Vec<PostworkCounter>,
+    pub file_name: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PostworkCounter {
+    pub id: String,
+    pub counters: String,
+}
+
+macro_rules! template_of {
+    ($($ty:ty => $name:ident),* $(,)?) => {
+        $(impl TemplateContext for $ty {
+            fn template(&self) -> &'static str {
+                super::templates::$name
+            }
+        })*
+    };
+}
+
+template_of! {
+    SiteContext => SITE,
+    DeclarationsContext => DECLARATIONS,
+    DefinitionsContext => DEFINITIONS,
+    DeferContext => DEFER,
+    PreludeContext => PRELUDE,
+    StatsContext => STATS,
+    BoundsContext => BOUNDS,
+    NamespacesContext => NAMESPACES,
+    ContinuationContext => CONTINUATION,
+    ContinuationStatsContext => CONTINUATION,
+}
+
+impl TemplateContext for AggregationContext {
+    fn template(&self) -> &'static str {
+        self.template
+    }
+}

@@ -1,0 +1,55 @@
+//! Snapshots of the analyzer's `Plan`: everything the transform renders is
+//! decided there (defaults, pools, knobs, the serial bound, deferral), so a
+//! change of a decision shows here before it shows in the generated code.
+
+mod common;
+
+fn plan_of(path: &str, pragma: Option<&str>) -> String {
+    let file = common::load(&common::root().join(path));
+    let file = match pragma {
+        Some(p) => dpopt::source::SourceFile::new(
+            file.name.clone(),
+            common::with_pragmas(&String::from_utf8_lossy(&file.bytes), p).into_bytes(),
+        ),
+        None => file,
+    };
+    let program = dpopt::parser::parse(&file, dpopt::lexer::lex(&file));
+    let analysis = dpopt::analyzer::analyze(&file, &program);
+    assert!(
+        !analysis.diagnostics.iter().any(|d| d.is_error()),
+        "{path}: {:?}",
+        analysis.diagnostics
+    );
+    format!("{:#?}", analysis.plan)
+}
+
+#[test]
+fn plan_of_bfs() {
+    insta::assert_snapshot!(plan_of("examples/bfs.cu", None));
+}
+
+#[test]
+fn plan_of_a_recursive_child() {
+    insta::assert_snapshot!(plan_of("examples/tree_heights.cu", None));
+}
+
+#[test]
+fn plan_of_multiblock_with_defaults() {
+    insta::assert_snapshot!(plan_of(
+        "examples/bfs.cu",
+        Some("#pragma dp threshold(64) consldt(multiblock) threads(64)")
+    ));
+}
+
+#[test]
+fn plan_of_grid_with_a_pool_size() {
+    insta::assert_snapshot!(plan_of(
+        "examples/tree_heights.cu",
+        Some("#pragma dp threshold(64) consldt(grid) buffer(default, 4096)")
+    ));
+}
+
+#[test]
+fn plan_of_a_template_child() {
+    insta::assert_snapshot!(plan_of("tests/fixtures/template_aggregation.cu", None));
+}
