@@ -36,6 +36,7 @@ pub mod source;
 pub mod thread_count;
 pub mod token;
 pub mod transform;
+pub mod tune;
 pub mod unit;
 
 use diagnostic::Diagnostic;
