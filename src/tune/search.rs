@@ -191,7 +191,7 @@ impl<'a, E: Evaluate> Searcher<'a, E> {
         if self.failed.contains_key(p) {
             return Tried::Failed;
         }
-        if let Some(v) = self.estimate(p) {
+        if self.estimate(p).is_some() {
             return Tried::Value;
         }
         if self.runs() >= self.site_end.min(self.limits.runs) {
