@@ -78,6 +78,14 @@ pub struct TuneArgs {
     /// where there is little to aggregate, for one run).
     #[arg(long)]
     pub no_stats: bool,
+    /// The state file (default FILE.dpopt-tune.json): one per input when a
+    /// program is tuned for several inputs.
+    #[arg(long, value_name = "PATH")]
+    pub state: Option<PathBuf>,
+    /// Build the screening variants (every granularity, and the stats
+    /// build) and stop: run several of these in parallel before the searches.
+    #[arg(long)]
+    pub build_only: bool,
     /// Where to write the SVG of the search (default FILE.dpopt-tune.svg).
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,
@@ -111,6 +119,8 @@ fn tune(args: &TuneArgs) -> Result<ExitCode, String> {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
+    // Absolute: the commands run in this directory and get these paths.
+    let dir = dir.canonicalize().unwrap_or(dir);
     let options = crate::unit::Options {
         include_dirs: args.include_dirs.clone(),
         child_sources: Vec::new(),
@@ -184,7 +194,7 @@ fn tune(args: &TuneArgs) -> Result<ExitCode, String> {
         args.metric.as_deref().unwrap_or("time").as_bytes(),
         args.check.as_deref().unwrap_or("").as_bytes(),
     ]);
-    let state_path = State::path_for(input);
+    let state_path = args.state.clone().unwrap_or_else(|| State::path_for(input));
     let (mut st, resumed) = if args.fresh {
         (
             State {
@@ -212,7 +222,9 @@ fn tune(args: &TuneArgs) -> Result<ExitCode, String> {
     if args.fresh {
         let _ = std::fs::remove_dir_all(&work_root);
     }
-    let work = work_root.join(&fp);
+    // Keyed by what the programs depend on (not the run command), so that
+    // searches for several inputs of one program share the builds.
+    let work = work_root.join(state::fingerprint(&[&bytes, build_cmd.as_bytes()]));
     std::fs::create_dir_all(&work)
         .map_err(|e| format!("cannot create `{}`: {e}", work.display()))?;
     let site_ids: Vec<String> = sites.iter().map(|s| s.id.clone()).collect();
@@ -233,8 +245,38 @@ fn tune(args: &TuneArgs) -> Result<ExitCode, String> {
         new_runs: 0,
         progress: None,
     };
+    if args.build_only {
+        let mut failed = 0;
+        for g in Granularity::SCREEN {
+            let p = Point(
+                start
+                    .0
+                    .iter()
+                    .map(|c| SiteConfig {
+                        granularity: g,
+                        ..*c
+                    })
+                    .collect(),
+            );
+            if let Err(e) = ctx.build(&p, stats_metric_of(&metric)) {
+                eprintln!("dpopt tune: {}: {e}", p.build_key());
+                failed += 1;
+            }
+        }
+        if !args.no_stats {
+            if let Err(e) = ctx.build(&start, true) {
+                eprintln!("dpopt tune: stats build: {e}");
+            }
+        }
+        println!(
+            "built {} variants in {}",
+            Granularity::SCREEN.len() - failed,
+            work.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     // Facts from one stats run at the starting point.
-    let stats_metric = matches!(metric, Metric::Stats(_));
+    let stats_metric = stats_metric_of(&metric);
     let mut facts = vec![SiteFacts::default(); sites.len()];
     if !args.no_stats {
         if ctx.st.stats.is_none() {
@@ -325,6 +367,10 @@ fn tune(args: &TuneArgs) -> Result<ExitCode, String> {
         println!("wrote the chosen clauses into {name}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn stats_metric_of(metric: &Metric) -> bool {
+    matches!(metric, Metric::Stats(_))
 }
 
 /// Below this many launch requests in a run, aggregation has too little to merge.
