@@ -37,6 +37,7 @@ pub mod source;
 pub mod thread_count;
 pub mod token;
 pub mod transform;
+pub mod tune;
 pub mod unit;
 pub mod writer;
 

@@ -82,6 +82,10 @@ enum Command {
         )]
         args: Vec<std::ffi::OsString>,
     },
+    /// Tune the clauses of FILE's `#pragma dp` sites: build the program
+    /// once per granularity with run-time knobs, run it with per-site knob
+    /// values, and report (or `--write`) the best configuration.
+    Tune(Box<dpopt::tune::TuneArgs>),
     /// Print a shell completion script for SHELL.
     Completions {
         #[arg(value_enum)]
@@ -259,6 +263,7 @@ fn main() -> ExitCode {
         } => check(&inputs, explain, migrate_sync, &options),
         Command::Explain { inputs, options } => explain(&inputs, &options),
         Command::Nvcc { args } => dpopt::nvcc_wrapper::main(&args),
+        Command::Tune(args) => dpopt::tune::main(&args),
         Command::Completions { shell } => {
             let mut command = Cli::command();
             clap_complete::generate(shell, &mut command, "dpopt", &mut std::io::stdout());
