@@ -51,7 +51,7 @@ pub enum DiagnosticKind {
     BadWorkVariable {
         value: String,
     },
-    NeedsConsolidation {
+    NeedsAggregation {
         clause: String,
     },
     NeedsThreshold {
@@ -228,7 +228,7 @@ impl DiagnosticKind {
             BadGranularity { .. } | BadBufferKind { .. } | BadWorkVariable { .. } => {
                 "dpopt::clause_value"
             }
-            NeedsConsolidation { .. } => "dpopt::needs_consldt",
+            NeedsAggregation { .. } => "dpopt::needs_consldt",
             NeedsThreshold { .. } => "dpopt::needs_threshold",
             NotImplementedYet { .. } => "dpopt::not_implemented",
             EmptyPragma | MalformedPragma => "dpopt::malformed_pragma",
@@ -296,9 +296,9 @@ impl DiagnosticKind {
             }
             DuplicateClause { clause } => format!("clause `{clause}` is given twice"),
             BadGranularity { value, .. } => format!("`{value}` is not an aggregation granularity"),
-            BadBufferKind { value } => format!("`{value}` is not a consolidation buffer kind"),
+            BadBufferKind { value } => format!("`{value}` is not an aggregation buffer kind"),
             BadWorkVariable { value } => format!("`{value}` is not a variable name"),
-            NeedsConsolidation { clause } => {
+            NeedsAggregation { clause } => {
                 format!("clause `{clause}` only has a meaning together with `consldt(...)`")
             }
             NeedsThreshold { clause } => {
@@ -429,7 +429,7 @@ impl DiagnosticKind {
             }
             BadBufferKind { .. } => "use one of `default`, `halloc` or `custom`".to_string(),
             BadWorkVariable { .. } => "list the names of the launch arguments that vary between parents".to_string(),
-            NeedsConsolidation { .. } => "add `consldt(warp|block|multiblock, G|grid)` or remove this clause".to_string(),
+            NeedsAggregation { .. } => "add `consldt(warp|block|multiblock, G|grid)` or remove this clause".to_string(),
             NeedsThreshold { .. } => "add `threshold(N)` or remove this clause".to_string(),
             NotImplementedYet { .. } => {
                 "this version applies every `consldt` granularity with `agg_threshold`, `work`, `threads`, `blocks` and `buffer(default, ...)`; not yet: other buffer kinds; remove or change the clause".to_string()

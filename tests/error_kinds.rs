@@ -434,7 +434,7 @@ case! {
 }
 
 case! {
-    name: needs_consolidation,
+    name: needs_aggregation,
     input: "
         __global__ void child(int *a, int n) {
           int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -446,7 +446,7 @@ case! {
           child<<<(n + 31) / 32, 32>>>(a, n);
         }
     ",
-    kind: NeedsConsolidation { .. },
+    kind: NeedsAggregation { .. },
     code: "dpopt::needs_consldt",
     severity: Error,
     line: 7,
@@ -1456,7 +1456,7 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         BadGranularity { .. } => "dpopt::clause_value",
         BadBufferKind { .. } => "dpopt::clause_value",
         BadWorkVariable { .. } => "dpopt::clause_value",
-        NeedsConsolidation { .. } => "dpopt::needs_consldt",
+        NeedsAggregation { .. } => "dpopt::needs_consldt",
         NeedsThreshold { .. } => "dpopt::needs_threshold",
         NotImplementedYet { .. } => "dpopt::not_implemented",
         EmptyPragma => "dpopt::malformed_pragma",
@@ -1544,7 +1544,7 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         },
         BadBufferKind { value: s() },
         BadWorkVariable { value: s() },
-        NeedsConsolidation { clause: s() },
+        NeedsAggregation { clause: s() },
         NeedsThreshold { clause: s() },
         NotImplementedYet { clause: s() },
         EmptyPragma,

@@ -289,7 +289,7 @@ pub(super) fn site_for(
             );
         }
     }
-    let aggregation = directive.consolidation().map(|granularity| Aggregation {
+    let aggregation = directive.aggregation().map(|granularity| Aggregation {
         agg_threshold: directive.agg_threshold().cloned(),
         blocks: directive.agg_blocks().cloned(),
         threads: directive.agg_threads().cloned(),
