@@ -38,6 +38,13 @@ pub enum DiagnosticKind {
         clause: String,
         value: String,
     },
+    /// A value above what the clause allows (`parent_threads` above the
+    /// threads a block can have).
+    AboveLimit {
+        clause: String,
+        value: String,
+        limit: u64,
+    },
     DuplicateClause {
         clause: String,
     },
@@ -124,6 +131,12 @@ pub enum DiagnosticKind {
         threads: i128,
         threshold: i128,
         site: String,
+    },
+    /// Two sites run by one kernel state different `parent_threads`.
+    ParentThreadsDiffer {
+        kernel: String,
+        first: String,
+        second: String,
     },
     /// Several definitions fit a launched kernel's name and argument count.
     AmbiguousKernel {
@@ -223,7 +236,9 @@ impl DiagnosticKind {
             MissingArguments { .. } | UnclosedArguments { .. } | WrongArgumentCount { .. } => {
                 "dpopt::clause_arguments"
             }
-            NotPositive { .. } | NotAnInteger { .. } | TooLarge { .. } => "dpopt::clause_value",
+            NotPositive { .. } | NotAnInteger { .. } | TooLarge { .. } | AboveLimit { .. } => {
+                "dpopt::clause_value"
+            }
             DuplicateClause { .. } => "dpopt::duplicate_clause",
             BadGranularity { .. } | BadBufferKind { .. } | BadWorkVariable { .. } => {
                 "dpopt::clause_value"
@@ -248,6 +263,7 @@ impl DiagnosticKind {
             FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
             TooDeep { .. } => "dpopt::too_deep",
             AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
+            ParentThreadsDiffer { .. } => "dpopt::parent_threads_differ",
             ThresholdDecided { .. } => "dpopt::threshold_decided",
             UnseenName { .. } => "dpopt::unseen_name",
             Unterminated { .. } => "dpopt::unterminated",
@@ -294,6 +310,12 @@ impl DiagnosticKind {
             TooLarge { clause, value } => {
                 format!("`{clause}({value})`: the value does not fit in 64 bits")
             }
+            AboveLimit { clause, value, limit } => {
+                format!("`{clause}({value})`: the value must be at most {limit}")
+            }
+            ParentThreadsDiffer { kernel, first, second } => format!(
+                "kernel `{kernel}` runs sites stating different block sizes: `parent_threads({first})` and `parent_threads({second})`"
+            ),
             DuplicateClause { clause } => format!("clause `{clause}` is given twice"),
             BadGranularity { value, .. } => format!("`{value}` is not an aggregation granularity"),
             BadBufferKind { value } => format!("`{value}` is not an aggregation buffer kind"),
@@ -419,6 +441,10 @@ impl DiagnosticKind {
             WrongArgumentCount { clause, expected, .. } => format!("`{clause}` takes {expected}"),
             NotPositive { .. } => "use a value of at least 1".to_string(),
             TooLarge { .. } => "use a value that a launch configuration can hold".to_string(),
+            AboveLimit { clause, limit, .. } => format!("write `{clause}(N)` with N at most {limit}"),
+            ParentThreadsDiffer { kernel, .. } => format!(
+                "`{kernel}` has one block size: state the largest it is launched with, the same on every site it runs (or on one of them)"
+            ),
             NotAnInteger { .. } => {
                 "write a decimal or hexadecimal literal such as `128`, or the name of a macro defined elsewhere".to_string()
             }

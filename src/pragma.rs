@@ -125,6 +125,8 @@ clause_table! {
         "threads per block of every aggregated launch";
     Blocks = "blocks", args "N", needs Some(ClauseName::Aggregate),
         "blocks of every aggregated launch, at most";
+    ParentThreads = "parent_threads", args "N", needs None,
+        "the parent kernel is launched with at most N threads per block (N <= 1024): its launch bounds";
 }
 
 impl ClauseName {
@@ -165,6 +167,8 @@ pub enum ClauseKind {
     Threads(Value),
     /// `blocks(N)`: blocks of aggregated launches, at most.
     Blocks(Value),
+    /// `parent_threads(N)`: the parent kernel's largest block size.
+    ParentThreads(Value),
 }
 
 impl ClauseKind {
@@ -180,6 +184,7 @@ impl ClauseKind {
             ClauseKind::Buffer { .. } => ClauseName::Buffer,
             ClauseKind::Threads(_) => ClauseName::Threads,
             ClauseKind::Blocks(_) => ClauseName::Blocks,
+            ClauseKind::ParentThreads(_) => ClauseName::ParentThreads,
         }
     }
 
@@ -194,7 +199,8 @@ impl ClauseKind {
             | ClauseKind::Coarsen(v)
             | ClauseKind::AggThreshold(v)
             | ClauseKind::Threads(v)
-            | ClauseKind::Blocks(v) => vec![v],
+            | ClauseKind::Blocks(v)
+            | ClauseKind::ParentThreads(v) => vec![v],
             ClauseKind::Aggregate { group, .. } => group.iter().collect(),
             ClauseKind::Buffer { sizes, .. } => sizes.iter().collect(),
             ClauseKind::ChildThreads(_) | ClauseKind::Work(_) => Vec::new(),
@@ -286,6 +292,15 @@ impl Directive {
     pub fn work(&self) -> Option<&[String]> {
         self.clauses.iter().find_map(|c| match &c.kind {
             ClauseKind::Work(w) => Some(w.as_slice()),
+            _ => None,
+        })
+    }
+
+    /// `parent_threads(N)`: the largest block size the parent kernel is
+    /// launched with.
+    pub fn parent_threads(&self) -> Option<&Value> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::ParentThreads(v) => Some(v),
             _ => None,
         })
     }
@@ -469,6 +484,25 @@ fn clause_kind(
         ClauseName::AggThreshold => ClauseKind::AggThreshold(one_value()?),
         ClauseName::Threads => ClauseKind::Threads(one_value()?),
         ClauseName::Blocks => ClauseKind::Blocks(one_value()?),
+        ClauseName::ParentThreads => {
+            let threads = one_value()?;
+            // A block holds at most 1,024 threads on every architecture
+            // dpopt targets; a macro's value is nvcc's to check.
+            if let Value::Literal(n) = threads {
+                if n > MAX_BLOCK_THREADS {
+                    return Err(Diagnostic::new(
+                        DiagnosticKind::AboveLimit {
+                            clause: name.to_string(),
+                            value: args[0].0.clone(),
+                            limit: MAX_BLOCK_THREADS,
+                        },
+                        args[0].1.clone(),
+                        "more threads than a block can have",
+                    ));
+                }
+            }
+            ClauseKind::ParentThreads(threads)
+        }
         ClauseName::ChildThreads => {
             count(1..=1, "one expression")?;
             ClauseKind::ChildThreads(args[0].0.clone())
@@ -532,6 +566,9 @@ fn clause_kind(
         }
     })
 }
+
+/// Threads a block can have.
+pub const MAX_BLOCK_THREADS: u64 = 1024;
 
 /// A positive integer literal (decimal, hex, octal, with u/l suffixes) or a
 /// macro name.
