@@ -38,6 +38,13 @@ pub enum DiagnosticKind {
         clause: String,
         value: String,
     },
+    /// A value above what the clause allows (`parent_threads` above the
+    /// threads a block can have).
+    AboveLimit {
+        clause: String,
+        value: String,
+        limit: u64,
+    },
     DuplicateClause {
         clause: String,
     },
@@ -51,7 +58,7 @@ pub enum DiagnosticKind {
     BadWorkVariable {
         value: String,
     },
-    NeedsConsolidation {
+    NeedsAggregation {
         clause: String,
     },
     NeedsThreshold {
@@ -124,6 +131,12 @@ pub enum DiagnosticKind {
         threads: i128,
         threshold: i128,
         site: String,
+    },
+    /// Two sites run by one kernel state different `parent_threads`.
+    ParentThreadsDiffer {
+        kernel: String,
+        first: String,
+        second: String,
     },
     /// Several definitions fit a launched kernel's name and argument count.
     AmbiguousKernel {
@@ -223,12 +236,14 @@ impl DiagnosticKind {
             MissingArguments { .. } | UnclosedArguments { .. } | WrongArgumentCount { .. } => {
                 "dpopt::clause_arguments"
             }
-            NotPositive { .. } | NotAnInteger { .. } | TooLarge { .. } => "dpopt::clause_value",
+            NotPositive { .. } | NotAnInteger { .. } | TooLarge { .. } | AboveLimit { .. } => {
+                "dpopt::clause_value"
+            }
             DuplicateClause { .. } => "dpopt::duplicate_clause",
             BadGranularity { .. } | BadBufferKind { .. } | BadWorkVariable { .. } => {
                 "dpopt::clause_value"
             }
-            NeedsConsolidation { .. } => "dpopt::needs_consldt",
+            NeedsAggregation { .. } => "dpopt::needs_consldt",
             NeedsThreshold { .. } => "dpopt::needs_threshold",
             NotImplementedYet { .. } => "dpopt::not_implemented",
             EmptyPragma | MalformedPragma => "dpopt::malformed_pragma",
@@ -248,6 +263,7 @@ impl DiagnosticKind {
             FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
             TooDeep { .. } => "dpopt::too_deep",
             AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
+            ParentThreadsDiffer { .. } => "dpopt::parent_threads_differ",
             ThresholdDecided { .. } => "dpopt::threshold_decided",
             UnseenName { .. } => "dpopt::unseen_name",
             Unterminated { .. } => "dpopt::unterminated",
@@ -294,11 +310,17 @@ impl DiagnosticKind {
             TooLarge { clause, value } => {
                 format!("`{clause}({value})`: the value does not fit in 64 bits")
             }
+            AboveLimit { clause, value, limit } => {
+                format!("`{clause}({value})`: the value must be at most {limit}")
+            }
+            ParentThreadsDiffer { kernel, first, second } => format!(
+                "kernel `{kernel}` runs sites stating different block sizes: `parent_threads({first})` and `parent_threads({second})`"
+            ),
             DuplicateClause { clause } => format!("clause `{clause}` is given twice"),
             BadGranularity { value, .. } => format!("`{value}` is not an aggregation granularity"),
-            BadBufferKind { value } => format!("`{value}` is not a consolidation buffer kind"),
+            BadBufferKind { value } => format!("`{value}` is not an aggregation buffer kind"),
             BadWorkVariable { value } => format!("`{value}` is not a variable name"),
-            NeedsConsolidation { clause } => {
+            NeedsAggregation { clause } => {
                 format!("clause `{clause}` only has a meaning together with `consldt(...)`")
             }
             NeedsThreshold { clause } => {
@@ -419,6 +441,10 @@ impl DiagnosticKind {
             WrongArgumentCount { clause, expected, .. } => format!("`{clause}` takes {expected}"),
             NotPositive { .. } => "use a value of at least 1".to_string(),
             TooLarge { .. } => "use a value that a launch configuration can hold".to_string(),
+            AboveLimit { clause, limit, .. } => format!("write `{clause}(N)` with N at most {limit}"),
+            ParentThreadsDiffer { kernel, .. } => format!(
+                "`{kernel}` has one block size: state the largest it is launched with, the same on every site it runs (or on one of them)"
+            ),
             NotAnInteger { .. } => {
                 "write a decimal or hexadecimal literal such as `128`, or the name of a macro defined elsewhere".to_string()
             }
@@ -429,7 +455,7 @@ impl DiagnosticKind {
             }
             BadBufferKind { .. } => "use one of `default`, `halloc` or `custom`".to_string(),
             BadWorkVariable { .. } => "list the names of the launch arguments that vary between parents".to_string(),
-            NeedsConsolidation { .. } => "add `consldt(warp|block|multiblock, G|grid)` or remove this clause".to_string(),
+            NeedsAggregation { .. } => "add `consldt(warp|block|multiblock, G|grid)` or remove this clause".to_string(),
             NeedsThreshold { .. } => "add `threshold(N)` or remove this clause".to_string(),
             NotImplementedYet { .. } => {
                 "this version applies every `consldt` granularity with `agg_threshold`, `work`, `threads`, `blocks` and `buffer(default, ...)`; not yet: other buffer kinds; remove or change the clause".to_string()

@@ -5,6 +5,7 @@
 
 use crate::names::SiteSymbols;
 use crate::plan::Plan;
+use crate::pragma::Value;
 use crate::program::Program;
 use crate::source::SourceFile;
 use crate::token::TokenKind;
@@ -179,7 +180,8 @@ fn prelude(r: &Renderer) -> Vec<u8> {
 }
 
 /// A declaration of a bounded kernel, after its definition, that gives it
-/// `DPOPT_PARENT_BOUNDS` (nvcc applies the launch bounds of a later
+/// `DPOPT_PARENT_BOUNDS`, or `__launch_bounds__(N)` where its sites state
+/// `parent_threads(N)` (nvcc applies the launch bounds of a later
 /// declaration; measured: 197 -> 64 registers): the definition itself stays
 /// as written. It repeats the definition's head without default arguments
 /// (C++ forbids giving them twice) and with the template header's
@@ -212,6 +214,7 @@ fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
         specifiers,
         name: r.codec.to_text(&r.file.bytes[f.name_span.clone()]),
         params: f.params.iter().map(|p| p.declaration.clone()).collect(),
+        threads: r.plan.parent_threads.get(&kernel).map(Value::to_source),
         resume: Resume {
             line_out: OUTPUT_LINE_MARKER,
             resume_line,

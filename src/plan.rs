@@ -30,6 +30,9 @@ pub struct Site {
     pub count: Option<ThreadCount>,
     /// Aggregation (`consldt(...)`).
     pub aggregation: Option<Aggregation>,
+    /// `parent_threads(N)`: the largest block size of the kernels that run
+    /// the site (their launch bounds).
+    pub parent_threads: Option<Value>,
     /// Every tuning macro the output defines for the site, with its default
     /// (`Plan::settle`): what `dpopt check` and `dpopt explain` list and
     /// what the templates define.
@@ -249,6 +252,9 @@ pub struct Plan {
     /// `DPOPT_PARENT_BOUNDS` (`__launch_bounds__(1024)`), so that the
     /// generated code cannot make them unlaunchable with 1,024 threads.
     pub bounded: Vec<usize>,
+    /// The bounded kernels whose sites state `parent_threads(N)`: they get
+    /// `__launch_bounds__(N)` instead.
+    pub parent_threads: std::collections::BTreeMap<usize, Value>,
     /// Device-side syncs migrated to continuations (`--migrate-sync`,
     /// `postwork.rs`).
     pub postwork: Vec<crate::postwork::SyncSite>,

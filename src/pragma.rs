@@ -113,18 +113,20 @@ clause_table! {
         "each child block does the work of F original blocks";
     ChildThreads = "child_threads", args "EXPR", needs Some(ClauseName::Threshold),
         "the child's thread count, compared with the threshold";
-    Consldt = "consldt", args "warp|block|multiblock[, G]|grid", needs None,
+    Aggregate = "consldt", args "warp|block|multiblock[, G]|grid", needs None,
         "aggregate the child grids of many parents into one grid";
-    AggThreshold = "agg_threshold", args "N", needs Some(ClauseName::Consldt),
+    AggThreshold = "agg_threshold", args "N", needs Some(ClauseName::Aggregate),
         "fewer than N launching threads launch their own children";
-    Work = "work", args "v, ...", needs Some(ClauseName::Consldt),
+    Work = "work", args "v, ...", needs Some(ClauseName::Aggregate),
         "the launch arguments that vary between parents";
-    Buffer = "buffer", args "kind[, perBuffer[, total]]", needs Some(ClauseName::Consldt),
+    Buffer = "buffer", args "kind[, perBuffer[, total]]", needs Some(ClauseName::Aggregate),
         "the records an aggregation pool holds";
-    Threads = "threads", args "N", needs Some(ClauseName::Consldt),
+    Threads = "threads", args "N", needs Some(ClauseName::Aggregate),
         "threads per block of every aggregated launch";
-    Blocks = "blocks", args "N", needs Some(ClauseName::Consldt),
+    Blocks = "blocks", args "N", needs Some(ClauseName::Aggregate),
         "blocks of every aggregated launch, at most";
+    ParentThreads = "parent_threads", args "N", needs None,
+        "the parent kernel is launched with at most N threads per block (N <= 1024): its launch bounds";
 }
 
 impl ClauseName {
@@ -151,7 +153,7 @@ pub enum ClauseKind {
     /// `child_threads(EXPR)`: the child's thread count, stated by the user.
     ChildThreads(String),
     /// `consldt(granularity[, G])`: aggregation of the children's grids.
-    Consolidate {
+    Aggregate {
         granularity: Granularity,
         group: Option<Value>,
     },
@@ -165,6 +167,8 @@ pub enum ClauseKind {
     Threads(Value),
     /// `blocks(N)`: blocks of aggregated launches, at most.
     Blocks(Value),
+    /// `parent_threads(N)`: the parent kernel's largest block size.
+    ParentThreads(Value),
 }
 
 impl ClauseKind {
@@ -174,12 +178,13 @@ impl ClauseKind {
             ClauseKind::Threshold(_) => ClauseName::Threshold,
             ClauseKind::Coarsen(_) => ClauseName::Coarsen,
             ClauseKind::ChildThreads(_) => ClauseName::ChildThreads,
-            ClauseKind::Consolidate { .. } => ClauseName::Consldt,
+            ClauseKind::Aggregate { .. } => ClauseName::Aggregate,
             ClauseKind::AggThreshold(_) => ClauseName::AggThreshold,
             ClauseKind::Work(_) => ClauseName::Work,
             ClauseKind::Buffer { .. } => ClauseName::Buffer,
             ClauseKind::Threads(_) => ClauseName::Threads,
             ClauseKind::Blocks(_) => ClauseName::Blocks,
+            ClauseKind::ParentThreads(_) => ClauseName::ParentThreads,
         }
     }
 
@@ -194,8 +199,9 @@ impl ClauseKind {
             | ClauseKind::Coarsen(v)
             | ClauseKind::AggThreshold(v)
             | ClauseKind::Threads(v)
-            | ClauseKind::Blocks(v) => vec![v],
-            ClauseKind::Consolidate { group, .. } => group.iter().collect(),
+            | ClauseKind::Blocks(v)
+            | ClauseKind::ParentThreads(v) => vec![v],
+            ClauseKind::Aggregate { group, .. } => group.iter().collect(),
             ClauseKind::Buffer { sizes, .. } => sizes.iter().collect(),
             ClauseKind::ChildThreads(_) | ClauseKind::Work(_) => Vec::new(),
         }
@@ -254,15 +260,15 @@ impl Directive {
     /// The group size of `consldt(multiblock, G)`.
     pub fn group(&self) -> Option<&Value> {
         self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Consolidate { group, .. } => group.as_ref(),
+            ClauseKind::Aggregate { group, .. } => group.as_ref(),
             _ => None,
         })
     }
 
     /// The aggregation granularity, if `consldt(...)` is given.
-    pub fn consolidation(&self) -> Option<Granularity> {
+    pub fn aggregation(&self) -> Option<Granularity> {
         self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Consolidate { granularity, .. } => Some(*granularity),
+            ClauseKind::Aggregate { granularity, .. } => Some(*granularity),
             _ => None,
         })
     }
@@ -286,6 +292,15 @@ impl Directive {
     pub fn work(&self) -> Option<&[String]> {
         self.clauses.iter().find_map(|c| match &c.kind {
             ClauseKind::Work(w) => Some(w.as_slice()),
+            _ => None,
+        })
+    }
+
+    /// `parent_threads(N)`: the largest block size the parent kernel is
+    /// launched with.
+    pub fn parent_threads(&self) -> Option<&Value> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::ParentThreads(v) => Some(v),
             _ => None,
         })
     }
@@ -469,11 +484,30 @@ fn clause_kind(
         ClauseName::AggThreshold => ClauseKind::AggThreshold(one_value()?),
         ClauseName::Threads => ClauseKind::Threads(one_value()?),
         ClauseName::Blocks => ClauseKind::Blocks(one_value()?),
+        ClauseName::ParentThreads => {
+            let threads = one_value()?;
+            // A block holds at most 1,024 threads on every architecture
+            // dpopt targets; a macro's value is nvcc's to check.
+            if let Value::Literal(n) = threads {
+                if n > MAX_BLOCK_THREADS {
+                    return Err(Diagnostic::new(
+                        DiagnosticKind::AboveLimit {
+                            clause: name.to_string(),
+                            value: args[0].0.clone(),
+                            limit: MAX_BLOCK_THREADS,
+                        },
+                        args[0].1.clone(),
+                        "more threads than a block can have",
+                    ));
+                }
+            }
+            ClauseKind::ParentThreads(threads)
+        }
         ClauseName::ChildThreads => {
             count(1..=1, "one expression")?;
             ClauseKind::ChildThreads(args[0].0.clone())
         }
-        ClauseName::Consldt => {
+        ClauseName::Aggregate => {
             count(1..=2, "a granularity and, for multiblock, a group size")?;
             let Some(granularity) = Granularity::from_spelling(&args[0].0) else {
                 let other = args[0].0.as_str();
@@ -503,7 +537,7 @@ fn clause_kind(
             } else {
                 None
             };
-            ClauseKind::Consolidate { granularity, group }
+            ClauseKind::Aggregate { granularity, group }
         }
         ClauseName::Work => {
             for (arg, range) in args {
@@ -532,6 +566,9 @@ fn clause_kind(
         }
     })
 }
+
+/// Threads a block can have.
+pub const MAX_BLOCK_THREADS: u64 = 1024;
 
 /// A positive integer literal (decimal, hex, octal, with u/l suffixes) or a
 /// macro name.
@@ -610,10 +647,10 @@ fn too_deep(text: &str, limit: usize) -> Option<usize> {
 fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
     let has = |clause: ClauseName| directive.clauses.iter().any(|c| c.kind.clause() == clause);
-    let consolidation = directive
+    let aggregation = directive
         .clauses
         .iter()
-        .find(|c| c.kind.clause() == ClauseName::Consldt);
+        .find(|c| c.kind.clause() == ClauseName::Aggregate);
     for clause in &directive.clauses {
         let name = clause.kind.clause();
         match name.needs() {
@@ -622,7 +659,7 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
                     ClauseName::Threshold => DiagnosticKind::NeedsThreshold {
                         clause: name.spelling().to_string(),
                     },
-                    _ => DiagnosticKind::NeedsConsolidation {
+                    _ => DiagnosticKind::NeedsAggregation {
                         clause: name.spelling().to_string(),
                     },
                 };
@@ -638,10 +675,10 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
     // Every granularity is applied (with `agg_threshold`, `work`, `threads`
     // and `blocks`), and `buffer(default, ...)` sizes the pool of multiblock
     // and grid; the other buffer kinds are not applied yet.
-    if let Some(c) = consolidation {
+    if let Some(c) = aggregation {
         let grid = matches!(
             c.kind,
-            ClauseKind::Consolidate {
+            ClauseKind::Aggregate {
                 granularity: Granularity::Grid | Granularity::MultiBlock,
                 ..
             }
@@ -769,7 +806,7 @@ mod tests {
         assert_eq!(d.agg_threads(), Some(&Value::Literal(128)));
         assert_eq!(d.agg_blocks(), Some(&Value::Literal(64)));
         let d = parse("#pragma dp consldt(multiblock, 8) buffer(default, 4096)").unwrap();
-        assert_eq!(d.consolidation(), Some(Granularity::MultiBlock));
+        assert_eq!(d.aggregation(), Some(Granularity::MultiBlock));
         assert_eq!(d.group(), Some(&Value::Literal(8)));
         assert_eq!(d.pool_records(), Some(&Value::Literal(4096)));
         let e = parse("#pragma dp consldt(block) buffer(halloc, 64)").unwrap_err();
@@ -780,7 +817,7 @@ mod tests {
             }]
         );
         let d = parse("#pragma dp threshold(64) consldt(warp) agg_threshold(4) work(a)").unwrap();
-        assert_eq!(d.consolidation(), Some(Granularity::Warp));
+        assert_eq!(d.aggregation(), Some(Granularity::Warp));
         assert_eq!(d.agg_threshold(), Some(&Value::Literal(4)));
         assert_eq!(d.work(), Some(&["a".to_string()][..]));
         let e = parse("#pragma dp consldt(blok)").unwrap_err();
@@ -790,7 +827,7 @@ mod tests {
         let e = parse("#pragma dp threshold(8) agg_threshold(4)").unwrap_err();
         assert_eq!(
             e,
-            [DiagnosticKind::NeedsConsolidation {
+            [DiagnosticKind::NeedsAggregation {
                 clause: "agg_threshold".into()
             }]
         );
@@ -818,7 +855,7 @@ mod tests {
     #[test]
     fn needs_column_drives_the_combination_checks() {
         let sample = |clause: ClauseName| match clause {
-            ClauseName::Consldt => "consldt(warp)",
+            ClauseName::Aggregate => "consldt(warp)",
             ClauseName::ChildThreads => "child_threads(n)",
             ClauseName::Work => "work(a)",
             ClauseName::Buffer => "buffer(default, 64)",
@@ -837,7 +874,7 @@ mod tests {
                 ClauseName::Threshold => DiagnosticKind::NeedsThreshold {
                     clause: clause.spelling().into(),
                 },
-                _ => DiagnosticKind::NeedsConsolidation {
+                _ => DiagnosticKind::NeedsAggregation {
                     clause: clause.spelling().into(),
                 },
             };

@@ -170,6 +170,27 @@ diagnostic_tests! {
         span: "__syncthreads",
         says: ["`blocks` cannot be applied"],
     }
+    parent_threads_over_a_block {
+        input: parent("#pragma dp threshold(64) parent_threads(1025)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::clause_value",
+        at: "6:41",
+        span: "1025",
+        says: ["at most 1024"],
+    }
+    parent_threads_macro_over_a_block {
+        input: format!("#define PT 2048\n{}", parent("#pragma dp threshold(64) parent_threads(PT)\n  child<<<(n + 31) / 32, 32>>>(a, n);")),
+        code: "dpopt::clause_value",
+        at: "7:26",
+        span: "parent_threads(PT)",
+        says: ["at most 1024", "`PT` is 2048"],
+    }
+    parent_threads_differ_through_a_call {
+        input: format!("{CHILD}__device__ void launch(int *a, int n) {{\n#pragma dp threshold(64) parent_threads(256)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n__global__ void parent(int *a, int n) {{\n  launch(a, n);\n#pragma dp coarsen(2) parent_threads(512)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        code: "dpopt::parent_threads_differ",
+        at: "11:1",
+        span: "#pragma dp coarsen(2) parent_threads(512)",
+        says: ["`parent_threads(256)`", "`parent_threads(512)`", "the kernel that runs both"],
+    }
     not_a_launch {
         input: parent("#pragma dp threshold(64)\n  a[0] = 1;\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
         code: "dpopt::no_launch",

@@ -434,7 +434,51 @@ case! {
 }
 
 case! {
-    name: needs_consolidation,
+    name: above_limit,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64) parent_threads(2048)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: AboveLimit { .. },
+    code: "dpopt::clause_value",
+    severity: Error,
+    line: 7,
+    column: 41,
+    span: "2048",
+}
+
+case! {
+    name: parent_threads_differ,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64) parent_threads(256)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        #pragma dp coarsen(2) parent_threads(128)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: ParentThreadsDiffer { .. },
+    code: "dpopt::parent_threads_differ",
+    severity: Error,
+    line: 9,
+    column: 1,
+    span: "#pragma dp coarsen(2) parent_threads(128)",
+}
+
+case! {
+    name: needs_aggregation,
     input: "
         __global__ void child(int *a, int n) {
           int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -446,7 +490,7 @@ case! {
           child<<<(n + 31) / 32, 32>>>(a, n);
         }
     ",
-    kind: NeedsConsolidation { .. },
+    kind: NeedsAggregation { .. },
     code: "dpopt::needs_consldt",
     severity: Error,
     line: 7,
@@ -1452,11 +1496,13 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         NotPositive { .. } => "dpopt::clause_value",
         NotAnInteger { .. } => "dpopt::clause_value",
         TooLarge { .. } => "dpopt::clause_value",
+        AboveLimit { .. } => "dpopt::clause_value",
+        ParentThreadsDiffer { .. } => "dpopt::parent_threads_differ",
         DuplicateClause { .. } => "dpopt::duplicate_clause",
         BadGranularity { .. } => "dpopt::clause_value",
         BadBufferKind { .. } => "dpopt::clause_value",
         BadWorkVariable { .. } => "dpopt::clause_value",
-        NeedsConsolidation { .. } => "dpopt::needs_consldt",
+        NeedsAggregation { .. } => "dpopt::needs_consldt",
         NeedsThreshold { .. } => "dpopt::needs_threshold",
         NotImplementedYet { .. } => "dpopt::not_implemented",
         EmptyPragma => "dpopt::malformed_pragma",
@@ -1537,6 +1583,16 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             clause: s(),
             value: s(),
         },
+        AboveLimit {
+            clause: s(),
+            value: s(),
+            limit: 1,
+        },
+        ParentThreadsDiffer {
+            kernel: s(),
+            first: s(),
+            second: s(),
+        },
         DuplicateClause { clause: s() },
         BadGranularity {
             value: s(),
@@ -1544,7 +1600,7 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         },
         BadBufferKind { value: s() },
         BadWorkVariable { value: s() },
-        NeedsConsolidation { clause: s() },
+        NeedsAggregation { clause: s() },
         NeedsThreshold { clause: s() },
         NotImplementedYet { clause: s() },
         EmptyPragma,

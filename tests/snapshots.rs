@@ -132,6 +132,7 @@ clause_snapshots! {
     bfs_aggregate_grid: "bfs", "aggregate_grid", "#pragma dp threshold(64) consldt(grid) buffer(default, 4096)";
     bfs_aggregate_block: "bfs", "aggregate_block", "#pragma dp threshold(64) consldt(block)";
     bfs_aggregate_multiblock: "bfs", "aggregate_multiblock", "#pragma dp coarsen(4) consldt(multiblock, 8) buffer(default, 4096)";
+    bfs_parent_threads: "bfs", "parent_threads", "#pragma dp threshold(64) parent_threads(256)";
     tree_heights_threshold: "tree_heights", "threshold", "#pragma dp threshold(64)";
     tree_heights_coarsen: "tree_heights", "coarsen", "#pragma dp coarsen(4)";
     tree_heights_aggregate: "tree_heights", "aggregate", "#pragma dp threshold(64) coarsen(4) consldt(warp) agg_threshold(2)";

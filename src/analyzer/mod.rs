@@ -9,7 +9,7 @@
 //! between parents; `names` warns about clause values nothing declares;
 //! `pragma_macros` about `#pragma dp` hidden in macros; `placement` and
 //! `bounds` decide where a child's code goes and which kernels get
-//! `DPOPT_PARENT_BOUNDS`.
+//! `DPOPT_PARENT_BOUNDS` (or the launch bounds `parent_threads` states).
 
 mod block_hazards;
 mod bounds;
@@ -144,9 +144,13 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             elsewhere,
         });
     }
-    plan.bounded = bounds::kernels_to_bound(program, view, &plan);
+    let bounds = bounds::kernels_to_bound(program, view, &plan);
+    diagnostics.extend(bounds.diagnostics);
+    plan.bounded = bounds.kernels;
     plan.bounded
         .retain(|&k| file.in_input(program.functions[k].start));
+    plan.parent_threads = bounds.stated;
+    plan.parent_threads.retain(|k, _| plan.bounded.contains(k));
     plan.settle(program);
     Analysis { plan, diagnostics }
 }
@@ -190,6 +194,7 @@ mod tests {
     use crate::lexer::lex;
     use crate::parser::parse;
     use crate::plan::Plan;
+    use crate::pragma::Value;
 
     fn analysis(text: &str) -> (Plan, Vec<Diagnostic>) {
         let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
@@ -311,6 +316,26 @@ mod tests {
             .map(|&k| program.functions[k].name.as_str())
             .collect();
         assert_eq!(bounded, ["k1"]);
+    }
+
+    #[test]
+    fn parent_threads_bounds_the_kernels_that_run_the_site() {
+        let text = "__global__ void child(int *a) { a[0] = 1; }\n\
+                    __device__ void launch(int *a) {\n#pragma dp coarsen(2) parent_threads(256)\n  child<<<1, 32>>>(a);\n}\n\
+                    __global__ void k1(int *a) { launch(a); }\n\
+                    __global__ void k2(int *a) {\n#pragma dp coarsen(2)\n  child<<<1, 32>>>(a);\n}\n";
+        let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
+        let program = parse(&file, lex(&file));
+        let a = analyze(&file, &program);
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        let stated: Vec<(&str, &Value)> = a
+            .plan
+            .parent_threads
+            .iter()
+            .map(|(&k, v)| (program.functions[k].name.as_str(), v))
+            .collect();
+        assert_eq!(stated, [("k1", &Value::Literal(256))]);
+        assert_eq!(a.plan.bounded.len(), 2);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use super::varying::{parent_params_uniform, varying_arguments};
 use crate::constant::Constants;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::plan::{Aggregation, Site};
-use crate::pragma::{Directive, Value};
+use crate::pragma::{ClauseName, Directive, Value, MAX_BLOCK_THREADS};
 use crate::program::{Program, Resolution};
 use crate::source::SourceFile;
 use crate::thread_count::{thread_count, CountSource, ThreadCount};
@@ -219,6 +219,28 @@ pub(super) fn site_for(
             "variadic kernel",
         ));
     }
+    if let Some(clause) = directive
+        .clauses
+        .iter()
+        .find(|c| c.kind.clause() == ClauseName::ParentThreads)
+    {
+        // A literal is checked by the parse; a macro the file defines, here.
+        let known = directive.parent_threads().and_then(|v| match v {
+            Value::Macro(m) => constants.value(m).map(|n| (m, n)),
+            Value::Literal(_) => None,
+        });
+        if let Some((name, n)) = known.filter(|&(_, n)| n > i128::from(MAX_BLOCK_THREADS)) {
+            return Err(Diagnostic::new(
+                DiagnosticKind::AboveLimit {
+                    clause: clause.kind.name().to_string(),
+                    value: name.clone(),
+                    limit: MAX_BLOCK_THREADS,
+                },
+                clause.span.clone(),
+                format!("`{name}` is {n} here"),
+            ));
+        }
+    }
     let k = per_parent.entry(parent_fn.symbol.clone()).or_insert(0);
     *k += 1;
     let id = format!("{}_{}", parent_fn.symbol, k);
@@ -289,7 +311,7 @@ pub(super) fn site_for(
             );
         }
     }
-    let aggregation = directive.consolidation().map(|granularity| Aggregation {
+    let aggregation = directive.aggregation().map(|granularity| Aggregation {
         agg_threshold: directive.agg_threshold().cloned(),
         blocks: directive.agg_blocks().cloned(),
         threads: directive.agg_threads().cloned(),
@@ -323,6 +345,7 @@ pub(super) fn site_for(
             threshold,
             coarsen,
             count,
+            parent_threads: directive.parent_threads().cloned(),
             knobs: Vec::new(),
         },
         warnings,

@@ -326,6 +326,9 @@ pub struct BoundsContext {
     pub name: String,
     /// The parameters without default arguments.
     pub params: Vec<String>,
+    /// `parent_threads(N)`: N, the bounds' block size (else
+    /// `DPOPT_PARENT_BOUNDS`).
+    pub threads: Option<String>,
     #[serde(flatten)]
     pub resume: Resume,
 }
