@@ -1,13 +1,30 @@
 //! `dpopt-report` turns a suite CSV into report.md and SVG plots.
 
+use std::path::PathBuf;
 use std::process::Command;
+
+/// Writes `csv` as the suite CSV in `dir`, runs `dpopt-report` on it (which
+/// must succeed) and returns the report folder and its report.md.
+fn report(dir: &tempfile::TempDir, csv: &str) -> (PathBuf, String) {
+    let path = dir.path().join("suite.csv");
+    std::fs::write(&path, csv).unwrap();
+    let out = dir.path().join("report");
+    let status = Command::new(env!("CARGO_BIN_EXE_dpopt-report"))
+        .arg(&path)
+        .arg("--out")
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    (out, md)
+}
 
 #[test]
 fn report_from_a_suite_csv() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = dir.path().join("suite.csv");
-    std::fs::write(
-        &csv,
+    let (out, md) = report(
+        &dir,
         "benchmark,input,variant,config,impl,time_ms,device_launches,verified,gpu\n\
          bfs,s14,orig,-,cdp,10.0,1000,yes,GPU X\n\
          bfs,s14,orig,-,flat,2.0,,yes,GPU X\n\
@@ -18,17 +35,7 @@ fn report_from_a_suite_csv() {
          bfs,s14,TA,t128,cdp,0.7,10,yes,GPU X\n\
          bfs,s14,CAm,c8g8,cdp,0.9,20,yes,GPU X\n\
          bfs,s14,TCAm,t128c8g8,cdp,0.5,10,yes,GPU X\n",
-    )
-    .unwrap();
-    let out = dir.path().join("report");
-    let status = Command::new(env!("CARGO_BIN_EXE_dpopt-report"))
-        .arg(&csv)
-        .arg("--out")
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    );
     assert!(md.contains("GPU: GPU X"), "{md}");
     assert!(
         md.contains("| T+C+A over CDP | 20.00x | 1 | 43.0x |"),
@@ -53,9 +60,8 @@ fn report_from_a_suite_csv() {
 #[test]
 fn flat_lb_column_and_ratio() {
     let dir = tempfile::tempdir().unwrap();
-    let csv = dir.path().join("suite.csv");
-    std::fs::write(
-        &csv,
+    let (out, md) = report(
+        &dir,
         "benchmark,input,variant,config,impl,time_ms,device_launches,verified,gpu\n\
          bfs,s14,orig,-,cdp,10.0,1000,yes,GPU X\n\
          bfs,s14,orig,-,flat,2.0,,yes,GPU X\n\
@@ -70,17 +76,7 @@ fn flat_lb_column_and_ratio() {
          spmv,z,orig,-,cdp,5.0,100,yes,GPU X\n\
          spmv,z,orig,-,flat,0.2,,yes,GPU X\n\
          spmv,z,TCAg,t32c8,cdp,0.5,4,yes,GPU X\n",
-    )
-    .unwrap();
-    let out = dir.path().join("report");
-    let status = Command::new(env!("CARGO_BIN_EXE_dpopt-report"))
-        .arg(&csv)
-        .arg("--out")
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    );
     let header = md.lines().find(|l| l.starts_with("| benchmark |")).unwrap();
     let columns: Vec<&str> = header.split('|').map(str::trim).collect();
     let at = |name: &str| columns.iter().position(|c| *c == name).unwrap();
