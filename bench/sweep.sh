@@ -29,6 +29,13 @@
 # STATS=0 skips the -DDPOPT_STATS builds and their runs (device_launches
 # stays empty): about a fifth fewer processes, for a sweep that must fit
 # a time limit (docs/PERFORMANCE.md, "Running it").
+# VARIANTS (default "TC TCA TCAb TCAm TCAg") chooses the builds; TCF is
+# the launch-free floor (`threshold coarsen floor`: F, TF, CF, TCF points)
+# and TCFp the same build with -DDPOPT_FLOOR_PDL=1 (Fp, TFp, ...). The
+# floor's comparison on the low-nesting inputs:
+#   VARIANTS="TC TCAg TCF TCFp" INPUTS='road|t32|bcsstk|d3' bash bench/sweep.sh \
+#     "bfs sssp spmv bezier tree_heights tree_descendants" "1 32 128 512" "1 8"
+# (recursive children refuse the floor: the trees get no TCF build.)
 set -uo pipefail
 cd "$(dirname "$0")/../gpu-build" || { echo "run bench/gpu_check.sh prepare first" >&2; exit 1; }
 examples=${1:-"bfs sssp spmv bezier tc sp mstf mstv tree_heights tree_descendants"}
@@ -40,14 +47,18 @@ mkdir -p "$out" sweep
 nvcc=${NVCC:-nvcc}
 command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1 | tr ',' ' ')
-variants="TC TCA TCAb TCAm TCAg"
+variants=${VARIANTS:-"TC TCA TCAb TCAm TCAg"}
+# The source a variant is built from, and the flags it adds.
+source_of() { case $1 in TCFp) echo TCF ;; *) echo "$1" ;; esac; }
+flags_of() { case $1 in TCFp) echo ",-DDPOPT_FLOOR_PDL=1" ;; esac; }
 
 # Builds: the original, CDPff and every variant, with run-time knobs, and each with -DDPOPT_STATS.
 for ex in $examples; do
   for v in orig CDPff $variants; do
-    [ -f "src/${ex}__$v.cu" ] || continue
-    echo "src/${ex}__$v.cu sweep/${ex}__$v -DDPOPT_RUNTIME_KNOBS"
-    [ "${STATS:-1}" = 0 ] || echo "src/${ex}__$v.cu sweep/${ex}__${v}__stats -DDPOPT_RUNTIME_KNOBS,-DDPOPT_STATS"
+    src="src/${ex}__$(source_of "$v").cu"
+    [ -f "$src" ] || continue
+    echo "$src sweep/${ex}__$v -DDPOPT_RUNTIME_KNOBS$(flags_of "$v")"
+    [ "${STATS:-1}" = 0 ] || echo "$src sweep/${ex}__${v}__stats -DDPOPT_RUNTIME_KNOBS,-DDPOPT_STATS$(flags_of "$v")"
   done
 done | xargs -P "$(nproc)" -n 3 sh -c \
   "$nvcc"' -O3 -rdc=true -arch=sm_90 -I src $(echo "$2" | tr , " ") -o "$1" "$0" -lcudadevrt > "$1.log" 2>&1 || echo "BUILD FAILED: $1"'
@@ -71,7 +82,8 @@ name() {  # name BUILD T C -> the suite's variant name ("" for TC at t1c1)
   local p=""
   [ "$2" -gt 1 ] && p=T
   [ "$3" -gt 1 ] && p=${p}C
-  case $1 in TC) echo "$p" ;; TCA) echo "${p}A" ;; TCAb) echo "${p}Ab" ;; TCAm) echo "${p}Am" ;; TCAg) echo "${p}Ag" ;; esac
+  case $1 in TC) echo "$p" ;; TCA) echo "${p}A" ;; TCAb) echo "${p}Ab" ;; TCAm) echo "${p}Am" ;; TCAg) echo "${p}Ag" ;;
+    TCF) echo "${p}F" ;; TCFp) echo "${p}Fp" ;; esac
 }
 launches() {  # launches BINARY ARGS...: device-side launches of the last run (stats build)
   local bin=$1; shift

@@ -226,6 +226,20 @@ pub enum DiagnosticKind {
         kernel: String,
         what: String,
     },
+    /// `floor` cannot be applied: the parent, the child, the launch or a
+    /// host launch needs what a launch-free copy and a drain grid cannot do.
+    FloorRefused {
+        kernel: String,
+        why: String,
+        fix: String,
+    },
+    /// `floor` and `consldt(...)` on one pragma.
+    FloorWithAggregation,
+    /// `floor` on a kernel this file never launches from host code: the
+    /// launch-free copy is generated but nothing runs it.
+    FloorUnused {
+        kernel: String,
+    },
 }
 
 impl DiagnosticKind {
@@ -278,6 +292,9 @@ impl DiagnosticKind {
             PostworkShared { .. } => "dpopt::postwork_shared",
             PostworkBarrier { .. } => "dpopt::postwork_barrier",
             PostworkUnsupported { .. } => "dpopt::postwork_unsupported",
+            FloorRefused { .. } => "dpopt::floor",
+            FloorWithAggregation => "dpopt::floor_with_consldt",
+            FloorUnused { .. } => "dpopt::floor_unused",
         }
     }
 
@@ -287,7 +304,8 @@ impl DiagnosticKind {
             | DiagnosticKind::PragmaInMacro { .. }
             | DiagnosticKind::ThresholdDecided { .. }
             | DiagnosticKind::UnseenName { .. }
-            | DiagnosticKind::SyncMigratable { .. } => Severity::Warning,
+            | DiagnosticKind::SyncMigratable { .. }
+            | DiagnosticKind::FloorUnused { .. } => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -425,6 +443,15 @@ impl DiagnosticKind {
             PostworkUnsupported { kernel, what } => format!(
                 "`--migrate-sync` cannot migrate the sync in `{kernel}`: the continuation cannot carry {what}"
             ),
+            FloorRefused { kernel, why, .. } => format!(
+                "`floor` cannot be applied to `{kernel}`: {why}"
+            ),
+            FloorWithAggregation => {
+                "`floor` and `consldt(...)` cannot be combined: the floor runs the large children of the whole parent grid as one grid launched by the host".to_string()
+            }
+            FloorUnused { kernel } => format!(
+                "`floor`: this file never launches `{kernel}` from host code with `<<<...>>>`, so its launch-free copy is never run"
+            ),
         }
     }
 
@@ -550,6 +577,13 @@ impl DiagnosticKind {
             PostworkUnsupported { .. } => {
                 "copy the value into a plain local variable before the sync (a value is carried, a reference or array is not); for a template kernel or a `#pragma dp` child, wait by hand: launch the postwork as a kernel into `cudaStreamTailLaunch`".to_string()
             }
+            FloorRefused { fix, .. } => fix.clone(),
+            FloorWithAggregation => {
+                "keep `floor` (host launches of the parent, no device launch at all) or `consldt(...)` (device-side aggregation), not both; `dpopt tune` compares them".to_string()
+            }
+            FloorUnused { kernel } => format!(
+                "launch `{kernel}<<<grid, block[, smem[, stream]]>>>(...)` from a host function of this file (after its definition), or remove `floor`"
+            ),
         })
     }
 }

@@ -77,6 +77,18 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
             overrides.push((site.postwork.clone(), format!(" {text}")));
         }
     }
+    for floor in &plan.floors {
+        let kernel = &program.functions[floor.kernel];
+        let (at, prefix) = insertion_after(file, program, kernel.body.end);
+        let mut fragment = prefix;
+        fragment.extend(crate::transform::floor::fragment(
+            &renderer,
+            floor,
+            file.line_of(at),
+        ));
+        inserts.push((at, fragment));
+        overrides.extend(crate::transform::floor::host_launches(&renderer, floor));
+    }
     for &kernel in &plan.bounded {
         let f = &program.functions[kernel];
         let (at, prefix) = insertion_after(file, program, f.body.end);
@@ -169,6 +181,11 @@ fn prelude(r: &Renderer) -> Vec<u8> {
         } else {
             ""
         },
+        floor_support: if r.plan.uses.floor {
+            crate::transform::templates::FLOOR_SUPPORT
+        } else {
+            ""
+        },
         counters: counters(r.plan),
         file_name: r.file.name.clone(),
         resume_line: 1,
@@ -188,18 +205,7 @@ fn prelude(r: &Renderer) -> Vec<u8> {
 /// parameters only.
 fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
     let f = &r.program.functions[kernel];
-    let head_start = f.start + f.template_header.as_ref().map_or(0, String::len);
-    // The head's tokens as written, without comments, directives, splices or
-    // a stray `#` (the declaration is one line).
-    let sig = &r.program.sig;
-    let first = sig.partition_point(|t| t.start < head_start);
-    let specifiers: Vec<String> = sig[first..]
-        .iter()
-        .take_while(|t| t.end <= f.name_span.start)
-        .filter(|t| t.kind != TokenKind::Directive)
-        .map(|t| crate::phases::without_splices(&r.codec.to_text(&r.file.bytes[t.start..t.end])))
-        .filter(|t| t != "#" && t != "%:")
-        .collect();
+    let specifiers = r.head_specifiers(f);
     let ctx = BoundsContext {
         kernel: f.name.clone(),
         template_params: if f.template_header.is_some() {

@@ -35,6 +35,9 @@ pub struct SiteExplanation {
     pub threshold: Option<Threshold>,
     pub coarsen: Option<Coarsen>,
     pub aggregation: Option<AggregationFacts>,
+    /// `floor`: the launch-free copy of the parent and the site's drain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub floor: Option<FloorFacts>,
     /// What runs in the parent thread instead of a launch.
     pub serialized: Vec<String>,
     pub knobs: Vec<Knob>,
@@ -72,6 +75,20 @@ pub struct AggregationFacts {
     pub pool_records: Option<String>,
     pub pools: Option<usize>,
     pub grid: String,
+    pub block: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FloorFacts {
+    /// The launch-free copy of the parent and the host function its host
+    /// launches call.
+    pub copy: String,
+    pub launcher: String,
+    /// Host launches of the parent in the file, rewritten (`FILE:LINE:COL`).
+    pub host_launches: Vec<String>,
+    /// Records in the work list.
+    pub records: String,
+    /// The drain grid's blocks.
     pub block: String,
 }
 
@@ -242,7 +259,40 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
         .aggregation
         .as_ref()
         .map(|a| aggregation_facts(program, site, a, &mut checks));
+    let floor = site.floor.as_ref().map(|f| {
+        checks.push(format!(
+            "`{}` makes no launch and no device-runtime call but its `floor` launches (and reads of the last error), nor do the functions it calls; `{}` and its callees make none",
+            parent.name, child.name
+        ));
+        serialized.push(
+            "in the launch-free copy, a large child that finds the work list full runs serially in the parent thread"
+                .to_string(),
+        );
+        let host_launches = plan
+            .floors
+            .iter()
+            .filter(|k| k.kernel == site.parent)
+            .flat_map(|k| &k.host_launches)
+            .map(|&l| file.location(program.launches[l].span.start))
+            .collect();
+        FloorFacts {
+            copy: crate::names::floor_copy(&parent.name),
+            launcher: crate::names::floor_launcher(&parent.name),
+            host_launches,
+            records: f.records.to_source(),
+            block: match f.threads {
+                crate::plan::FloorThreads::Exact(n) => format!(
+                    "{n} threads, the child's block size (a record of another size runs serially)"
+                ),
+                crate::plan::FloorThreads::Loop => format!(
+                    "{} threads, each looping over a recorded block's threads",
+                    crate::names::Knob::FloorThreads.name(&site.id)
+                ),
+            },
+        }
+    });
     SiteExplanation {
+        floor,
         file: file.local(pragma_at).0.name.clone(),
         site: site.id.clone(),
         line,
@@ -379,6 +429,20 @@ impl SiteExplanation {
             t.push_str(&format!(
                 "  aggregated grid: {}; block: {}\n",
                 a.grid, a.block
+            ));
+        }
+        if let Some(f) = &self.floor {
+            t.push_str(&format!(
+                "  floor: host launches ({}) call `{}`: the launch-free copy `{}` (small children serially, large ones into a work list of {} records), then the drain grid over them: blocks of {}\n",
+                if f.host_launches.is_empty() {
+                    "none in this file".to_string()
+                } else {
+                    f.host_launches.join(", ")
+                },
+                f.launcher,
+                f.copy,
+                f.records,
+                f.block
             ));
         }
         t.push_str("  knobs (-DNAME=VALUE when compiling the output):\n");

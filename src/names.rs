@@ -20,6 +20,16 @@ pub fn coarse(child: &str) -> String {
     format!("dpopt_coarse_{child}")
 }
 
+/// The launch-free copy of a parent kernel (`floor`).
+pub fn floor_copy(parent: &str) -> String {
+    format!("dpopt_floor_{parent}")
+}
+
+/// The host function that host launches of a `floor` parent call.
+pub fn floor_launcher(parent: &str) -> String {
+    format!("dpopt_floor_launch_{parent}")
+}
+
 /// The function that queues a deferred launch of the child.
 pub fn defer(child: &str) -> String {
     format!("dpopt_defer_{child}")
@@ -107,6 +117,13 @@ pub struct SiteSymbols {
     pub stats_of: String,
     pub stream: String,
     pub stats: String,
+    /// `floor`: the work list's record, type and storage, the function that
+    /// records a child, and the drain kernel.
+    pub floor_record: String,
+    pub floor_list: String,
+    pub floor_storage: String,
+    pub floor_push: String,
+    pub drain: String,
 }
 
 impl SiteSymbols {
@@ -140,6 +157,11 @@ impl SiteSymbols {
             stats_of: format!("DPOPT_STATS_OF_{site}"),
             stream: format!("DPOPT_STREAM_{site}"),
             stats: format!("dpopt_stats_{site}"),
+            floor_record: format!("dpopt_floor_record_{site}"),
+            floor_list: format!("dpopt_floor_list_{site}"),
+            floor_storage: format!("dpopt_floor_storage_{site}"),
+            floor_push: format!("dpopt_floor_push_{site}"),
+            drain: format!("dpopt_drain_{site}"),
         }
     }
 }
@@ -161,6 +183,16 @@ pub enum Knob {
     PoolBlocks,
     /// Serial recursion levels of a recursive child (named after the child).
     SerialDepth,
+    /// `floor`: host launches run the launch-free copy (1) or the kernel
+    /// itself (0); named after the parent kernel.
+    Floor,
+    /// Records in a `floor` site's work list.
+    FloorRecords,
+    /// Blocks of a `floor` site's drain grid (0: as many as fill the device).
+    FloorBlocks,
+    /// Threads per block of a drain grid whose child's block size is not a
+    /// constant.
+    FloorThreads,
 }
 
 impl Knob {
@@ -175,6 +207,10 @@ impl Knob {
             Knob::Group => "DPOPT_GROUP",
             Knob::PoolBlocks => "DPOPT_POOL_BLOCKS",
             Knob::SerialDepth => "DPOPT_SERIAL_DEPTH",
+            Knob::Floor => "DPOPT_FLOOR",
+            Knob::FloorRecords => "DPOPT_FLOOR_RECORDS",
+            Knob::FloorBlocks => "DPOPT_FLOOR_BLOCKS",
+            Knob::FloorThreads => "DPOPT_FLOOR_THREADS",
         }
     }
 
@@ -194,6 +230,10 @@ impl Knob {
             Knob::Group => "parent blocks per group (1..256)",
             Knob::PoolBlocks => "parent blocks with a place in the pool; later ones aggregate per block",
             Knob::SerialDepth => "serial recursion levels (DPOPT_SERIAL_DEPTH sets every child)",
+            Knob::Floor => "1: host launches of the parent run its launch-free copy and the drains; 0: the parent itself",
+            Knob::FloorRecords => "records in the site's work list; children beyond it run serially",
+            Knob::FloorBlocks => "blocks of the site's drain grid; 0: as many as fill the device",
+            Knob::FloorThreads => "threads per block of the site's drain grid (the child's block size is not a constant)",
         }
     }
 
@@ -208,6 +248,10 @@ impl Knob {
             Knob::Group => "group size",
             Knob::PoolBlocks => "pool blocks",
             Knob::SerialDepth => "serial recursion depth",
+            Knob::Floor => "floor",
+            Knob::FloorRecords => "work-list records",
+            Knob::FloorBlocks => "drain blocks",
+            Knob::FloorThreads => "drain threads",
         }
     }
 

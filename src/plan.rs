@@ -33,6 +33,8 @@ pub struct Site {
     /// `parent_threads(N)`: the largest block size of the kernels that run
     /// the site (their launch bounds).
     pub parent_threads: Option<Value>,
+    /// `floor`: the launch-free copy of the parent and the site's drain.
+    pub floor: Option<Floor>,
     /// Every tuning macro the output defines for the site, with its default
     /// (`Plan::settle`): what `dpopt check` and `dpopt explain` list and
     /// what the templates define.
@@ -72,6 +74,46 @@ pub struct Aggregation {
     /// `work(...)` was given: the invariant arguments are only asserted
     /// invariant, and `DPOPT_CHECK_INVARIANT` checks them at run time.
     pub asserted: bool,
+}
+
+/// The launch-free floor of one site (`floor`).
+#[derive(Debug, Clone)]
+pub struct Floor {
+    /// Records in the site's work list (`floor(N)`, else
+    /// `DEFAULT_POOL_RECORDS`).
+    pub records: Value,
+    /// Threads per block of the drain grid.
+    pub threads: FloorThreads,
+    /// The launch's dynamic shared memory, a constant, as C source (`None`:
+    /// none).
+    pub smem: Option<String>,
+}
+
+/// How the drain's blocks run a recorded child block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FloorThreads {
+    /// The child's block size is this constant: one drain thread per child
+    /// thread (records of another size run serially).
+    Exact(u64),
+    /// Not a constant: `DPOPT_FLOOR_THREADS_<site>` threads, each running
+    /// several of the block's threads.
+    Loop,
+}
+
+/// Threads per drain block when the child's block size is not a constant.
+pub const DEFAULT_FLOOR_THREADS: u64 = 256;
+
+/// A kernel with `floor` sites: its launch-free copy, the sites' drains and
+/// the host launcher, and the host launches that call the launcher.
+#[derive(Debug, Clone)]
+pub struct FloorKernel {
+    /// Index into `Program::functions`.
+    pub kernel: usize,
+    /// Indices into `Plan::sites`, in source order.
+    pub sites: Vec<usize>,
+    /// Host-side launches of the kernel in the input (indices into
+    /// `Program::launches`), rewritten to call the launcher.
+    pub host_launches: Vec<usize>,
 }
 
 /// Serial recursion levels of a recursive child before small launches are
@@ -158,6 +200,22 @@ impl Site {
         }
         if let Some(v) = &self.coarsen {
             knobs.push(knob(Knob::Coarsen, &self.id, v.to_source()));
+        }
+        if let Some(f) = &self.floor {
+            knobs.push(knob(
+                Knob::Floor,
+                &program.functions[self.parent].symbol,
+                "1".to_string(),
+            ));
+            knobs.push(knob(Knob::FloorRecords, &self.id, f.records.to_source()));
+            knobs.push(knob(Knob::FloorBlocks, &self.id, "0".to_string()));
+            if f.threads == FloorThreads::Loop {
+                knobs.push(knob(
+                    Knob::FloorThreads,
+                    &self.id,
+                    DEFAULT_FLOOR_THREADS.to_string(),
+                ));
+            }
         }
         if let Some(a) = &self.aggregation {
             if let Some(v) = &a.agg_threshold {
@@ -255,6 +313,8 @@ pub struct Plan {
     /// The bounded kernels whose sites state `parent_threads(N)`: they get
     /// `__launch_bounds__(N)` instead.
     pub parent_threads: std::collections::BTreeMap<usize, Value>,
+    /// Kernels with `floor` sites.
+    pub floors: Vec<FloorKernel>,
     /// Device-side syncs migrated to continuations (`--migrate-sync`,
     /// `postwork.rs`).
     pub postwork: Vec<crate::postwork::SyncSite>,
@@ -287,12 +347,14 @@ pub struct Uses {
     pub bounded: bool,
     /// The statistics counters (any site).
     pub stats: bool,
+    /// The launch-free floor's support (`templates/floor.cuh`).
+    pub floor: bool,
 }
 
 impl Uses {
     /// Whether the file needs a prelude at all.
     pub fn prelude(&self) -> bool {
-        self.aggregate || self.bytes || self.defer || self.bounded || self.stats
+        self.aggregate || self.bytes || self.defer || self.bounded || self.stats || self.floor
     }
 }
 
@@ -306,9 +368,13 @@ impl Plan {
         // Records keep classes as their bytes: aggregation's (of the
         // aggregated sites' children), and the queues of deferred launches.
         let bytes = self.children.iter().any(|c| {
-            let records = c.defers || c.sites.iter().any(|&s| self.sites[s].aggregation.is_some());
+            let records = c.defers
+                || c.sites
+                    .iter()
+                    .any(|&s| self.sites[s].aggregation.is_some() || self.sites[s].floor.is_some());
             records && c.members.iter().any(|m| !m.read.is_empty())
         });
+        let floor = self.sites.iter().any(|s| s.floor.is_some());
         self.uses = Uses {
             aggregate: aggregations().next().is_some(),
             cooperative_groups: aggregations().any(in_parameters),
@@ -320,6 +386,7 @@ impl Plan {
             defer: self.children.iter().any(|c| c.defers),
             bounded: !self.bounded.is_empty(),
             stats: !self.sites.is_empty(),
+            floor,
         };
         let knobs: Vec<Vec<SiteKnob>> = self
             .sites

@@ -127,6 +127,8 @@ clause_table! {
         "blocks of every aggregated launch, at most";
     ParentThreads = "parent_threads", args "N", needs None,
         "the parent kernel is launched with at most N threads per block (N <= 1024): its launch bounds";
+    Floor = "floor", args "[N]", needs None,
+        "host launches of the parent run a launch-free copy of it, then one drain grid over the large children (N: records in its work list)";
 }
 
 impl ClauseName {
@@ -169,6 +171,9 @@ pub enum ClauseKind {
     Blocks(Value),
     /// `parent_threads(N)`: the parent kernel's largest block size.
     ParentThreads(Value),
+    /// `floor` or `floor(N)`: the launch-free copy of the parent, with a
+    /// work list of N records (the default when not given).
+    Floor(Option<Value>),
 }
 
 impl ClauseKind {
@@ -185,6 +190,7 @@ impl ClauseKind {
             ClauseKind::Threads(_) => ClauseName::Threads,
             ClauseKind::Blocks(_) => ClauseName::Blocks,
             ClauseKind::ParentThreads(_) => ClauseName::ParentThreads,
+            ClauseKind::Floor(_) => ClauseName::Floor,
         }
     }
 
@@ -201,7 +207,9 @@ impl ClauseKind {
             | ClauseKind::Threads(v)
             | ClauseKind::Blocks(v)
             | ClauseKind::ParentThreads(v) => vec![v],
-            ClauseKind::Aggregate { group, .. } => group.iter().collect(),
+            ClauseKind::Aggregate { group, .. } | ClauseKind::Floor(group) => {
+                group.iter().collect()
+            }
             ClauseKind::Buffer { sizes, .. } => sizes.iter().collect(),
             ClauseKind::ChildThreads(_) | ClauseKind::Work(_) => Vec::new(),
         }
@@ -301,6 +309,14 @@ impl Directive {
     pub fn parent_threads(&self) -> Option<&Value> {
         self.clauses.iter().find_map(|c| match &c.kind {
             ClauseKind::ParentThreads(v) => Some(v),
+            _ => None,
+        })
+    }
+
+    /// `floor` (`Some(None)`) or `floor(N)` (`Some(Some(N))`).
+    pub fn floor(&self) -> Option<Option<&Value>> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::Floor(v) => Some(v.as_ref()),
             _ => None,
         })
     }
@@ -448,6 +464,10 @@ fn clause_kind(
     span: &Range<usize>,
 ) -> Result<ClauseKind, Diagnostic> {
     let name = clause.spelling();
+    // `floor` alone keeps its work list's default size.
+    if clause == ClauseName::Floor && !has_args {
+        return Ok(ClauseKind::Floor(None));
+    }
     if !has_args || args.is_empty() {
         return Err(Diagnostic::new(
             DiagnosticKind::MissingArguments {
@@ -484,6 +504,7 @@ fn clause_kind(
         ClauseName::AggThreshold => ClauseKind::AggThreshold(one_value()?),
         ClauseName::Threads => ClauseKind::Threads(one_value()?),
         ClauseName::Blocks => ClauseKind::Blocks(one_value()?),
+        ClauseName::Floor => ClauseKind::Floor(Some(one_value()?)),
         ClauseName::ParentThreads => {
             let threads = one_value()?;
             // A block holds at most 1,024 threads on every architecture
@@ -651,6 +672,27 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
         .clauses
         .iter()
         .find(|c| c.kind.clause() == ClauseName::Aggregate);
+    // The floor's drain already runs the large children of the whole parent
+    // grid as one grid: aggregating them on the device as well has no path.
+    if let (Some(floor), Some(aggregate)) = (
+        directive
+            .clauses
+            .iter()
+            .find(|c| c.kind.clause() == ClauseName::Floor),
+        aggregation,
+    ) {
+        errors.push(
+            Diagnostic::new(
+                DiagnosticKind::FloorWithAggregation,
+                floor.span.clone(),
+                "launch-free copy requested here",
+            )
+            .with_note(
+                aggregate.span.clone(),
+                "device-side aggregation requested here",
+            ),
+        );
+    }
     for clause in &directive.clauses {
         let name = clause.kind.clause();
         match name.needs() {
@@ -780,6 +822,23 @@ mod tests {
     }
 
     #[test]
+    fn floor_takes_an_optional_size_and_excludes_consldt() {
+        let d = parse("#pragma dp threshold(128) floor").unwrap();
+        assert_eq!(d.floor(), Some(None));
+        let d = parse("#pragma dp floor(4096) coarsen(8)").unwrap();
+        assert_eq!(d.floor(), Some(Some(&Value::Literal(4096))));
+        assert_eq!(d.threshold(), None);
+        assert!(matches!(
+            parse("#pragma dp floor(0)").unwrap_err()[0],
+            DiagnosticKind::NotPositive { .. }
+        ));
+        assert_eq!(
+            parse("#pragma dp floor consldt(grid)").unwrap_err(),
+            [DiagnosticKind::FloorWithAggregation]
+        );
+    }
+
+    #[test]
     fn duplicates_are_errors() {
         let e = parse("#pragma dp threshold(1) threshold(2)").unwrap_err();
         assert_eq!(
@@ -839,7 +898,13 @@ mod tests {
     fn every_clause_in_the_table_parses_by_its_spelling() {
         for &clause in ClauseName::ALL {
             assert_eq!(ClauseName::from_spelling(clause.spelling()), Some(clause));
-            // Without arguments each clause asks for the syntax the table gives.
+            // Without arguments each clause asks for the syntax the table
+            // gives, except those whose arguments are optional.
+            if clause.syntax().starts_with('[') {
+                let d = parse(&format!("#pragma dp {}", clause.spelling())).unwrap();
+                assert_eq!(d.clauses[0].kind.clause(), clause);
+                continue;
+            }
             let e = parse(&format!("#pragma dp {}", clause.spelling())).unwrap_err();
             assert_eq!(
                 e[0],

@@ -268,6 +268,48 @@ diagnostic_tests! {
         span: "cg::this_grid()",
         says: [],
     }
+    floor_recursive {
+        input: "__global__ void tree(int *a, int n) {\n  if (n > 1) {\n#pragma dp threshold(8) floor\n    tree<<<1, 32>>>(a, n / 2);\n  }\n}\nvoid run(int *a) { tree<<<1, 32>>>(a, 64); }\n",
+        code: "dpopt::floor",
+        at: "4:5",
+        span: "tree",
+        says: ["a recursion", "remove `floor`"],
+    }
+    floor_device_runtime {
+        input: format!("{CHILD}__global__ void parent(int *a, int n) {{\n  cudaStream_t s;\n  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);\n#pragma dp threshold(64) floor\n  child<<<(n + 31) / 32, 32, 0, s>>>(a, n);\n}}\nvoid run(int *a, int n) {{ parent<<<1, 32>>>(a, n); }}\n"),
+        code: "dpopt::floor",
+        at: "7:3",
+        span: "cudaStreamCreateWithFlags",
+        says: ["device runtime", "`floor` requested here"],
+    }
+    floor_in_device_function {
+        input: format!("{CHILD}__device__ void launch(int *a, int n) {{\n#pragma dp threshold(64) floor\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        code: "dpopt::floor",
+        at: "5:17",
+        span: "launch",
+        says: ["`__global__` kernel"],
+    }
+    floor_host_launch_first {
+        input: format!("{CHILD}__global__ void parent(int *a, int n);\nvoid run(int *a, int n) {{ parent<<<1, 32>>>(a, n); }}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64) floor\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        code: "dpopt::floor",
+        at: "6:27",
+        span: "parent<<<1, 32>>>(a, n);",
+        says: ["comes before the definition"],
+    }
+    floor_dynamic_shared_memory {
+        input: format!("{CHILD}__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64) floor\n  child<<<(n + 31) / 32, 32, n * 4>>>(a, n);\n}}\n"),
+        code: "dpopt::floor",
+        at: "7:30",
+        span: "n * 4",
+        says: ["not a constant"],
+    }
+    floor_child_launches {
+        input: format!("{CHILD}__global__ void mid(int *a, int n) {{\n  child<<<1, 32>>>(a, n);\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64) floor\n  mid<<<(n + 31) / 32, 32>>>(a, n);\n}}\nvoid run(int *a, int n) {{ parent<<<1, 32>>>(a, n); }}\n"),
+        code: "dpopt::floor",
+        at: "10:3",
+        span: "mid",
+        says: ["drain grid", "launches `child`"],
+    }
     cannot_see_helper {
         input: format!("__device__ void helper(int *a, int i);\n__global__ void child(int *a, int n) {{\n  if (threadIdx.x >= n) return;\n  helper(a, threadIdx.x);\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
         code: "dpopt::cannot_see",

@@ -1481,6 +1481,74 @@ case! {
     span: "mine",
 }
 
+// -------------------------------------------------------------- floor ----
+
+case! {
+    name: floor_refused,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64) floor
+          child<<<(n + 31) / 32, 32>>>(a, n);
+          child<<<1, 32>>>(a, n);
+        }
+
+        void run(int *a, int n) { parent<<<1, 32>>>(a, n); }
+    ",
+    kind: FloorRefused { .. },
+    code: "dpopt::floor",
+    severity: Error,
+    line: 9,
+    column: 3,
+    span: "child<<<1, 32>>>(a, n);",
+}
+
+case! {
+    name: floor_with_consldt,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp floor consldt(grid)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: FloorWithAggregation,
+    code: "dpopt::floor_with_consldt",
+    severity: Error,
+    line: 7,
+    column: 12,
+    span: "floor",
+}
+
+case! {
+    name: floor_unused,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64) floor
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: FloorUnused { .. },
+    code: "dpopt::floor_unused",
+    severity: Warning,
+    line: 7,
+    column: 1,
+    span: "#pragma dp threshold(64) floor",
+}
+
 // ------------------------------------------------------------ coverage ----
 
 /// The code under which each kind is tested. Exhaustive, no wildcard: a
@@ -1548,6 +1616,9 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         PostworkShared { .. } => "dpopt::postwork_shared",
         PostworkBarrier { .. } => "dpopt::postwork_barrier",
         PostworkUnsupported { .. } => "dpopt::postwork_unsupported",
+        FloorRefused { .. } => "dpopt::floor",
+        FloorWithAggregation => "dpopt::floor_with_consldt",
+        FloorUnused { .. } => "dpopt::floor_unused",
     }
 }
 
@@ -1716,6 +1787,13 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             kernel: s(),
             what: s(),
         },
+        FloorRefused {
+            kernel: s(),
+            why: s(),
+            fix: s(),
+        },
+        FloorWithAggregation,
+        FloorUnused { kernel: s() },
     ]
 }
 

@@ -64,14 +64,17 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                 ("TCAm", "#pragma dp threshold(64) coarsen(4) consldt(multiblock, 8) buffer(default, 4096)"),
                 ("TCA", "#pragma dp threshold(64) coarsen(4) consldt(warp) agg_threshold(2)"),
                 ("CAw", "#pragma dp coarsen(2) consldt(warp) work(deg, nTess, nchildren, c, depth, start, lidx, line, out, node, count)"),
+                ("TCF", "#pragma dp threshold(64) coarsen(4) floor"),
+                ("F", "#pragma dp floor"),
             ] {
                 let mut t = common::with_pragmas(&text, pragma);
                 if variant == "TC" {
                     t = format!("#define TH_SWEEP 256\n{t}");
                 }
-                if pragma.contains("block") {
+                if pragma.contains("block") || pragma.contains("floor") {
                     // Block-level aggregation is refused next to barriers
-                    // and warp primitives (a clear error, tested in diagnostics.rs).
+                    // and warp primitives, the floor for recursive children
+                    // (clear errors, tested in diagnostics.rs).
                     let file = dpopt::source::SourceFile::new("x.cu", t.clone().into_bytes());
                     if dpopt::run(&file, "x.cu", false).has_errors() {
                         continue;
@@ -181,6 +184,13 @@ fn compile_with(
         let simple = kernel.rsplit("::").next().unwrap();
         let mangled = format!("{}{simple}", simple.len());
         let counts = registers_of(&log, &mangled);
+        // With `floor` the host launches the kernel's launch-free copy: the
+        // kernel itself, never referenced, may be left out by the link.
+        let floored = String::from_utf8_lossy(&std::fs::read(&out).unwrap())
+            .contains(&format!("dpopt_floor_launch_{simple}("));
+        if counts.is_empty() && floored {
+            continue;
+        }
         if counts.is_empty() {
             return Err(format!(
                 "{name}: no register count for `{kernel}` in\n{log}"

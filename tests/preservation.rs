@@ -49,6 +49,14 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
                 .expect("pragma has a launch");
             cuts.push((pragma.span.start, launch.span.end));
         }
+        // Host launches of a `floor` parent call its launcher instead.
+        let plan = dpopt::analyzer::analyze(&file, &program).plan;
+        for floor in &plan.floors {
+            for &l in &floor.host_launches {
+                let launch = &program.launches[l];
+                cuts.push((launch.span.start, launch.span.end));
+            }
+        }
         // Every original line outside the sites appears unchanged, in order.
         let output_lines: Vec<&[u8]> = output.split_inclusive(|&b| b == b'\n').collect();
         let mut cursor = 0;

@@ -63,6 +63,7 @@ program_snapshots! {
     crlf: "tests/fixtures/crlf.cu",
     dim3_grid: "tests/fixtures/dim3_grid.cu",
     early_return: "tests/fixtures/early_return.cu",
+    floor_sites: "tests/fixtures/floor_sites.cu",
     forward_decl: "tests/fixtures/forward_decl.cu",
     grid_variable: "tests/fixtures/grid_variable.cu",
     header_child: "tests/fixtures/header_child.cu",
@@ -133,6 +134,9 @@ clause_snapshots! {
     bfs_aggregate_block: "bfs", "aggregate_block", "#pragma dp threshold(64) consldt(block)";
     bfs_aggregate_multiblock: "bfs", "aggregate_multiblock", "#pragma dp coarsen(4) consldt(multiblock, 8) buffer(default, 4096)";
     bfs_parent_threads: "bfs", "parent_threads", "#pragma dp threshold(64) parent_threads(256)";
+    bfs_floor: "bfs", "floor", "#pragma dp threshold(128) coarsen(8) floor";
+    spmv_floor: "spmv", "floor", "#pragma dp threshold(128) floor(4096)";
+    bezier_floor: "bezier", "floor", "#pragma dp floor";
     tree_heights_threshold: "tree_heights", "threshold", "#pragma dp threshold(64)";
     tree_heights_coarsen: "tree_heights", "coarsen", "#pragma dp coarsen(4)";
     tree_heights_aggregate: "tree_heights", "aggregate", "#pragma dp threshold(64) coarsen(4) consldt(warp) agg_threshold(2)";

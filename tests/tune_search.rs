@@ -47,6 +47,7 @@ fn gname(g: Granularity) -> &'static str {
         Granularity::Block => "block",
         Granularity::Multiblock(_) => "mb",
         Granularity::Grid => "grid",
+        Granularity::Floor => "floor",
     }
 }
 
@@ -106,6 +107,18 @@ fn noise(key: &str, sample: u32, sigma: f64, seed: u64) -> f64 {
     (sigma * z).exp()
 }
 
+/// What the search knows of a site of the suite: every granularity the
+/// committed sweep measured (it has no `floor` points).
+fn sweep_facts() -> SiteFacts {
+    SiteFacts {
+        granularities: Granularity::SCREEN
+            .into_iter()
+            .filter(|&g| g != Granularity::Floor)
+            .collect(),
+        ..SiteFacts::default()
+    }
+}
+
 /// The suite's starting clauses: threshold(128) coarsen(8), no aggregation.
 fn start() -> Point {
     Point(vec![SiteConfig::new(Granularity::None, 128, 8)])
@@ -126,7 +139,7 @@ fn run_suite(sigma: f64, seed: u64) -> Summary {
         };
         let out = search(
             &start(),
-            &[SiteFacts::default()],
+            &[sweep_facts()],
             Limits {
                 runs: 12,
                 plateau: 4,
@@ -201,7 +214,7 @@ fn failures_are_never_chosen_and_a_small_budget_is_kept() {
     };
     let out = search(
         &start(),
-        &[SiteFacts::default()],
+        &[sweep_facts()],
         Limits {
             runs: 7,
             plateau: 4,
@@ -225,7 +238,7 @@ fn two_sites_share_the_budget_and_both_improve() {
     let start = Point(vec![SiteConfig::new(Granularity::None, 128, 8); 2]);
     let out = search(
         &start,
-        &[SiteFacts::default(), SiteFacts::default()],
+        &[sweep_facts(), sweep_facts()],
         Limits {
             runs: 24,
             plateau: 4,
@@ -250,11 +263,11 @@ fn an_inert_site_is_not_tuned() {
     let start = Point(vec![SiteConfig::new(Granularity::None, 128, 8); 2]);
     let inert = SiteFacts {
         tune: false,
-        ..SiteFacts::default()
+        ..sweep_facts()
     };
     let out = search(
         &start,
-        &[SiteFacts::default(), inert],
+        &[sweep_facts(), inert],
         Limits {
             runs: 12,
             plateau: 4,

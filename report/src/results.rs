@@ -40,14 +40,17 @@ impl Granularity {
 }
 
 /// What a variant name of the suite says: `orig`, `CDPff`, or the letters
-/// T (threshold), C (coarsen), A (aggregate) followed by a lower-case suffix
-/// naming the granularity (`b` block, `m` multiblock, `g` grid, otherwise
-/// warp; `k` fixed `threads`/`blocks`, `a` an aggregation threshold).
+/// T (threshold), C (coarsen), A (aggregate) or F (the launch-free floor)
+/// followed by a lower-case suffix naming the granularity (`b` block, `m`
+/// multiblock, `g` grid, otherwise warp; `k` fixed `threads`/`blocks`, `a`
+/// an aggregation threshold).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Variant {
     pub threshold: bool,
     pub coarsen: bool,
     pub aggregate: Option<Granularity>,
+    /// `floor`: host launches run the parent's launch-free copy and a drain.
+    pub floor: bool,
     /// The program as written (`orig`) or with fire-and-forget launches (`CDPff`).
     pub baseline: bool,
 }
@@ -59,6 +62,7 @@ impl Variant {
                 threshold: false,
                 coarsen: false,
                 aggregate: None,
+                floor: false,
                 baseline: true,
             };
         }
@@ -82,11 +86,13 @@ impl Variant {
             threshold: upper.contains('T'),
             coarsen: upper.contains('C'),
             aggregate,
+            floor: upper.contains('F'),
             baseline: false,
         }
     }
 
-    /// The family the report compares: "T", "C", "T+C", "A", "T+A", "C+A", "T+C+A".
+    /// The family the report compares: "T", "C", "T+C", "A", "T+A", "C+A",
+    /// "T+C+A", and with the floor "F", "T+F", "T+C+F", ...
     pub fn family(&self) -> Option<String> {
         if self.baseline {
             return None;
@@ -100,6 +106,9 @@ impl Variant {
         }
         if self.aggregate.is_some() {
             parts.push("A");
+        }
+        if self.floor {
+            parts.push("F");
         }
         (!parts.is_empty()).then(|| parts.join("+"))
     }
@@ -181,6 +190,9 @@ mod tests {
         assert_eq!(Variant::parse("A").aggregate, Some(Granularity::Warp));
         assert_eq!(Variant::parse("Agk").aggregate, Some(Granularity::Grid));
         assert_eq!(Variant::parse("TCAa").aggregate, Some(Granularity::Warp));
+        let f = Variant::parse("TCF");
+        assert!(f.floor && f.aggregate.is_none());
+        assert_eq!(f.family().as_deref(), Some("T+C+F"));
         assert_eq!(Variant::parse("TC").aggregate, None);
         assert_eq!(Variant::parse("TC").family().as_deref(), Some("T+C"));
         assert!(Variant::parse("CDPff").baseline);

@@ -92,7 +92,16 @@ pub(super) fn check_child(
         }
     }
     let position = |h: Hazard| matches!(h, Hazard::ThreadPosition | Hazard::BlockPosition);
-    if site.threshold.is_some() {
+    // The clause that needs a serial version: `threshold`, or `floor`, whose
+    // copy runs a child serially when its work list is full.
+    let serial_clause = if site.threshold.is_some() {
+        Some("threshold")
+    } else if site.floor.is_some() {
+        Some("floor")
+    } else {
+        None
+    };
+    if let Some(clause) = serial_clause {
         // Serial in one parent thread: nothing may wait for, or exchange
         // values with, other threads, share memory with them, or read a
         // position the serial version does not replace (a callee's builtins
@@ -109,20 +118,33 @@ pub(super) fn check_child(
         ];
         if let Some(finding) = summary.first_of(&serial, |f| !(position(f.hazard) && f.in_callee()))
         {
+            let kind = if clause == "floor" {
+                DiagnosticKind::FloorRefused {
+                    kernel: parent_name(program, site),
+                    why: format!(
+                        "child kernel `{kernel}` uses `{}`, which a serial run in the parent thread (the copy's fallback when its work list is full) cannot reproduce",
+                        finding.construct
+                    ),
+                    fix: "remove `floor` from this pragma".to_string(),
+                }
+            } else {
+                DiagnosticKind::NotSerializable {
+                    kernel: kernel.clone(),
+                    construct: finding.construct.clone(),
+                }
+            };
             let d = if finding.hazard == Hazard::Unseen {
-                cannot_see(finding, "threshold")
+                cannot_see(finding, clause)
             } else {
                 Diagnostic::new(
-                    DiagnosticKind::NotSerializable {
-                        kernel: kernel.clone(),
-                        construct: finding.construct.clone(),
-                    },
+                    kind,
                     finding.span.clone(),
                     "cannot run serially in one parent thread",
                 )
             };
             out.push(
-                with_calls(d, finding).with_note(pragma_span.clone(), "threshold requested here"),
+                with_calls(d, finding)
+                    .with_note(pragma_span.clone(), format!("{clause} requested here")),
             );
         }
     }
@@ -136,8 +158,8 @@ pub(super) fn check_child(
         .collect();
     in_callees.sort_by_key(|f| f.anchor());
     for finding in in_callees {
-        let clause = if site.threshold.is_some() {
-            "threshold"
+        let clause = if let Some(clause) = serial_clause {
+            clause
         } else if site.coarsen.is_some() && finding.hazard == Hazard::BlockPosition {
             "coarsen"
         } else {
@@ -209,4 +231,9 @@ pub(super) fn check_child(
         }
     }
     out
+}
+
+/// The name of the kernel that holds the site.
+fn parent_name(program: &Program, site: &Site) -> String {
+    program.functions[site.parent].name.clone()
 }

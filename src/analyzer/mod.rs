@@ -14,6 +14,7 @@
 mod block_hazards;
 mod bounds;
 mod child;
+mod floor;
 mod names;
 mod placement;
 mod pragma_macros;
@@ -104,7 +105,10 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         }
     }
     for (child, sites) in by_child {
-        let serial = sites.iter().any(|&s| plan.sites[s].threshold.is_some());
+        // The floor's copy runs a child serially when its work list is full.
+        let serial = sites
+            .iter()
+            .any(|&s| plan.sites[s].threshold.is_some() || plan.sites[s].floor.is_some());
         let coarse = sites.iter().any(|&s| plan.sites[s].coarsen.is_some());
         let function = &program.functions[child];
         let facts = child::ChildFacts::gather(program, view, &hazards, child);
@@ -144,6 +148,9 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             elsewhere,
         });
     }
+    let floors = floor::floors(file, program, view, &plan, &hazards);
+    diagnostics.extend(floors.diagnostics);
+    plan.floors = floors.kernels;
     let bounds = bounds::kernels_to_bound(program, view, &plan);
     diagnostics.extend(bounds.diagnostics);
     plan.bounded = bounds.kernels;

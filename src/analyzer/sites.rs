@@ -5,7 +5,7 @@
 use super::varying::{parent_params_uniform, varying_arguments};
 use crate::constant::Constants;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
-use crate::plan::{Aggregation, Site};
+use crate::plan::{Aggregation, Floor, FloorThreads, Site, DEFAULT_POOL_RECORDS};
 use crate::pragma::{ClauseName, Directive, Value, MAX_BLOCK_THREADS};
 use crate::program::{Program, Resolution};
 use crate::source::SourceFile;
@@ -332,9 +332,22 @@ pub(super) fn site_for(
             directive.pool_records().cloned(),
         )
     });
+    let floor = match directive.floor() {
+        None => None,
+        Some(records) => Some(floor_of(
+            program,
+            view,
+            launch,
+            parent,
+            simple_name,
+            records,
+            constants,
+        )?),
+    };
     Ok((
         Site {
             aggregation,
+            floor,
             id,
             summary: directive.summary(),
             pragma: index,
@@ -360,4 +373,53 @@ fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
             .launches
             .iter()
             .any(|l| l.function == Some(child) && program.launched_kernels(l).contains(&child))
+}
+
+/// The floor of a site: its work list's size, the drain's threads (the
+/// child's block size when it is a constant) and its shared memory, which
+/// the host sets when it launches the drain: a constant or nothing.
+fn floor_of(
+    program: &Program,
+    view: &str,
+    launch: &crate::program::Launch,
+    parent: usize,
+    kernel: &str,
+    records: Option<&Value>,
+    constants: &Constants,
+) -> Result<Floor, Diagnostic> {
+    let parent_fn = &program.functions[parent];
+    let threads = match constants.threads(&view[launch.config[1].clone()], parent_fn, program, view)
+    {
+        Some(n) if (1..=i128::from(MAX_BLOCK_THREADS)).contains(&n) => {
+            FloorThreads::Exact(n as u64)
+        }
+        _ => FloorThreads::Loop,
+    };
+    let smem = match launch.config.get(2) {
+        None => None,
+        Some(r) => match constants.value(&view[r.clone()]) {
+            Some(0) => None,
+            Some(n) if n > 0 => Some(n.to_string()),
+            _ => {
+                return Err(Diagnostic::new(
+                    DiagnosticKind::FloorRefused {
+                        kernel: parent_fn.name.clone(),
+                        why: format!(
+                            "the launch of `{kernel}` passes dynamic shared memory that is not a constant, and the drain grid gets its shared memory when the host launches it"
+                        ),
+                        fix: "give the launch a constant shared-memory size (a literal or a macro the file defines), or remove `floor`".to_string(),
+                    },
+                    r.clone(),
+                    "not a constant",
+                ))
+            }
+        },
+    };
+    Ok(Floor {
+        records: records
+            .cloned()
+            .unwrap_or(Value::Literal(DEFAULT_POOL_RECORDS)),
+        threads,
+        smem,
+    })
 }

@@ -15,16 +15,16 @@ use crate::program::Function;
 use crate::record::Member;
 
 /// Parameter lists in the forms the templates need.
-struct Params {
+pub(super) struct Params {
     /// `, T *a, int n` (each unnamed parameter gets a name).
-    declared: String,
+    pub(super) declared: String,
     /// The same with default arguments, for the first declaration.
-    with_defaults: String,
+    pub(super) with_defaults: String,
     /// `, a, n`
-    names: String,
+    pub(super) names: String,
 }
 
-fn params(child: &Function) -> Params {
+pub(super) fn params(child: &Function) -> Params {
     let mut p = Params {
         declared: String::new(),
         with_defaults: String::new(),

@@ -48,6 +48,9 @@ pub struct SiteContext {
     /// The launch's arguments.
     pub args: Vec<String>,
     pub serial: String,
+    /// The child has a serial version (some site thresholds it or floors
+    /// it).
+    pub child_serial: bool,
     pub launcher: String,
     pub aggregate: bool,
     /// The launch's dynamic shared memory, as written.
@@ -67,6 +70,9 @@ pub struct SiteContext {
     pub coarse: String,
     /// The queue of deferred launches (`""` when the child has none).
     pub defer: String,
+    /// In the launch-free copy of a `floor` parent: the function that
+    /// records a large child for the drain.
+    pub floor: Option<String>,
 }
 
 /// A factor of a site's child-thread count: a variable the site computes,
@@ -283,6 +289,78 @@ pub struct KnobMacro {
     pub value: String,
 }
 
+/// `floor.cu.tera`: the launch-free floor of one kernel, after its
+/// definition.
+#[derive(Debug, Serialize)]
+pub struct FloorContext {
+    pub kernel: String,
+    pub location: String,
+    /// `DPOPT_FLOOR_<kernel>`.
+    pub floor_knob: KnobMacro,
+    /// Each site's work list, recording function and drain
+    /// (`floor_site.cu.tera`'s output).
+    pub sites: Vec<String>,
+    pub drains: Vec<FloorDrain>,
+    /// The copy and the launcher.
+    pub clone: String,
+    pub launcher: String,
+    /// The kernel's head before its name, as written.
+    pub specifiers: String,
+    /// `const int *a, int n, ` (empty without parameters).
+    pub clone_params: String,
+    /// `, const int *a, int n` (each parameter named).
+    pub launcher_params: String,
+    /// `a, n`, and `a, n, ` before a further argument.
+    pub args: String,
+    pub args_lead: String,
+    pub body_line: usize,
+    pub body_file: String,
+    /// The placeholder the copied body goes in place of.
+    pub body: &'static str,
+    #[serde(flatten)]
+    pub resume: Resume,
+}
+
+/// How the launcher launches one site's drain.
+#[derive(Debug, Serialize)]
+pub struct FloorDrain {
+    pub kernel: String,
+    pub threads: String,
+    pub smem: String,
+    pub blocks: String,
+}
+
+/// `floor_site.cu.tera` (with `disaggregate.cu.tera`): one site's work
+/// list, recording function and drain kernel.
+#[derive(Debug, Serialize)]
+pub struct FloorSiteContext {
+    pub site: String,
+    pub n: SiteSymbols,
+    pub location: String,
+    pub records: KnobMacro,
+    pub blocks: KnobMacro,
+    pub threads_knob: Option<KnobMacro>,
+    /// The drain's threads per block: the child's constant block size, or
+    /// the threads knob.
+    pub threads: String,
+    /// The child's block size is that constant.
+    pub exact: bool,
+    /// Record members and their names.
+    pub members: Vec<String>,
+    pub member_names: Vec<String>,
+    /// `, T *a, int n`: the child's parameters.
+    pub params: String,
+    // What `disaggregate.cu.tera` reads.
+    pub body_fn: String,
+    pub tpl_args: String,
+    pub record_args: String,
+    pub coarse: bool,
+    pub uses_shared: bool,
+    pub recursive: bool,
+    pub block_loop: bool,
+    pub thread_loop: bool,
+}
+
 /// `prelude.cu.tera`: the top of a transformed file.
 #[derive(Debug, Serialize)]
 pub struct PreludeContext {
@@ -291,6 +369,8 @@ pub struct PreludeContext {
     pub uses: crate::plan::Uses,
     /// `defer_queue.cuh`, or `""`.
     pub defer_queue: &'static str,
+    /// `floor.cuh`, or `""`.
+    pub floor_support: &'static str,
     /// The launch counters' names (a file with sites).
     pub counters: Vec<crate::names::CounterName>,
     pub file_name: String,
@@ -411,6 +491,8 @@ template_of! {
     NamespacesContext => NAMESPACES,
     ContinuationContext => CONTINUATION,
     ContinuationStatsContext => CONTINUATION,
+    FloorContext => FLOOR,
+    FloorSiteContext => FLOOR_SITE,
 }
 
 impl TemplateContext for AggregationContext {

@@ -6,6 +6,7 @@
 pub mod child;
 pub mod context;
 pub mod continuation;
+pub mod floor;
 pub mod renderer;
 pub mod site;
 pub mod templates;

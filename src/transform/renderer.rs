@@ -35,6 +35,10 @@ pub struct Renderer<'a> {
     pub plan: &'a Plan,
     pub templates: &'a Templates,
     pub codec: TextCodec,
+    /// Rendering the launch-free copy of a `floor` parent: its sites record
+    /// large children for the drain, and its reads of the thread's last
+    /// device-runtime error are `cudaSuccess` (it makes no runtime call).
+    pub floor: bool,
     /// Start offset of each rewritten pragma -> index into `plan.sites`.
     site_at: HashMap<usize, usize>,
 }
@@ -58,7 +62,21 @@ impl<'a> Renderer<'a> {
             plan,
             templates,
             codec: TextCodec::for_bytes(&file.bytes),
+            floor: false,
             site_at,
+        }
+    }
+
+    /// The same renderer, for the launch-free copy of a `floor` parent.
+    pub fn for_floor(&self) -> Renderer<'a> {
+        Renderer {
+            file: self.file,
+            program: self.program,
+            plan: self.plan,
+            templates: self.templates,
+            codec: self.codec,
+            floor: true,
+            site_at: self.site_at.clone(),
         }
     }
 
@@ -100,6 +118,9 @@ impl<'a> Renderer<'a> {
                 {
                     out.generated(&site_code(self, site, copy_of));
                     Some(self.program.launches[self.plan.sites[site].launch].span.end)
+                } else if self.floor && t.kind == TokenKind::Ident {
+                    self.last_error_read(&t)
+                        .inspect(|_| out.generated(b"cudaSuccess"))
                 } else {
                     None
                 };
@@ -118,6 +139,42 @@ impl<'a> Renderer<'a> {
             }
             i += 1;
         }
+    }
+
+    /// At `cudaGetLastError()` or `cudaPeekAtLastError()` (the call), the
+    /// end of the call: in code that makes no device-runtime call the
+    /// thread's last error is always `cudaSuccess`.
+    fn last_error_read(&self, t: &crate::token::Token) -> Option<usize> {
+        if !matches!(
+            t.text(&self.file.view),
+            "cudaGetLastError" | "cudaPeekAtLastError"
+        ) {
+            return None;
+        }
+        let i = self.program.sig_index_at(t.start);
+        let sig = &self.program.sig;
+        let text = |k: usize| sig.get(k).map(|t| t.text(&self.file.view));
+        (text(i + 1) == Some("(") && text(i + 2) == Some(")")).then(|| sig[i + 2].end)
+    }
+
+    /// A function's head before its name (after its template header), as
+    /// written, token by token: without comments, directives, splices or a
+    /// stray `#`, so that it can be repeated on one line.
+    pub fn head_specifiers(&self, f: &crate::program::Function) -> Vec<String> {
+        let head_start = f.start + f.template_header.as_ref().map_or(0, String::len);
+        let sig = &self.program.sig;
+        let first = sig.partition_point(|t| t.start < head_start);
+        sig[first..]
+            .iter()
+            .take_while(|t| t.end <= f.name_span.start)
+            .filter(|t| t.kind != TokenKind::Directive)
+            .map(|t| {
+                crate::phases::without_splices(
+                    &self.codec.to_text(&self.file.bytes[t.start..t.end]),
+                )
+            })
+            .filter(|t| t != "#" && t != "%:")
+            .collect()
     }
 
     /// Render `range` as template text.

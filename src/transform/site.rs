@@ -131,13 +131,10 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         .iter()
         .any(|c| site.children().any(|s| s == c.child) && c.recursive);
     let nested = recursive && copy_of.is_some_and(|c| site.children().any(|s| s == c));
-    let defers = r
-        .plan
-        .children
-        .iter()
-        .find(|c| c.child == site.child)
-        .is_some_and(|c| c.defers);
+    let child_plan = r.plan.children.iter().find(|c| c.child == site.child);
+    let defers = child_plan.is_some_and(|c| c.defers);
     let symbols = SiteSymbols::of(&site.id);
+    let floor = (r.floor && site.floor.is_some()).then(|| symbols.floor_push.clone());
     let ctx = SiteContext {
         summary: site.summary.clone(),
         site: site.id.clone(),
@@ -157,6 +154,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         targs: launch.template_args.clone().unwrap_or_default(),
         args,
         serial: format!("{qualifier}{}", names::serial(&child.name)),
+        child_serial: child_plan.is_some_and(|c| c.serial),
         launcher: format!("{qualifier}{}", symbols.launcher),
         aggregate: site.aggregation.is_some(),
         shared_memory: config.get(2).cloned(),
@@ -178,6 +176,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         } else {
             String::new()
         },
+        floor,
     };
     let code = r.templates.render(&ctx);
 

@@ -11,8 +11,8 @@ pub struct Templates {
     core: Tera,
     /// Compiled when first needed (tera's parsing is most of a small
     /// file's time): the three aggregation templates, the queue of
-    /// deferred launches and the postwork continuation.
-    lazy: [std::sync::OnceLock<Tera>; 5],
+    /// deferred launches, the postwork continuation and the floor.
+    lazy: [std::sync::OnceLock<Tera>; 6],
 }
 
 pub const SITE: &str = "site.cu.tera";
@@ -27,6 +27,11 @@ pub const RECOVER: &str = "recover.cu.tera";
 pub const BOUNDS: &str = "bounds.cu.tera";
 pub const NAMESPACES: &str = "namespaces.cu.tera";
 pub const CONTINUATION: &str = "continuation.cu.tera";
+/// The launch-free floor of a kernel, and of one of its sites.
+pub const FLOOR: &str = "floor.cu.tera";
+pub const FLOOR_SITE: &str = "floor_site.cu.tera";
+/// The floor's host and device support, copied into the prelude as it is.
+pub const FLOOR_SUPPORT: &str = include_str!("../../templates/floor.cuh");
 /// The queue of a child's deferred launches.
 pub const DEFER: &str = "defer.cu.tera";
 /// The deferred-launch queue's generic code (C++ templates), copied into
@@ -118,6 +123,19 @@ impl Templates {
                 CONTINUATION,
                 include_str!("../../templates/continuation.cu.tera"),
             ),
+            FLOOR | FLOOR_SITE => self.lazy[5].get_or_init(|| {
+                compile(vec![
+                    (FLOOR, include_str!("../../templates/floor.cu.tera")),
+                    (
+                        FLOOR_SITE,
+                        include_str!("../../templates/floor_site.cu.tera"),
+                    ),
+                    (
+                        "disaggregate.cu.tera",
+                        include_str!("../../templates/disaggregate.cu.tera"),
+                    ),
+                ])
+            }),
             _ => &self.core,
         };
         match tera.render(name, &context) {

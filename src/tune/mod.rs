@@ -297,7 +297,7 @@ fn tune(args: &TuneArgs) -> Result<ExitCode, String> {
                         facts[k].tune = false;
                         eprintln!("dpopt tune: site {}: no launch requested in the stats run: left as written", s.id);
                     } else if requested < FEW_LAUNCHES {
-                        facts[k].granularities = vec![Granularity::None];
+                        facts[k].granularities = vec![Granularity::None, Granularity::Floor];
                         eprintln!(
                             "dpopt tune: site {}: {requested} launches requested in the stats run: too few to aggregate, aggregation not tried",
                             s.id
@@ -305,6 +305,23 @@ fn tune(args: &TuneArgs) -> Result<ExitCode, String> {
                     }
                 }
             }
+        }
+    }
+    // The floor only where dpopt accepts it for the site.
+    for (k, s) in sites.iter().enumerate() {
+        let floor = start.with(
+            k,
+            SiteConfig {
+                granularity: Granularity::Floor,
+                ..start.0[k]
+            },
+        );
+        if facts[k].granularities.contains(&Granularity::Floor) && !ctx.accepts(&floor) {
+            facts[k].granularities.retain(|&g| g != Granularity::Floor);
+            eprintln!(
+                "dpopt tune: site {}: dpopt refuses `floor` here (`dpopt check` says why): not tried",
+                s.id
+            );
         }
     }
     let tuned = facts.iter().filter(|f| f.tune).count().max(1);
@@ -497,6 +514,34 @@ impl Context<'_> {
         Ok(out)
     }
 
+    /// The source of the point's build: each site's granularity clause,
+    /// with threshold and coarsening clauses so that their run-time knobs
+    /// exist.
+    fn variant(&self, p: &Point) -> Result<String, String> {
+        let edits: Vec<(usize, Vec<String>)> = self
+            .sites
+            .iter()
+            .zip(&p.0)
+            .map(|(s, c)| {
+                let mut clauses = vec!["threshold(128)".to_string(), "coarsen(8)".to_string()];
+                clauses.extend(c.granularity.clause());
+                (s.line, clauses)
+            })
+            .collect();
+        pragma_edit::rewrite(self.text, &edits)
+    }
+
+    /// Whether dpopt transforms the point's variant (no build, no run): the
+    /// floor is refused for some sites (a recursive child, a parent that
+    /// makes other launches).
+    fn accepts(&self, p: &Point) -> bool {
+        let Ok(text) = self.variant(p) else {
+            return false;
+        };
+        let file = SourceFile::new(self.name, text.into_bytes());
+        !crate::run_with(&file, Some(self.options), self.name, false).has_errors()
+    }
+
     /// The program for the point's granularities (built once).
     fn build(&mut self, p: &Point, stats: bool) -> Result<PathBuf, String> {
         let mut key = p.build_key();
@@ -533,20 +578,7 @@ impl Context<'_> {
         if let Some(pb) = &self.progress {
             pb.set_message(format!("building {key}"));
         }
-        // The variant: each site's granularity clause, with threshold and
-        // coarsening clauses so that their run-time knobs exist.
-        let edits: Vec<(usize, Vec<String>)> = self
-            .sites
-            .iter()
-            .zip(&p.0)
-            .map(|(s, c)| {
-                let mut clauses = vec!["threshold(128)".to_string(), "coarsen(8)".to_string()];
-                clauses.extend(c.granularity.clause());
-                (s.line, clauses)
-            })
-            .collect();
-        let variant = pragma_edit::rewrite(self.text, &edits)?;
-        let file = SourceFile::new(self.name, variant.into_bytes());
+        let file = SourceFile::new(self.name, self.variant(p)?.into_bytes());
         let src = measure::artefact(self.work, key, "cu");
         let outcome = crate::run_with(&file, Some(self.options), &src.display().to_string(), true);
         let Some(out) = outcome.output else {

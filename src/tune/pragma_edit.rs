@@ -13,7 +13,7 @@ pub struct PragmaLine {
 
 /// The clauses a search sets; every other clause (`buffer`, `threads`,
 /// `work`, ...) is kept as written.
-const TUNED: [&str; 4] = ["threshold", "coarsen", "consldt", "agg_threshold"];
+const TUNED: [&str; 5] = ["threshold", "coarsen", "consldt", "agg_threshold", "floor"];
 
 /// Every `#pragma dp` directive of `text`, in order.
 pub fn pragma_lines(text: &str) -> Vec<PragmaLine> {

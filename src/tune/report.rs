@@ -53,6 +53,7 @@ fn colour(g: Granularity) -> &'static str {
         Granularity::Block => "#2ca02c",
         Granularity::Multiblock(_) => "#9467bd",
         Granularity::Grid => "#d62728",
+        Granularity::Floor => "#ff7f0e",
     }
 }
 

@@ -414,7 +414,7 @@ impl<'a, E: Evaluate> Searcher<'a, E> {
                 ));
             }
         }
-        if facts.agg_knob && best.granularity != Granularity::None {
+        if facts.agg_knob && best.granularity.aggregates() {
             for a in [4, 16] {
                 out.push((
                     "agg",

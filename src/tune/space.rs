@@ -6,8 +6,9 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// How a site's launches are aggregated (`consldt(...)`); `None` is no
-/// aggregation. Each distinct value needs its own build.
+/// How a site's launches are aggregated (`consldt(...)`), or the
+/// launch-free floor (`floor`); `None` is neither. Each distinct value needs
+/// its own build.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Granularity {
     None,
@@ -16,6 +17,9 @@ pub enum Granularity {
     /// Blocks per group (2 ... 64).
     Multiblock(u32),
     Grid,
+    /// `floor`: host launches of the parent run its launch-free copy and a
+    /// drain grid.
+    Floor,
 }
 
 impl Granularity {
@@ -27,6 +31,7 @@ impl Granularity {
             Granularity::Block => Some("consldt(block)".into()),
             Granularity::Multiblock(g) => Some(format!("consldt(multiblock, {g})")),
             Granularity::Grid => Some("consldt(grid)".into()),
+            Granularity::Floor => Some("floor".into()),
         }
     }
 
@@ -38,17 +43,25 @@ impl Granularity {
             Granularity::Block => "block".into(),
             Granularity::Multiblock(g) => format!("mb{g}"),
             Granularity::Grid => "grid".into(),
+            Granularity::Floor => "floor".into(),
         }
     }
 
-    /// The granularities a search screens (multiblock with its default group).
-    pub const SCREEN: [Granularity; 5] = [
+    /// The granularities a search screens (multiblock with its default
+    /// group); the floor where the site accepts it.
+    pub const SCREEN: [Granularity; 6] = [
         Granularity::None,
         Granularity::Warp,
         Granularity::Block,
         Granularity::Multiblock(8),
         Granularity::Grid,
+        Granularity::Floor,
     ];
+
+    /// Does it aggregate on the device (an aggregation threshold applies)?
+    pub fn aggregates(self) -> bool {
+        !matches!(self, Granularity::None | Granularity::Floor)
+    }
 }
 
 /// Thresholds a search may try; 1 means no thresholding (every child is
@@ -94,7 +107,7 @@ impl SiteConfig {
         if let Some(c) = self.granularity.clause() {
             out.push(c);
         }
-        if let (Some(a), false) = (self.agg_threshold, self.granularity == Granularity::None) {
+        if let (Some(a), true) = (self.agg_threshold, self.granularity.aggregates()) {
             out.push(format!("agg_threshold({a})"));
         }
         out
@@ -214,6 +227,11 @@ mod tests {
         assert_eq!(c.clauses(), ["coarsen(8)", "consldt(multiblock, 16)"]);
         let c = SiteConfig::new(Granularity::None, 256, 1);
         assert_eq!(c.clauses(), ["threshold(256)"]);
+        let c = SiteConfig {
+            agg_threshold: Some(4),
+            ..SiteConfig::new(Granularity::Floor, 32, 8)
+        };
+        assert_eq!(c.clauses(), ["threshold(32)", "coarsen(8)", "floor"]);
     }
 
     #[test]

@@ -1,0 +1,332 @@
+//! The launch-free floor (`floor`): the kernels that get a copy making no
+//! device-runtime call, run from the host with a drain grid per site after
+//! it, and what refuses it. The copy must make no launch and no runtime call
+//! (except reads of the last error, which are `cudaSuccess` there), the
+//! children must make none either (the drain runs their bodies), and every
+//! host launch of the kernel in the input must see the launcher.
+
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::hazard::{Hazard, Hazards};
+use crate::plan::{FloorKernel, FloorThreads, Plan};
+use crate::program::{Program, Resolution};
+use crate::source::SourceFile;
+use crate::token::calls;
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+pub(super) struct Floors {
+    pub kernels: Vec<FloorKernel>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// A launch or device-runtime call in a function or what it calls.
+struct RuntimeUse {
+    /// Where (a call of the function holding it, for a callee's).
+    span: Range<usize>,
+    what: String,
+    /// The construct itself, when it is in a callee.
+    inner: Option<Range<usize>>,
+}
+
+/// The first launch or device-runtime call (`cuda...(`) in `function` or a
+/// device function it calls, other than the launches `allowed` and, when
+/// `last_error_ok`, reads of the last error in `function` itself.
+fn runtime_use(
+    program: &Program,
+    view: &str,
+    function: usize,
+    allowed: &[usize],
+    last_error_ok: bool,
+) -> Option<RuntimeUse> {
+    let mut seen = vec![function];
+    let own = |f: usize, last_error_ok: bool| -> Option<(Range<usize>, String)> {
+        let body = program.functions[f].body.clone();
+        let launch = program
+            .launches
+            .iter()
+            .enumerate()
+            .find(|(i, l)| l.function == Some(f) && !allowed.contains(i))
+            .map(|(_, l)| (l.span.clone(), format!("launches `{}`", l.kernel.trim())));
+        let sig = program.sig_in(body);
+        let call = calls(sig, view)
+            .find(|&(_, name)| {
+                name.starts_with("cuda")
+                    && !(last_error_ok
+                        && matches!(name, "cudaGetLastError" | "cudaPeekAtLastError"))
+            })
+            .map(|(i, name)| (sig[i].range(), format!("calls `{name}` (device runtime)")));
+        [launch, call]
+            .into_iter()
+            .flatten()
+            .min_by_key(|(r, _)| r.start)
+    };
+    if let Some((span, what)) = own(function, last_error_ok) {
+        return Some(RuntimeUse {
+            span,
+            what,
+            inner: None,
+        });
+    }
+    // Device functions of the file it calls, through any chain of calls:
+    // reported at the call in `function`.
+    let sig = program.sig_in(program.functions[function].body.clone());
+    for (i, name) in calls(sig, view) {
+        let callees = match program.resolve(name, Some(function), sig[i].start, None) {
+            Resolution::Found(f) => vec![f],
+            Resolution::Ambiguous(all) => all,
+            Resolution::NotFound => Vec::new(),
+        };
+        let mut stack: Vec<usize> = callees
+            .into_iter()
+            .filter(|&f| program.functions[f].space.device && !program.functions[f].space.global)
+            .collect();
+        while let Some(f) = stack.pop() {
+            if seen.contains(&f) {
+                continue;
+            }
+            seen.push(f);
+            if let Some((inner, what)) = own(f, false) {
+                return Some(RuntimeUse {
+                    span: sig[i].range(),
+                    what: format!("calls `{name}`, which {what}"),
+                    inner: Some(inner),
+                });
+            }
+            let body = program.sig_in(program.functions[f].body.clone());
+            for (k, callee) in calls(body, view) {
+                if let Resolution::Found(g) = program.resolve(callee, Some(f), body[k].start, None)
+                {
+                    if program.functions[g].space.device && !program.functions[g].space.global {
+                        stack.push(g);
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
+fn refused(kernel: &str, span: Range<usize>, label: &str, why: String, fix: &str) -> Diagnostic {
+    Diagnostic::new(
+        DiagnosticKind::FloorRefused {
+            kernel: kernel.to_string(),
+            why,
+            fix: fix.to_string(),
+        },
+        span,
+        label.to_string(),
+    )
+}
+
+/// The kernels with `floor` sites, their host launches, and why a floor
+/// cannot be applied.
+pub(super) fn floors(
+    file: &SourceFile,
+    program: &Program,
+    view: &str,
+    plan: &Plan,
+    hazards: &Hazards,
+) -> Floors {
+    let mut diagnostics = Vec::new();
+    let mut by_parent: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (i, site) in plan.sites.iter().enumerate() {
+        if site.floor.is_some() {
+            by_parent.entry(site.parent).or_default().push(i);
+        }
+    }
+    let mut kernels = Vec::new();
+    for (parent, sites) in by_parent {
+        let f = &program.functions[parent];
+        let pragma = |s: usize| program.pragmas[plan.sites[s].pragma].span.clone();
+        let at = pragma(sites[0]);
+        let before = diagnostics.len();
+        let refuse = |span: Range<usize>, label: &str, why: String, fix: &str| {
+            refused(&f.name, span, label, why, fix).with_note(at.clone(), "`floor` requested here")
+        };
+        if !f.space.global {
+            diagnostics.push(refuse(
+                f.name_span.clone(),
+                "a device function",
+                format!("the launch is in `__device__` function `{}`, and the floor copies the kernel that holds the launch, chosen by the host", f.name),
+                "put the launch in the `__global__` kernel itself, or remove `floor`",
+            ));
+            continue;
+        }
+        if f.template_header.is_some() {
+            diagnostics.push(refuse(
+                f.name_span.clone(),
+                "a template kernel",
+                "it is a template kernel".to_string(),
+                "remove `floor` (template parents are not copied yet)",
+            ));
+            continue;
+        }
+        let allowed: Vec<usize> = sites.iter().map(|&s| plan.sites[s].launch).collect();
+        if let Some(u) = runtime_use(program, view, parent, &allowed, true) {
+            let why = format!(
+                "it {} here; its launch-free copy must make no launch and no device-runtime call (except `cudaGetLastError()`/`cudaPeekAtLastError()`, which read `cudaSuccess` there)",
+                u.what
+            );
+            let fix = "put `#pragma dp ... floor` on every launch of the kernel and keep other device-runtime calls out of it (and of the functions it calls), or remove `floor`";
+            match u.inner {
+                Some(inner) => diagnostics.push(
+                    refused(&f.name, u.span, "this call", why, fix)
+                        .with_note(inner, "here")
+                        .with_note(at.clone(), "`floor` requested here"),
+                ),
+                None => diagnostics.push(refuse(u.span, "in the kernel", why, fix)),
+            }
+        }
+        for &s in &sites {
+            let site = &plan.sites[s];
+            let child = &program.functions[site.child];
+            let floor = site.floor.as_ref().expect("a floor site");
+            let launch_span = program.launches[site.launch].kernel_span.clone();
+            if site.child == parent
+                || !site.alternatives.is_empty()
+                || child.template_header.is_some()
+            {
+                diagnostics.push(refuse(
+                    launch_span.clone(),
+                    "this child",
+                    format!("its child `{}` is {}", child.name, if site.child == parent {
+                        "the kernel itself (a recursion): the launch-free copy cannot launch the next level"
+                    } else if child.template_header.is_some() {
+                        "a template kernel"
+                    } else {
+                        "defined in several `#if` branches"
+                    }),
+                    "remove `floor` from this pragma (recursive and template children keep the device-side launch)",
+                ));
+                continue;
+            }
+            if let Some(u) = runtime_use(program, view, site.child, &[], false) {
+                let mut d = refused(
+                    &f.name,
+                    launch_span.clone(),
+                    "this child",
+                    format!(
+                        "its child `{}` {}; the drain grid runs the child's body and can make no launch or device-runtime call",
+                        child.name, u.what
+                    ),
+                    "remove `floor` from this pragma (children that launch keep the device-side launch)",
+                )
+                .with_note(u.span, "here");
+                if let Some(inner) = u.inner {
+                    d = d.with_note(inner, "inside");
+                }
+                diagnostics.push(d.with_note(at.clone(), "`floor` requested here"));
+                continue;
+            }
+            let summary = hazards.of(site.child);
+            let mut waits = vec![Hazard::Grid];
+            if floor.threads == FloorThreads::Loop {
+                waits.extend([Hazard::Block, Hazard::Warp, Hazard::Unseen]);
+            }
+            if let Some(finding) = summary.first_of(&waits, |_| true) {
+                let why = if finding.hazard == Hazard::Grid {
+                    format!(
+                        "its child `{}` uses `{}`, and the drain grid runs the recorded blocks in turn, not side by side",
+                        child.name, finding.construct
+                    )
+                } else {
+                    format!(
+                        "the block size of `{}` is not a constant, so each drain thread runs several of the child's threads in turn, and the child uses `{}`",
+                        child.name, finding.construct
+                    )
+                };
+                diagnostics.push(
+                    refused(
+                        &f.name,
+                        finding.span.clone(),
+                        "needs the child's threads together",
+                        why,
+                        "launch the child with a constant block size (a literal or a macro the file defines), or remove `floor`",
+                    )
+                    .with_note(pragma(s), "`floor` requested here"),
+                );
+                continue;
+            }
+            // The drain calls the child's body, defined after the child: the
+            // floor's code after the parent must come later.
+            let child_code = plan
+                .children
+                .iter()
+                .find(|c| c.child == site.child)
+                .map_or(child.body.end, |c| c.elsewhere.unwrap_or(child.body.end));
+            if child_code > f.body.start {
+                diagnostics.push(
+                    refused(
+                        &f.name,
+                        launch_span,
+                        "defined after the kernel",
+                        format!(
+                            "its child `{}` is defined after it, and the drain, defined after `{}`, runs the child's body",
+                            child.name, f.name
+                        ),
+                        "define the child (or include its header) before the parent kernel, or remove `floor`",
+                    )
+                    .with_note(pragma(s), "`floor` requested here"),
+                );
+            }
+        }
+        // Host launches of the kernel in the input call the launcher, which
+        // is defined after the kernel.
+        let mut host_launches = Vec::new();
+        for (i, l) in program.launches.iter().enumerate() {
+            let Some(h) = l.function else { continue };
+            if program.functions[h].space.runs_on_device()
+                || !file.in_input(l.span.start)
+                || program.launched_kernels(l) != [parent]
+            {
+                continue;
+            }
+            let problem = if l.template_args.is_some() {
+                Some("it names template arguments".to_string())
+            } else if !(2..=4).contains(&l.config.len()) {
+                Some("its configuration is not `<<<grid, block[, smem[, stream]]>>>`".to_string())
+            } else if l.span.start < f.body.end {
+                Some(format!(
+                    "it comes before the definition of `{}`, after which the floor's launcher is defined",
+                    f.name
+                ))
+            } else {
+                None
+            };
+            match problem {
+                Some(why) => diagnostics.push(
+                    refused(
+                        &f.name,
+                        l.span.clone(),
+                        "host launch",
+                        format!("this host launch cannot call the launch-free copy: {why}"),
+                        "launch the kernel after its definition as `kernel<<<grid, block[, smem[, stream]]>>>(args)`, or remove `floor`",
+                    )
+                    .with_note(at.clone(), "`floor` requested here"),
+                ),
+                None => host_launches.push(i),
+            }
+        }
+        if diagnostics.len() > before {
+            continue;
+        }
+        if host_launches.is_empty() {
+            diagnostics.push(Diagnostic::new(
+                DiagnosticKind::FloorUnused {
+                    kernel: f.name.clone(),
+                },
+                at.clone(),
+                "`floor` requested here",
+            ));
+        }
+        kernels.push(FloorKernel {
+            kernel: parent,
+            sites,
+            host_launches,
+        });
+    }
+    Floors {
+        kernels,
+        diagnostics,
+    }
+}

@@ -1,0 +1,171 @@
+//! The launch-free floor (`floor`) of one kernel: after its definition, each
+//! site's work list, recording function and drain grid, the copy of the
+//! kernel whose sites record large children instead of launching them, and
+//! the host function that launches the copy and the drains; and the host
+//! launches of the kernel, rewritten to call that function.
+
+use super::child::params;
+use super::context::{FloorContext, FloorDrain, FloorSiteContext, KnobMacro, Resume};
+use super::renderer::Renderer;
+use super::{with_newlines, OUTPUT_LINE_MARKER};
+use crate::names::{self, Knob, SiteSymbols};
+use crate::plan::{FloorKernel, FloorThreads};
+use std::ops::Range;
+
+fn knob_macro(site: &crate::plan::Site, knob: Knob) -> Option<KnobMacro> {
+    site.knob(knob).map(|k| KnobMacro {
+        name: k.name.clone(),
+        global: k.global(),
+        value: k.value.clone(),
+    })
+}
+
+/// The drain's threads per block: the child's constant block size, or the
+/// threads knob.
+fn drain_threads(site: &crate::plan::Site) -> String {
+    match site.floor.as_ref().map(|f| f.threads) {
+        Some(FloorThreads::Exact(n)) => n.to_string(),
+        _ => Knob::FloorThreads.name(&site.id),
+    }
+}
+
+/// One site's work list, recording function and drain kernel.
+fn site_text(r: &Renderer, index: usize) -> String {
+    let site = &r.plan.sites[index];
+    let floor = site.floor.as_ref().expect("a floor site");
+    let plan = r
+        .plan
+        .children
+        .iter()
+        .find(|c| c.child == site.child)
+        .expect("the child's plan");
+    let child = &r.program.functions[site.child];
+    let exact = matches!(floor.threads, FloorThreads::Exact(_));
+    // `disaggregate.cu.tera` reads a record of type `n.record`: the work
+    // list's.
+    let mut n = SiteSymbols::of(&site.id);
+    n.record = n.floor_record.clone();
+    let ctx = FloorSiteContext {
+        site: site.id.clone(),
+        n,
+        location: r.file.location(r.program.pragmas[site.pragma].span.start),
+        records: knob_macro(site, Knob::FloorRecords).expect("records knob"),
+        blocks: knob_macro(site, Knob::FloorBlocks).expect("blocks knob"),
+        threads_knob: knob_macro(site, Knob::FloorThreads),
+        threads: drain_threads(site),
+        exact,
+        members: plan.members.iter().map(|m| m.decl.clone()).collect(),
+        member_names: plan.members.iter().map(|m| m.name.clone()).collect(),
+        params: params(child).declared,
+        body_fn: names::body(&child.name),
+        tpl_args: String::new(),
+        record_args: plan
+            .members
+            .iter()
+            .map(|m| format!(", dpopt_r.{}{}", m.name, m.read))
+            .collect(),
+        coarse: site.coarsen.is_some(),
+        uses_shared: plan.uses_shared,
+        recursive: false,
+        block_loop: true,
+        thread_loop: !exact,
+    };
+    r.templates.render(&ctx)
+}
+
+/// The floor of `kernel`, inserted after its definition.
+pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Vec<u8> {
+    let f = &r.program.functions[floor.kernel];
+    let first = &r.plan.sites[floor.sites[0]];
+    let mut launcher_params = String::new();
+    let mut names_list = Vec::new();
+    for (i, p) in f.params.iter().enumerate() {
+        let (decl, name) = match &p.name {
+            Some(n) => (p.declaration.clone(), n.clone()),
+            None => {
+                let n = format!("dpopt_arg{i}");
+                (format!("{} {n}", p.declaration), n)
+            }
+        };
+        launcher_params.push_str(&format!(", {decl}"));
+        names_list.push(name);
+    }
+    let clone_params: String = f
+        .params
+        .iter()
+        .map(|p| format!("{}, ", p.declaration))
+        .collect();
+    let args = names_list.join(", ");
+    let (body_line, body_file) = r.file.line_directive_at(f.body.start);
+    const BODY: &str = "\u{E000}floor body\u{E001}";
+    let ctx = FloorContext {
+        kernel: f.name.clone(),
+        location: r.file.location(f.name_span.start),
+        floor_knob: knob_macro(first, Knob::Floor).expect("floor knob"),
+        sites: floor.sites.iter().map(|&s| site_text(r, s)).collect(),
+        drains: floor
+            .sites
+            .iter()
+            .map(|&s| {
+                let site = &r.plan.sites[s];
+                let fl = site.floor.as_ref().expect("a floor site");
+                FloorDrain {
+                    kernel: SiteSymbols::of(&site.id).drain,
+                    threads: drain_threads(site),
+                    smem: fl.smem.clone().unwrap_or_else(|| "0".to_string()),
+                    blocks: Knob::FloorBlocks.name(&site.id),
+                }
+            })
+            .collect(),
+        clone: names::floor_copy(&f.name),
+        launcher: names::floor_launcher(&f.name),
+        specifiers: r.head_specifiers(f).join(" "),
+        clone_params,
+        launcher_params,
+        args_lead: names_list.iter().map(|n| format!("{n}, ")).collect(),
+        args,
+        body_line,
+        body_file,
+        body: BODY,
+        resume: Resume {
+            line_out: OUTPUT_LINE_MARKER,
+            resume_line,
+            file: r.file.quoted_name(),
+        },
+    };
+    let text = with_newlines(&r.templates.render(&ctx), r.file.newline);
+    let (before, after) = text.split_once(BODY).expect("body placeholder");
+    let mut out = r.codec.to_bytes(before);
+    out.extend(r.for_floor().render(f.body.clone(), None, &[]));
+    out.extend(r.codec.to_bytes(after));
+    out
+}
+
+/// The host launches of `kernel` rewritten to call the floor's launcher:
+/// `k<<<g, b>>>(x)` becomes `dpopt_floor_launch_k(g, b, 0, 0, x)`, the
+/// configuration and arguments kept as written (and on their lines).
+pub fn host_launches(r: &Renderer, floor: &FloorKernel) -> Vec<(Range<usize>, String)> {
+    let f = &r.program.functions[floor.kernel];
+    let view = &r.file.view;
+    let mut out = Vec::new();
+    for &l in &floor.host_launches {
+        let launch = &r.program.launches[l];
+        let kernel_text = &view[launch.kernel_span.clone()];
+        let qualifier: String = kernel_text.rfind("::").map_or(String::new(), |i| {
+            kernel_text[..i + 2].split_whitespace().collect()
+        });
+        let open = launch.config_span.start;
+        out.push((
+            launch.kernel_span.start..open + "<<<".len(),
+            format!("{qualifier}{}(", names::floor_launcher(&f.name)),
+        ));
+        let close = launch.config_span.end - ">>>".len();
+        let paren = r.program.sig[r.program.sig_index_at(launch.config_span.end)].end;
+        let mut text = ", 0".repeat(4 - launch.config.len());
+        if !launch.args.is_empty() {
+            text.push_str(", ");
+        }
+        out.push((close..paren, text));
+    }
+    out
+}

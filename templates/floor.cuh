@@ -1,0 +1,57 @@
+#ifndef DPOPT_FLOOR_DEFINED
+#define DPOPT_FLOOR_DEFINED
+/* dpopt: support for the launch-free floor (`floor`): host launches of a parent run a copy of it that makes no
+   device-runtime call, then drain grids over the children it recorded */
+#include <atomic>
+/* -DDPOPT_FLOOR_PDL=1: launch each drain grid with programmatic dependent launch (sm_90), so that its launch
+   overlaps the end of the copy; the drain waits for the copy with griddepcontrol.wait either way */
+#ifndef DPOPT_FLOOR_PDL
+#  define DPOPT_FLOOR_PDL 0
+#endif
+static __device__ __forceinline__ void dpopt_floor_wait()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+/* the blocks of a drain grid: `fixed` if positive, else as many as fill the device, computed once per device */
+struct dpopt_floor_grid {
+    int device;
+    unsigned blocks;
+};
+inline unsigned dpopt_floor_blocks(dpopt_floor_grid &dpopt_cache, const void *dpopt_kernel, unsigned dpopt_threads,
+                                   size_t dpopt_smem, long long dpopt_fixed)
+{
+    if (dpopt_fixed > 0) return (unsigned)dpopt_fixed;
+    int dpopt_device = 0;
+    if (cudaGetDevice(&dpopt_device) != cudaSuccess) dpopt_device = 0;
+    if (dpopt_cache.blocks == 0u || dpopt_cache.device != dpopt_device) {
+        int dpopt_sms = 0, dpopt_per_sm = 0;
+        (void)cudaDeviceGetAttribute(&dpopt_sms, cudaDevAttrMultiProcessorCount, dpopt_device);
+        (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&dpopt_per_sm, dpopt_kernel, (int)dpopt_threads, dpopt_smem);
+        dpopt_cache.device = dpopt_device;
+        dpopt_cache.blocks = (unsigned)(dpopt_sms > 0 ? dpopt_sms : 1) * (unsigned)(dpopt_per_sm > 0 ? dpopt_per_sm : 1);
+    }
+    return dpopt_cache.blocks;
+}
+/* one drain grid: kernel(ticket) in the launch's stream */
+inline void dpopt_floor_drain(void (*dpopt_kernel)(unsigned long long), dim3 dpopt_grid, unsigned dpopt_threads,
+                              size_t dpopt_smem, cudaStream_t dpopt_stream, unsigned long long dpopt_ticket)
+{
+#if DPOPT_FLOOR_PDL
+    cudaLaunchConfig_t dpopt_config = {};
+    dpopt_config.gridDim = dpopt_grid;
+    dpopt_config.blockDim = dim3(dpopt_threads);
+    dpopt_config.dynamicSmemBytes = dpopt_smem;
+    dpopt_config.stream = dpopt_stream;
+    cudaLaunchAttribute dpopt_attribute[1];
+    dpopt_attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    dpopt_attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    dpopt_config.attrs = dpopt_attribute;
+    dpopt_config.numAttrs = 1;
+    (void)cudaLaunchKernelEx(&dpopt_config, dpopt_kernel, dpopt_ticket);
+#else
+    dpopt_kernel<<<dpopt_grid, dpopt_threads, dpopt_smem, dpopt_stream>>>(dpopt_ticket);
+#endif
+}
+#endif
