@@ -10,8 +10,10 @@
 # parallel (`dpopt tune --build-only`), then tunes each input in turn (one
 # search at a time: the GPU is timed) with the program's own kernel time as
 # the metric (`impl=cdp time_ms=`), and measures in the same pass the
-# configuration chosen, today's default (t128 c8, multiblock groups of 8)
-# and the flat version (one run each). Writes $OUT (or ./gpu-out)/tune.csv:
+# configuration chosen, the default (what a bare `#pragma dp` means for the
+# example's site, from `dpopt check`: t128 c8 grid, or t32 block for the
+# recursive trees) and the flat version (one run each). Writes $OUT (or
+# ./gpu-out)/tune.csv:
 # benchmark,input,tuned_ms,best_ms,ratio,runs,flat_ms,default_ms,config,gpu
 # (best_ms: the sweep's best verified C+A configuration for that input;
 # runs: program runs of the search, stats run included).
@@ -41,6 +43,17 @@ measure() {
   # shellcheck disable=SC2086
   env "$@" timeout "${TIMEOUT:-60}" "$exe" $args --reps "${REPS:-3}" > "$DIR/last.txt" 2>&1 || { echo ""; return; }
   grep "^result .*impl=$IMPL " "$DIR/last.txt" | grep 'verified=yes' | grep -o 'time_ms=[0-9.]*' | cut -d= -f2 | head -n1
+}
+
+# The default of the example's site: "BUILD THRESHOLD FACTOR" (the build as
+# `dpopt tune` names it), read from `dpopt check` of a copy with a bare pragma.
+default_of() {
+  sed 's/^\([ \t]*#[ \t]*pragma[ \t][ \t]*dp\)[ \t].*/\1/' "src/$1.cu" > "src/.$1.default.cu"
+  ./dpopt check "src/.$1.default.cu" | awk '
+    /DPOPT_THRESHOLD_/ { for (k = 1; k <= NF; k++) { if ($k ~ /^DPOPT_THRESHOLD_/) { split($k, kv, "="); t = kv[2] } if ($k ~ /^DPOPT_COARSEN_/) { split($k, kv, "="); c = kv[2] } } }
+    /consldt\(/ { g = $1; sub(/^consldt\(/, "", g); sub(/\).*$/, "", g) }
+    END { if (g == "") g = "none"; if (g == "multiblock") g = "mb8"; print g, (t == "" ? 1 : t), (c == "" ? 1 : c) }'
+  rm -f "src/.$1.default.cu"
 }
 
 run() {
@@ -80,7 +93,9 @@ run() {
       t=$(echo "$chosen" | sed 's/.*-t\([0-9]*\)-.*/\1/'); c=$(echo "$chosen" | sed 's/.*-c\([0-9]*\).*/\1/')
       IMPL=cdp tuned=$(IMPL=cdp measure "$work$g.exe" "$args" DPOPT_THRESHOLD="$t" DPOPT_COARSEN="$c")
     fi
-    IMPL=cdp default=$(IMPL=cdp measure "${work}mb8.exe" "$args" DPOPT_THRESHOLD=128 DPOPT_COARSEN=8)
+    local dg dt dc
+    read -r dg dt dc <<< "$(default_of "$ex")"
+    IMPL=cdp default=$(IMPL=cdp measure "$work$dg.exe" "$args" DPOPT_THRESHOLD="$dt" DPOPT_COARSEN="$dc")
     flat=$(grep '^result .*impl=flat ' last.txt | grep -o 'time_ms=[0-9.]*' | cut -d= -f2 | head -n1)
     input=$(grep -m1 '^result ' last.txt | sed 's/.*input=\([^ ]*\).*/\1/')
     [ -n "$input" ] || input=${args// /_}

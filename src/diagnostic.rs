@@ -67,7 +67,6 @@ pub enum DiagnosticKind {
     NotImplementedYet {
         clause: String,
     },
-    EmptyPragma,
     MalformedPragma,
     DuplicatePragma,
     NoLaunchAfterPragma {
@@ -260,7 +259,7 @@ impl DiagnosticKind {
             NeedsAggregation { .. } => "dpopt::needs_consldt",
             NeedsThreshold { .. } => "dpopt::needs_threshold",
             NotImplementedYet { .. } => "dpopt::not_implemented",
-            EmptyPragma | MalformedPragma => "dpopt::malformed_pragma",
+            MalformedPragma => "dpopt::malformed_pragma",
             DuplicatePragma => "dpopt::duplicate_pragma",
             NoLaunchAfterPragma { .. } => "dpopt::no_launch",
             HostSideLaunch { .. } => "dpopt::host_launch",
@@ -347,7 +346,6 @@ impl DiagnosticKind {
             NotImplementedYet { clause } => {
                 format!("clause `{clause}` is valid but dpopt cannot apply it yet")
             }
-            EmptyPragma => "`#pragma dp` without any clause".to_string(),
             MalformedPragma => "this `#pragma dp` cannot be parsed".to_string(),
             DuplicatePragma => "two `#pragma dp` directives for one launch".to_string(),
             NoLaunchAfterPragma { found } => {
@@ -487,7 +485,6 @@ impl DiagnosticKind {
             NotImplementedYet { .. } => {
                 "this version applies every `consldt` granularity with `agg_threshold`, `work`, `threads`, `blocks` and `buffer(default, ...)`; not yet: other buffer kinds; remove or change the clause".to_string()
             }
-            EmptyPragma => "add clauses, e.g. `#pragma dp threshold(128) coarsen(8)`".to_string(),
             MalformedPragma => "write clauses as `name(args)`, e.g. `#pragma dp threshold(128) coarsen(8)`".to_string(),
             DuplicatePragma => "merge the clauses into one `#pragma dp` line".to_string(),
             NoLaunchAfterPragma { .. } => {

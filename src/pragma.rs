@@ -438,13 +438,6 @@ pub fn parse_directive(logical: &LogicalText) -> Result<Directive, Vec<Diagnosti
             Err(diagnostic) => errors.push(diagnostic),
         }
     }
-    if clauses.is_empty() && errors.is_empty() {
-        errors.push(Diagnostic::new(
-            DiagnosticKind::EmptyPragma,
-            whole.clone(),
-            "no clause",
-        ));
-    }
     let directive = Directive {
         span: whole,
         clauses,
@@ -815,10 +808,8 @@ mod tests {
             parse("#pragma dp coarsen(2").unwrap_err()[0],
             DiagnosticKind::UnclosedArguments { .. }
         ));
-        assert!(matches!(
-            parse("#pragma dp").unwrap_err()[0],
-            DiagnosticKind::EmptyPragma
-        ));
+        // A bare pragma is the default configuration (analyzer/defaults.rs).
+        assert!(parse("#pragma dp").unwrap().clauses.is_empty());
     }
 
     #[test]

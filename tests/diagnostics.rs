@@ -114,13 +114,6 @@ diagnostic_tests! {
         span: "coarsen(4)",
         says: ["given twice"],
     }
-    no_clause {
-        input: parent("#pragma dp\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
-        code: "dpopt::malformed_pragma",
-        at: "6:1",
-        span: "#pragma dp",
-        says: ["without any clause"],
-    }
     unclosed {
         input: parent("#pragma dp threshold(64\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
         code: "dpopt::clause_arguments",

@@ -541,27 +541,6 @@ case! {
 }
 
 case! {
-    name: empty_pragma,
-    input: "
-        __global__ void child(int *a, int n) {
-          int i = blockIdx.x * blockDim.x + threadIdx.x;
-          if (i < n) a[i] = i;
-        }
-
-        __global__ void parent(int *a, int n) {
-        #pragma dp
-          child<<<(n + 31) / 32, 32>>>(a, n);
-        }
-    ",
-    kind: EmptyPragma,
-    code: "dpopt::malformed_pragma",
-    severity: Error,
-    line: 7,
-    column: 1,
-    span: "#pragma dp",
-}
-
-case! {
     name: malformed_pragma,
     input: "
         __global__ void child(int *a, int n) {
@@ -1573,7 +1552,6 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         NeedsAggregation { .. } => "dpopt::needs_consldt",
         NeedsThreshold { .. } => "dpopt::needs_threshold",
         NotImplementedYet { .. } => "dpopt::not_implemented",
-        EmptyPragma => "dpopt::malformed_pragma",
         MalformedPragma => "dpopt::malformed_pragma",
         DuplicatePragma => "dpopt::duplicate_pragma",
         NoLaunchAfterPragma { .. } => "dpopt::no_launch",
@@ -1674,7 +1652,6 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         NeedsAggregation { clause: s() },
         NeedsThreshold { clause: s() },
         NotImplementedYet { clause: s() },
-        EmptyPragma,
         MalformedPragma,
         DuplicatePragma,
         NoLaunchAfterPragma { found: s() },

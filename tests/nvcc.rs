@@ -66,6 +66,7 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                 ("CAw", "#pragma dp coarsen(2) consldt(warp) work(deg, nTess, nchildren, c, depth, start, lidx, line, out, node, count)"),
                 ("TCF", "#pragma dp threshold(64) coarsen(4) floor"),
                 ("F", "#pragma dp floor"),
+                ("Dflt", "#pragma dp"),
             ] {
                 let mut t = common::with_pragmas(&text, pragma);
                 if variant == "TC" {

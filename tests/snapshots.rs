@@ -135,6 +135,8 @@ clause_snapshots! {
     bfs_aggregate_multiblock: "bfs", "aggregate_multiblock", "#pragma dp coarsen(4) consldt(multiblock, 8) buffer(default, 4096)";
     bfs_parent_threads: "bfs", "parent_threads", "#pragma dp threshold(64) parent_threads(256)";
     bfs_floor: "bfs", "floor", "#pragma dp threshold(128) coarsen(8) floor";
+    bfs_default: "bfs", "default", "#pragma dp";
+    tree_heights_default: "tree_heights", "default", "#pragma dp";
     spmv_floor: "spmv", "floor", "#pragma dp threshold(128) floor(4096)";
     bezier_floor: "bezier", "floor", "#pragma dp floor";
     tree_heights_threshold: "tree_heights", "threshold", "#pragma dp threshold(64)";

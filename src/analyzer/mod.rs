@@ -14,6 +14,7 @@
 mod block_hazards;
 mod bounds;
 mod child;
+mod defaults;
 mod floor;
 mod names;
 mod placement;
@@ -76,6 +77,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     }
     let mut per_parent: BTreeMap<String, usize> = BTreeMap::new();
     let constants = Constants::of(program, view);
+    let hazards = Hazards::new(program, view);
     for (index, pragma) in program.pragmas.iter().enumerate() {
         let directive = match parse_directive(&pragma.logical) {
             Ok(d) => d,
@@ -85,7 +87,21 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             }
         };
         diagnostics.extend(names::unseen_names(program, view, &directive));
-        match sites::site_for(file, program, index, directive, &mut per_parent, &constants) {
+        let site = if directive.clauses.is_empty() {
+            defaults::default_site(
+                file,
+                program,
+                view,
+                index,
+                directive,
+                &mut per_parent,
+                &constants,
+                &hazards,
+            )
+        } else {
+            sites::site_for(file, program, index, directive, &mut per_parent, &constants)
+        };
+        match site {
             Ok((site, warnings)) => {
                 diagnostics.extend(warnings);
                 plan.sites.push(site);
@@ -93,7 +109,6 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             Err(d) => diagnostics.push(d),
         }
     }
-    let hazards = Hazards::new(program, view);
     diagnostics.extend(block_hazards::check_block_aggregation(
         program, view, &plan, &hazards,
     ));
@@ -343,6 +358,42 @@ mod tests {
             .collect();
         assert_eq!(stated, [("k1", &Value::Literal(256))]);
         assert_eq!(a.plan.bounded.len(), 2);
+    }
+
+    #[test]
+    fn a_bare_pragma_takes_the_default_of_its_class_that_the_site_accepts() {
+        let summary = |text: &str| {
+            let (plan, diagnostics) = analysis(text);
+            assert!(diagnostics.is_empty(), "{diagnostics:?}");
+            plan.sites[0].summary.clone()
+        };
+        let plain = format!(
+            "{CHILD}__global__ void parent(const int *row, int *out, int n) {{\n#pragma dp\n  child<<<(n + 31) / 32, 32>>>(row, 0, n, 1, out);\n}}\n"
+        );
+        assert_eq!(
+            summary(&plain),
+            format!("#pragma dp (the default: {})", defaults::OTHER[0])
+        );
+        // A child that waits at a barrier cannot run serially: no threshold.
+        let barrier = "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n  a[threadIdx.x] = s[0];\n}\n\
+                       __global__ void parent(int *a, int n) {\n#pragma dp\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}\n";
+        assert_eq!(
+            summary(barrier),
+            "#pragma dp (the default: coarsen(8) consldt(grid))"
+        );
+        let tree = "__global__ void tree(int *a, int n) {\n  if (n > 1) {\n#pragma dp\n    tree<<<(n + 31) / 32, 32>>>(a, n / 2);\n  }\n}\n";
+        assert_eq!(
+            summary(tree),
+            format!("#pragma dp (the default: {})", defaults::RECURSIVE[0])
+        );
+        // A recursive kernel that waits at a barrier: neither serial (it is
+        // its own child) nor block aggregation (its block waits).
+        let waits = "__global__ void tree(int *a, int n) {\n  __syncthreads();\n  if (n > 1) {\n#pragma dp\n    tree<<<(n + 31) / 32, 32>>>(a, n / 2);\n  }\n}\n";
+        let (plan, _) = analysis(waits);
+        assert_eq!(
+            plan.sites[0].summary,
+            format!("#pragma dp (the default: {})", defaults::RECURSIVE[3])
+        );
     }
 
     #[test]

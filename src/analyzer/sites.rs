@@ -367,7 +367,7 @@ pub(super) fn site_for(
 
 /// The launch is part of a recursion: the child launches itself, or the
 /// parent is the child.
-fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
+pub(super) fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
     parent == child
         || program
             .launches

@@ -176,7 +176,8 @@ fn tune(args: &TuneArgs) -> Result<ExitCode, String> {
     let start = Point(
         sites
             .iter()
-            .map(|s| starting_config(&text, &pragmas, s.line))
+            .zip(&outcome.sites)
+            .map(|(s, summary)| starting_config(&text, &pragmas, s.line, summary))
             .collect(),
     );
     let metric = Metric::parse(args.metric.as_deref())?;
@@ -395,15 +396,49 @@ const FEW_LAUNCHES: u64 = 64;
 
 /// The site's clauses as written (threshold, coarsen, consldt), for the
 /// starting point; what is not written is off.
-fn starting_config(text: &str, pragmas: &[pragma_edit::PragmaLine], line: usize) -> SiteConfig {
+/// The configuration a site starts from: its pragma's clauses, or for a
+/// bare `#pragma dp` the default dpopt chose for it (its knobs' values and
+/// its aggregation).
+fn starting_config(
+    text: &str,
+    pragmas: &[pragma_edit::PragmaLine],
+    line: usize,
+    summary: &crate::SiteSummary,
+) -> SiteConfig {
     let Some(p) = pragmas.iter().find(|p| p.line == line) else {
         return SiteConfig::new(Granularity::None, 128, 8);
     };
-    let d = &text[p.start..p.end];
-    let num = |name: &str| -> Option<u32> {
-        let re = regex::Regex::new(&format!(r"\b{name}\s*\(\s*(\d+)\s*\)")).ok()?;
-        re.captures(d)?.get(1)?.as_str().parse().ok()
+    let written = &text[p.start..p.end];
+    let bare = written
+        .split_once("dp")
+        .is_some_and(|(_, rest)| rest.trim().trim_matches('\\').trim().is_empty());
+    let chosen;
+    let d = if bare {
+        let knob = |prefix: &str| {
+            summary
+                .macros
+                .iter()
+                .find(|(name, _)| name.starts_with(prefix))
+                .map_or("1".to_string(), |(_, v)| v.clone())
+        };
+        chosen = format!(
+            "threshold({}) coarsen({}) {}",
+            knob("DPOPT_THRESHOLD_"),
+            knob("DPOPT_COARSEN_"),
+            summary.aggregation.as_deref().unwrap_or("")
+        );
+        chosen.as_str()
+    } else {
+        written
     };
+    if regex::Regex::new(r"\bfloor\b").is_ok_and(|re| re.is_match(d)) {
+        return SiteConfig::new(
+            Granularity::Floor,
+            num_clause(d, "threshold").unwrap_or(1),
+            num_clause(d, "coarsen").unwrap_or(1),
+        );
+    }
+    let num = |name: &str| num_clause(d, name);
     let granularity = regex::Regex::new(r"consldt\s*\(\s*(\w+)\s*(?:,\s*(\d+))?")
         .ok()
         .and_then(|re| re.captures(d))
@@ -420,6 +455,12 @@ fn starting_config(text: &str, pragmas: &[pragma_edit::PragmaLine], line: usize)
         num("threshold").unwrap_or(1),
         num("coarsen").unwrap_or(1),
     )
+}
+
+/// The value of clause `name(N)` in `d`.
+fn num_clause(d: &str, name: &str) -> Option<u32> {
+    let re = regex::Regex::new(&format!(r"\b{name}\s*\(\s*(\d+)\s*\)")).ok()?;
+    re.captures(d)?.get(1)?.as_str().parse().ok()
 }
 
 fn progress_bar(len: u64) -> indicatif::ProgressBar {
@@ -640,5 +681,40 @@ impl Context<'_> {
         self.new_runs += 1;
         let out = self.run(&exe, p)?;
         Ok(measure::parse_stats(&out.output))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start_of(source: &str) -> SiteConfig {
+        let file = SourceFile::new("t.cu", source.as_bytes().to_vec());
+        let outcome = crate::run_with(&file, None, "<tune>", false);
+        assert!(!outcome.has_errors(), "{:?}", outcome.diagnostics);
+        let pragmas = pragma_edit::pragma_lines(source);
+        starting_config(source, &pragmas, pragmas[0].line, &outcome.sites[0])
+    }
+
+    const CHILD: &str = "__global__ void child(int *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] = i; }\n";
+
+    #[test]
+    fn a_site_starts_from_its_clauses_or_from_its_default() {
+        let site = |pragma: &str| {
+            format!("{CHILD}__global__ void parent(int *a, int n) {{\n{pragma}\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\nvoid run(int *a) {{ parent<<<1, 32>>>(a, 64); }}\n")
+        };
+        assert_eq!(
+            start_of(&site("#pragma dp threshold(64) consldt(multiblock, 4)")),
+            SiteConfig::new(Granularity::Multiblock(4), 64, 1)
+        );
+        assert_eq!(
+            start_of(&site("#pragma dp threshold(32) coarsen(2) floor")),
+            SiteConfig::new(Granularity::Floor, 32, 2)
+        );
+        // A bare pragma starts from the default dpopt chose for the site.
+        assert_eq!(
+            start_of(&site("#pragma dp")),
+            SiteConfig::new(Granularity::Grid, 128, 8)
+        );
     }
 }

@@ -1,0 +1,118 @@
+//! What a bare `#pragma dp` (no clause) means: the default configuration of
+//! its class of site, a tiny cost model from what dpopt knows statically.
+//! `bench/default_config.py` computes it from the committed sweep
+//! (bench/results/2026-11-24-h100-suite.csv, 28 inputs): per class the
+//! configuration with the best geometric mean of (the input's best time /
+//! its time) over the class's inputs. A recursive child (the trees) is best
+//! thresholded at 32 with block aggregation (0.959 of the best), any other
+//! with threshold 128, factor 8 and grid aggregation (0.707); together 0.731
+//! over the suite, against 0.711 for the best single configuration (t32 c8
+//! grid) and 0.441 for t128 c8 multiblock 8. Where the site refuses a clause
+//! of its default (a child that cannot run serially or be coarsened, a
+//! parent's block that waits), the next candidate of the class that it
+//! accepts is taken.
+
+use super::{block_hazards, child, sites};
+use crate::constant::Constants;
+use crate::diagnostic::Diagnostic;
+use crate::hazard::Hazards;
+use crate::phases::directive_text;
+use crate::plan::{Plan, Site};
+use crate::pragma::{parse_directive, Directive};
+use crate::program::Program;
+use crate::source::SourceFile;
+use std::collections::BTreeMap;
+
+/// The candidates of a site whose child launches itself, best first.
+pub const RECURSIVE: [&str; 4] = [
+    "threshold(32) consldt(block)",
+    "threshold(32) consldt(grid)",
+    "consldt(block)",
+    "consldt(grid)",
+];
+
+/// The candidates of any other site, best first.
+pub const OTHER: [&str; 4] = [
+    "threshold(128) coarsen(8) consldt(grid)",
+    "threshold(128) consldt(grid)",
+    "coarsen(8) consldt(grid)",
+    "consldt(grid)",
+];
+
+/// `clauses` as the directive of the pragma `index` (every clause spans the
+/// pragma).
+fn directive(program: &Program, index: usize, clauses: &str) -> Directive {
+    let span = program.pragmas[index].span.clone();
+    let mut d = parse_directive(&directive_text(&format!("#pragma dp {clauses}"), 0))
+        .expect("the default clauses parse");
+    d.span = span.clone();
+    for c in &mut d.clauses {
+        c.span = span.clone();
+    }
+    d
+}
+
+/// The site of a bare `#pragma dp`: the first candidate of its class that
+/// the site accepts (the last one's diagnostics when none is).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn default_site(
+    file: &SourceFile,
+    program: &Program,
+    view: &str,
+    index: usize,
+    bare: Directive,
+    per_parent: &mut BTreeMap<String, usize>,
+    constants: &Constants,
+    hazards: &Hazards,
+) -> Result<(Site, Vec<Diagnostic>), Diagnostic> {
+    let (plain, _) = sites::site_for(
+        file,
+        program,
+        index,
+        bare,
+        &mut per_parent.clone(),
+        constants,
+    )?;
+    let candidates = if sites::site_is_recursive(program, plain.parent, plain.child) {
+        RECURSIVE
+    } else {
+        OTHER
+    };
+    let facts = child::ChildFacts::gather(program, view, hazards, plain.child);
+    let function = &program.functions[plain.child];
+    let mut chosen = candidates[candidates.len() - 1];
+    for clauses in candidates {
+        let (site, _) = sites::site_for(
+            file,
+            program,
+            index,
+            directive(program, index, clauses),
+            &mut per_parent.clone(),
+            constants,
+        )?;
+        let trial = Plan {
+            sites: vec![site.clone()],
+            ..Plan::default()
+        };
+        let refused = child::check_child(program, &site, function, &facts)
+            .iter()
+            .chain(&block_hazards::check_block_aggregation(
+                program, view, &trial, hazards,
+            ))
+            .any(Diagnostic::is_error);
+        if !refused {
+            chosen = clauses;
+            break;
+        }
+    }
+    let (mut site, warnings) = sites::site_for(
+        file,
+        program,
+        index,
+        directive(program, index, chosen),
+        per_parent,
+        constants,
+    )?;
+    site.summary = format!("#pragma dp (the default: {chosen})");
+    Ok((site, warnings))
+}
