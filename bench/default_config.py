@@ -14,10 +14,10 @@ Prints every fixed configuration's score (the best ten), today's fixed
 configuration (t128 c8 multiblock 8), each class's ranking and the model's
 score, which must beat today's and be at least the best fixed one's.
 """
-import csv
 import math
 import sys
-from collections import defaultdict
+
+from sweep_times import load
 
 RECURSIVE = {"tree_heights", "tree_descendants"}  # children that launch themselves
 TODAY = ("TCAm", "t128c8g8")
@@ -28,13 +28,7 @@ def geomean(values):
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else "bench/results/2026-11-24-h100-suite.csv"
-    times = defaultdict(dict)
-    with open(path) as f:
-        for r in csv.DictReader(f):
-            if r["impl"] != "cdp" or r["verified"] != "yes" or r["variant"] in ("orig", "CDPff"):
-                continue
-            times[(r["benchmark"], r["input"])][(r["variant"], r["config"])] = float(r["time_ms"])
+    times = load()
     inputs = sorted(times)
     best = {i: min(times[i].values()) for i in inputs}
     everywhere = set.intersection(*(set(times[i]) for i in inputs))

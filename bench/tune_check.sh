@@ -17,7 +17,7 @@
 # benchmark,input,tuned_ms,best_ms,ratio,runs,flat_ms,default_ms,config,gpu
 # (best_ms: the sweep's best verified C+A configuration for that input;
 # runs: program runs of the search, stats run included).
-# RUNS=N caps each search (default 12 per site); REPS (default 3) is the
+# RUNS=N caps each search (default 11 per site, 12 with the stats run); REPS (default 3) is the
 # program's --reps; TIMEOUT (default 60) limits one run, seconds.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -133,11 +133,15 @@ fn tunes_both_sites_excludes_failures_and_writes_back() {
     let (s1, s2) = c.split_once('/').unwrap();
     assert!(s1.starts_with("grid-t"), "{c}\n{all}");
     assert!(s2.starts_with("none-t"), "{c}\n{all}");
-    // 12 runs per site, one stats run.
-    assert!(f.runs() <= 25, "{} runs\n{all}", f.runs());
-    // Failures: the block build, warp t32 (exit 3), mb8 t128 (hang), grid on site two (check).
-    assert!(all.contains("build failed"), "{all}");
+    // 11 runs per site, one stats run.
+    assert!(f.runs() <= 23, "{} runs\n{all}", f.runs());
+    // Failures: the block build, warp t32 (exit 3), mb8 t128 (hang), grid
+    // on site two (check); each reported where the search tried such a
+    // point.
     assert!(all.contains("excluded"), "{all}");
+    if all.contains("| block-") || all.contains("/block-") {
+        assert!(all.contains("build failed"), "{all}");
+    }
     for reason in ["exit status 3", "timed out", "wrong result"] {
         if all.contains(reason) {
             continue;

@@ -3,7 +3,7 @@
 //! threshold {1, 32, 128, 512} x factor {1, 8} x five granularities), with
 //! multiplicative noise. No GPU.
 
-use dpopt::tune::search::{search, Limits, SiteFacts};
+use dpopt::tune::search::{search, Limits, Prior, SiteFacts};
 use dpopt::tune::space::{Granularity, Point, SiteConfig};
 use std::collections::BTreeMap;
 
@@ -129,6 +129,15 @@ struct Summary {
     ratios: Vec<(String, f64)>,
 }
 
+/// The search's runs per site (with the stats run on a GPU: 12).
+const RUNS: usize = 11;
+
+/// The suite's prior without the input being tuned: the replay does not
+/// know the answer it is checked against.
+fn prior_without(bench: &str, input: &str) -> Prior {
+    Prior::suite().without(&format!("{bench}/{input}"))
+}
+
 fn run_suite(sigma: f64, seed: u64) -> Summary {
     let mut runs = Vec::new();
     let mut ratios = Vec::new();
@@ -141,9 +150,10 @@ fn run_suite(sigma: f64, seed: u64) -> Summary {
             &start(),
             &[sweep_facts()],
             Limits {
-                runs: 12,
+                runs: RUNS,
                 plateau: 4,
             },
+            &prior_without(&bench, &input),
             &mut eval,
         );
         let (chosen, _) = out.best.clone().expect("a point");
@@ -167,23 +177,25 @@ fn geomean(v: impl Iterator<Item = f64>) -> f64 {
 }
 
 #[test]
-fn within_five_percent_of_the_sweep_in_twelve_runs() {
+fn within_five_percent_of_the_sweep_in_eleven_runs() {
     let s = run_suite(0.0, 1);
     let mean_runs = s.runs.iter().sum::<usize>() as f64 / s.runs.len() as f64;
-    for (what, r) in &s.ratios {
-        eprintln!("{what}: {r:.3}");
+    eprintln!("input -> chosen: runs, tuned / sweep's best");
+    for ((what, r), n) in s.ratios.iter().zip(&s.runs) {
+        eprintln!("{what}: {n}, {r:.3}");
     }
     assert_eq!(s.ratios.len(), 28);
-    assert!(mean_runs <= 12.0, "mean runs {mean_runs}");
+    assert!(mean_runs <= RUNS as f64, "mean runs {mean_runs}");
     let misses: Vec<_> = s.ratios.iter().filter(|(_, r)| *r > 1.05).collect();
     let g = geomean(s.ratios.iter().map(|x| x.1));
     eprintln!("mean runs {mean_runs:.1}, geometric mean ratio {g:.3}, misses {misses:?}");
-    // The two misses are inside the sweep's own noise: bfs road-w512 ranges
-    // 23.7-27.0 ms over 30 configurations that differ in nothing that
-    // matters there, tree_descendants 0.41-0.47 ms over block's.
-    assert!(g <= 1.02, "geometric mean {g}");
-    assert!(misses.len() <= 2, "{misses:?}");
-    assert!(s.ratios.iter().all(|(_, r)| *r <= 1.12), "{:?}", s.ratios);
+    // The one input outside 5% is bfs road-w512 (1.057), where every
+    // configuration that launches nothing (every threshold of 32 and more:
+    // the same work) measured 23.7-27.0 ms in the sweep: the three within 5%
+    // of its best are that spread's low end.
+    assert!(g <= 1.01, "geometric mean {g}");
+    assert!(misses.len() <= 1, "{misses:?}");
+    assert!(s.ratios.iter().all(|(_, r)| *r <= 1.06), "{:?}", s.ratios);
 }
 
 #[test]
@@ -193,10 +205,43 @@ fn noise_of_three_percent_costs_little() {
         let mean_runs = s.runs.iter().sum::<usize>() as f64 / s.runs.len() as f64;
         let g = geomean(s.ratios.iter().map(|x| x.1));
         let worst = s.ratios.iter().map(|x| x.1).fold(0.0, f64::max);
-        eprintln!("seed {seed}: mean runs {mean_runs:.1}, geometric mean {g:.3}, worst {worst:.3}");
-        assert!(mean_runs <= 12.0);
-        assert!(g <= 1.04, "seed {seed}: geometric mean {g}");
-        assert!(worst <= 1.35, "seed {seed}: {:?}", s.ratios);
+        let within = s.ratios.iter().filter(|(_, r)| *r <= 1.05).count();
+        eprintln!(
+            "seed {seed}: mean runs {mean_runs:.1}, geometric mean {g:.3}, worst {worst:.3}, {within} of 28 within 5%"
+        );
+        assert!(mean_runs <= RUNS as f64);
+        assert!(g <= 1.02, "seed {seed}: geometric mean {g}");
+        assert!(worst <= 1.10, "seed {seed}: {:?}", s.ratios);
+    }
+}
+
+/// The committed prior (src/tune/prior.csv) is what bench/tune_prior.py
+/// writes for the committed sweep.
+#[test]
+fn the_prior_is_the_committed_sweep() {
+    let prior = Prior::suite();
+    let all = surfaces();
+    assert_eq!(prior.rows.len(), all.len());
+    for ((bench, input), s) in &all {
+        let best = s.values().cloned().fold(f64::INFINITY, f64::min);
+        let (_, row) = prior
+            .rows
+            .iter()
+            .find(|(n, _)| *n == format!("{bench}/{input}"))
+            .unwrap_or_else(|| panic!("{bench}/{input} not in the prior"));
+        for (c, value) in prior.configs.iter().zip(row) {
+            let g = gname(c.granularity);
+            let measured = s.get(&(g.to_string(), c.threshold, c.coarsen));
+            match (measured, value) {
+                (Some(ms), Some(v)) => assert!(
+                    ((ms / best).ln() - v).abs() < 0.001,
+                    "{bench}/{input} {c}: {v} vs {}",
+                    (ms / best).ln()
+                ),
+                (None, None) => {}
+                _ => panic!("{bench}/{input} {c}: {measured:?} vs {value:?}"),
+            }
+        }
     }
 }
 
@@ -219,6 +264,7 @@ fn failures_are_never_chosen_and_a_small_budget_is_kept() {
             runs: 7,
             plateau: 4,
         },
+        &prior_without("bfs", "rmat-s14-e16"),
         &mut eval,
     );
     assert!(out.runs() <= 7);
@@ -243,6 +289,9 @@ fn two_sites_share_the_budget_and_both_improve() {
             runs: 24,
             plateau: 4,
         },
+        &Prior::suite()
+            .without("bfs/rmat-s16-e8")
+            .without("mstv/rmat12.sym.gr"),
         &mut eval,
     );
     assert!(out.runs() <= 24);
@@ -272,6 +321,7 @@ fn an_inert_site_is_not_tuned() {
             runs: 12,
             plateau: 4,
         },
+        &prior_without("bfs", "rmat-s16-e8"),
         &mut eval,
     );
     assert!(out.trials.iter().all(|t| t.point.0[1] == start.0[1]));

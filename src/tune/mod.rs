@@ -49,7 +49,8 @@ pub struct TuneArgs {
     /// non-zero is wrong too.
     #[arg(long, value_name = "CMD")]
     pub check: Option<String>,
-    /// Program runs in all (default: 12 per site).
+    /// Program runs of the search in all (default: 11 per site; with the
+    /// stats run, 12 program runs per site).
     #[arg(long, value_name = "N")]
     pub runs: Option<usize>,
     /// Stop refining a site after N runs in a row without a 1% gain.
@@ -327,12 +328,14 @@ fn tune(args: &TuneArgs) -> Result<ExitCode, String> {
     }
     let tuned = facts.iter().filter(|f| f.tune).count().max(1);
     let limits = Limits {
-        runs: args.runs.unwrap_or(12 * tuned),
+        // With the stats run, 12 program runs per site.
+        runs: args.runs.unwrap_or(DEFAULT_RUNS_PER_SITE * tuned),
         plateau: args.plateau.max(1),
     };
     ctx.progress = Some(progress_bar(limits.runs as u64));
     let mut evaluate = |p: &Point, sample: u32| ctx.evaluate(p, sample, stats_metric);
-    let result = search::search(&start, &facts, limits, &mut evaluate);
+    let prior = search::Prior::suite();
+    let result = search::search(&start, &facts, limits, &prior, &mut evaluate);
     if let Some(pb) = ctx.progress.take() {
         pb.finish_and_clear();
     }
@@ -393,6 +396,8 @@ fn stats_metric_of(metric: &Metric) -> bool {
 
 /// Below this many launch requests in a run, aggregation has too little to merge.
 const FEW_LAUNCHES: u64 = 64;
+/// The search's runs per tuned site by default.
+const DEFAULT_RUNS_PER_SITE: usize = 11;
 
 /// The site's clauses as written (threshold, coarsen, consldt), for the
 /// starting point; what is not written is off.

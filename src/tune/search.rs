@@ -1,17 +1,23 @@
 //! The search: a few program runs per site instead of a sweep.
 //!
-//! Per site, with the other sites held at their current best: the
-//! threshold on a coarse ladder under grid aggregation (the granularity
-//! that is best or close to it on most of the suite), then every
-//! granularity at the best threshold, then a serial probe (no aggregation,
-//! a high threshold: the code that launches least), then refinement around
-//! the best points (neighbouring thresholds of the two best granularities,
-//! the coarsening factor, the multiblock group, the aggregation threshold)
-//! until the budget is spent or a plateau is reached. At the end the best
-//! points are measured again and the choice is made on the median of all
-//! their samples, so one lucky run does not decide. The search is
-//! deterministic given the measurements, which is what makes resuming work:
-//! replaying it against the recorded measurements costs no runs.
+//! Per site, with the other sites held at their current best, a guided
+//! screen of the configurations a prior knows (`Prior`: how the suite's
+//! inputs ran under each point of the sweep's grid, `prior.csv`): the first
+//! run is the point best on the suite as a whole; each next one is the
+//! point the suite predicts best for this program, from the inputs whose
+//! times match what has been measured so far (weighted by how well they
+//! match; optimistic by their spread, so that promising uncertain points get
+//! a run), the floor predicted from no aggregation at the same threshold.
+//! Without a prior for the site: the threshold on a coarse ladder under grid
+//! aggregation, every granularity at the best threshold, a serial probe.
+//! Then refinement around the best points (neighbouring thresholds of the
+//! two best granularities, the coarsening factor, the multiblock group, the
+//! aggregation threshold, the floor) while the site's budget lasts or until
+//! a plateau. At the end the best points are measured again and the choice
+//! is made on the median of all their samples, so one lucky run does not
+//! decide. The search is deterministic given the measurements, which is what
+//! makes resuming work: replaying it against the recorded measurements costs
+//! no runs.
 
 use super::space::{neighbours, Granularity, Point, SiteConfig, FACTORS, GROUPS, THRESHOLDS};
 use std::collections::BTreeMap;
@@ -120,15 +126,98 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
+/// How the suite's inputs ran under the points of the sweep's grid: per
+/// input, ln(time / its best time) at each configuration (`None`: not
+/// measured). `prior.csv`, written by bench/tune_prior.py from the
+/// committed sweep.
+#[derive(Clone, Debug, Default)]
+pub struct Prior {
+    pub configs: Vec<SiteConfig>,
+    pub rows: Vec<(String, Vec<Option<f64>>)>,
+}
+
+impl Prior {
+    /// The suite's prior, compiled in.
+    pub fn suite() -> Prior {
+        Prior::parse(include_str!("prior.csv")).expect("the built-in prior parses")
+    }
+
+    /// A prior from its CSV text (`input,<point key>...` then one row per
+    /// input).
+    pub fn parse(text: &str) -> Result<Prior, String> {
+        let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+        let header = lines.next().ok_or("an empty prior")?;
+        let configs = header
+            .split(',')
+            .skip(1)
+            .map(|k| SiteConfig::from_key(k).ok_or(format!("`{k}` is not a point")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut rows = Vec::new();
+        for line in lines {
+            let mut cells = line.split(',');
+            let name = cells.next().unwrap_or_default().to_string();
+            let values = cells
+                .map(|c| match c.trim() {
+                    "" => Ok(None),
+                    v => v
+                        .parse::<f64>()
+                        .map(Some)
+                        .map_err(|e| format!("{name}: {e}")),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if values.len() != configs.len() {
+                return Err(format!(
+                    "{name}: {} values for {} points",
+                    values.len(),
+                    configs.len()
+                ));
+            }
+            rows.push((name, values));
+        }
+        Ok(Prior { configs, rows })
+    }
+
+    /// The prior without the rows of `input` (a replay of the suite must not
+    /// know the input it tunes).
+    pub fn without(&self, input: &str) -> Prior {
+        Prior {
+            configs: self.configs.clone(),
+            rows: self
+                .rows
+                .iter()
+                .filter(|(n, _)| n != input)
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+/// Runs of the guided screen at most, per site; a larger budget goes to
+/// refinement (points off the prior's grid).
+const GUIDED_RUNS: usize = 10;
+/// How much a better match counts, in ln(time) (the width of the weights).
+const MATCH_WIDTH: f64 = 0.05;
+/// How optimistic a prediction is: minus this many standard deviations of
+/// the matched inputs' times.
+const OPTIMISM: f64 = 0.5;
+/// The floor at a threshold and factor is predicted from no aggregation at
+/// the same ones, this much faster (ln): it runs the same serial work
+/// without the fixed cost of a kernel that can launch.
+const FLOOR_GAIN: f64 = 0.1;
+
 /// The coarse threshold ladder the first phases use.
 const COARSE: [u32; 5] = [1, 32, 128, 512, 2048];
 /// Factor of the screening phases: coarsening rarely hurts and often helps.
 const SCREEN_FACTOR: u32 = 8;
+/// The serial probe is made when no aggregation at the screened threshold
+/// came within this factor of the best.
+const SERIAL_PROBE_LIMIT: f64 = 1.3;
 /// Runs kept back for the final re-measurements.
 const CONFIRM: usize = 2;
 
 struct Searcher<'a, E: Evaluate> {
     eval: &'a mut E,
+    prior: &'a Prior,
     limits: Limits,
     trials: Vec<Trial>,
     samples: BTreeMap<Point, Vec<f64>>,
@@ -269,17 +358,170 @@ impl<'a, E: Evaluate> Searcher<'a, E> {
         self.stale >= self.limits.plateau
     }
 
+    /// The points of the prior's grid the site may take, each with the
+    /// prior's column that predicts it and the gain credited to it (the
+    /// floor, predicted from no aggregation at the same threshold and
+    /// factor).
+    fn guided_candidates(&self, facts: &SiteFacts) -> Vec<(SiteConfig, usize, f64)> {
+        let mut out = Vec::new();
+        for (k, c) in self.prior.configs.iter().enumerate() {
+            if facts.granularities.contains(&c.granularity) {
+                out.push((*c, k, 0.0));
+            }
+            if c.granularity == Granularity::None
+                && c.threshold > 1
+                && facts.granularities.contains(&Granularity::Floor)
+            {
+                let floor = SiteConfig {
+                    granularity: Granularity::Floor,
+                    ..*c
+                };
+                out.push((floor, k, FLOOR_GAIN));
+            }
+        }
+        out
+    }
+
+    /// The guided screen: each run at the candidate the prior predicts best
+    /// for this program from what was measured so far. `None` when the
+    /// whole budget of the site is spent.
+    fn guided(&mut self, base: &Point, site: usize, facts: &SiteFacts) -> Option<()> {
+        let candidates = self.guided_candidates(facts);
+        let rows = &self.prior.rows;
+        let end = self.runs() + GUIDED_RUNS;
+        // Before any measurement: the best point of the suite as a whole.
+        let overall = |k: usize| {
+            let v: Vec<f64> = rows.iter().filter_map(|(_, r)| r[k]).collect();
+            if v.is_empty() {
+                f64::INFINITY
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        loop {
+            let log_estimate = |c: SiteConfig| {
+                self.estimate(&base.with(site, c))
+                    .map(|v| v.max(f64::MIN_POSITIVE).ln())
+            };
+            // The prior's points measured (the floor is not one of them).
+            let measured: Vec<(usize, f64)> = candidates
+                .iter()
+                .filter(|&&(_, _, gain)| gain == 0.0)
+                .filter_map(|&(c, k, _)| log_estimate(c).map(|v| (k, v)))
+                .collect();
+            // Each input's offset (its times are ours up to a factor) and how
+            // well its times match ours; weights relative to the best match.
+            let fits: Vec<(f64, f64, &Vec<Option<f64>>)> = rows
+                .iter()
+                .filter_map(|(_, r)| {
+                    let pairs: Vec<(f64, f64)> = measured
+                        .iter()
+                        .filter_map(|&(k, e)| r[k].map(|l| (e, l)))
+                        .collect();
+                    if pairs.is_empty() {
+                        return None;
+                    }
+                    let n = pairs.len() as f64;
+                    let offset = pairs.iter().map(|(e, l)| e - l).sum::<f64>() / n;
+                    let misfit = pairs
+                        .iter()
+                        .map(|(e, l)| (e - l - offset).powi(2))
+                        .sum::<f64>()
+                        / n;
+                    Some((offset, misfit, r))
+                })
+                .collect();
+            let least = fits.iter().map(|f| f.1).fold(f64::INFINITY, f64::min);
+            let weighted: Vec<(f64, f64, &Vec<Option<f64>>)> = fits
+                .iter()
+                .map(|&(offset, misfit, r)| {
+                    let w = (-(misfit - least) / (2.0 * MATCH_WIDTH * MATCH_WIDTH)).exp();
+                    (offset, w, r)
+                })
+                .collect();
+            let score = |k: usize, gain: f64| -> f64 {
+                if weighted.is_empty() {
+                    return overall(k) - gain;
+                }
+                let (mut sw, mut sum) = (0.0, 0.0);
+                for &(offset, w, r) in &weighted {
+                    if let Some(l) = r[k] {
+                        sw += w;
+                        sum += w * (offset + l);
+                    }
+                }
+                if sw == 0.0 {
+                    return f64::INFINITY;
+                }
+                let mean = sum / sw;
+                let var = weighted
+                    .iter()
+                    .filter_map(|&(offset, w, r)| r[k].map(|l| w * (offset + l - mean).powi(2)))
+                    .sum::<f64>()
+                    / sw;
+                mean - gain - OPTIMISM * var.sqrt()
+            };
+            // The floor's gain over no aggregation: assumed until a floor
+            // point is measured, then what the measured ones gained over no
+            // aggregation at the same threshold and factor (measured, or
+            // predicted).
+            let gains: Vec<f64> = candidates
+                .iter()
+                .filter(|&&(_, _, gain)| gain > 0.0)
+                .filter_map(|&(c, k, _)| {
+                    let floor = log_estimate(c)?;
+                    let none = SiteConfig {
+                        granularity: Granularity::None,
+                        ..c
+                    };
+                    let none = log_estimate(none).unwrap_or_else(|| score(k, 0.0));
+                    none.is_finite().then_some(none - floor)
+                })
+                .collect();
+            let floor_gain = if gains.is_empty() {
+                FLOOR_GAIN
+            } else {
+                gains.iter().sum::<f64>() / gains.len() as f64
+            };
+            let next = candidates
+                .iter()
+                .filter(|&&(c, _, _)| {
+                    let p = base.with(site, c);
+                    !self.samples.contains_key(&p) && !self.failed.contains_key(&p)
+                })
+                .map(|&(c, k, gain)| (c, score(k, if gain > 0.0 { floor_gain } else { 0.0 })))
+                .filter(|(_, v)| v.is_finite())
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            let Some((c, _)) = next else {
+                return Some(());
+            };
+            if self.runs() >= end {
+                return Some(());
+            }
+            self.phase = "guided";
+            if let Tried::Exhausted = self.try_point(&base.with(site, c)) {
+                return None;
+            }
+        }
+    }
+
     /// Tune one site; false when the whole budget is spent.
     fn tune_site(&mut self, base: &Point, site: usize, facts: &SiteFacts) -> Point {
         let at = |c: SiteConfig| base.with(site, c);
         let grans = &facts.granularities;
+        self.site_best = f64::INFINITY;
+        self.stale = 0;
+        if !self.guided_candidates(facts).is_empty() && !self.prior.rows.is_empty() {
+            if self.guided(base, site, facts).is_none() {
+                return self.best_for_site(base, site).map_or(base.clone(), |b| b.0);
+            }
+            return self.refine(base, site, facts);
+        }
         let anchor = if grans.contains(&Granularity::Grid) {
             Granularity::Grid
         } else {
             grans[0]
         };
-        self.site_best = f64::INFINITY;
-        self.stale = 0;
         // 1. Threshold under the anchor granularity.
         self.phase = "threshold";
         // 32 and 128, then a step further in the direction that is better:
@@ -313,13 +555,25 @@ impl<'a, E: Evaluate> Searcher<'a, E> {
                 return self.best_for_site(base, site).map_or(base.clone(), |b| b.0);
             }
         }
-        // 3. The serial probe: launching least, no aggregation code at all.
+        // 3. The serial probe: launching least, with neither aggregation nor
+        // coarsening code. Only where no aggregation came close in the
+        // screen: where it is far behind (the trees, whose subtrees run
+        // serially; many large children) launching least cannot win.
         self.phase = "serial";
-        // (Above 512 the granularity screen has measured it already.)
-        if grans.contains(&Granularity::None) && t0 < 512 {
-            let _ = self.try_point(&at(SiteConfig::new(Granularity::None, 512, SCREEN_FACTOR)));
+        let unaggregated = self
+            .estimate(&at(SiteConfig::new(Granularity::None, t0, SCREEN_FACTOR)))
+            .unwrap_or(f64::INFINITY);
+        let promising = unaggregated <= SERIAL_PROBE_LIMIT * self.site_best;
+        if grans.contains(&Granularity::None) && promising {
+            let _ = self.try_point(&at(SiteConfig::new(Granularity::None, 512, 1)));
         }
-        // 4. Refinement, most promising first, until the budget or a plateau.
+        self.refine(base, site, facts)
+    }
+
+    /// Refinement, most promising first, until the site's budget or a
+    /// plateau.
+    fn refine(&mut self, base: &Point, site: usize, facts: &SiteFacts) -> Point {
+        let at = |c: SiteConfig| base.with(site, c);
         self.stale = 0;
         let mut queue_round = 0;
         loop {
@@ -379,8 +633,22 @@ impl<'a, E: Evaluate> Searcher<'a, E> {
         per_gran.sort_by(|a, b| a.1.total_cmp(&b.1));
         per_gran.dedup_by_key(|x| x.0.granularity);
         let top: Vec<SiteConfig> = per_gran.iter().take(2).map(|x| x.0).collect();
-        // The coarsening factor at the best point: none first (it changes
-        // the most), then neighbouring thresholds, then neighbouring factors.
+        // The floor at the best point where the site takes it (no prior
+        // data predicts it), then the coarsening factor at the best point:
+        // none first (it changes the most), then neighbouring thresholds,
+        // then neighbouring factors.
+        if facts.granularities.contains(&Granularity::Floor)
+            && best.granularity != Granularity::Floor
+        {
+            out.push((
+                "floor",
+                SiteConfig {
+                    granularity: Granularity::Floor,
+                    agg_threshold: None,
+                    ..best
+                },
+            ));
+        }
         out.push(("coarsen", SiteConfig { coarsen: 1, ..best }));
         let ladder: &[u32] = if round == 0 { &COARSE } else { &THRESHOLDS };
         // Per granularity: past a measured neighbour (the scan's direction
@@ -458,10 +726,12 @@ pub fn search(
     start: &Point,
     facts: &[SiteFacts],
     limits: Limits,
+    prior: &Prior,
     eval: &mut impl Evaluate,
 ) -> Outcome {
     let mut s = Searcher {
         eval,
+        prior,
         limits,
         trials: Vec::new(),
         samples: BTreeMap::new(),

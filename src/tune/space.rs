@@ -114,6 +114,34 @@ impl SiteConfig {
     }
 }
 
+impl SiteConfig {
+    /// The point of a site key (`grid-t32-c8`, `mb16-t1-c1`, `floor-t128-c8`),
+    /// as `Display` writes it with dashes.
+    pub fn from_key(key: &str) -> Option<SiteConfig> {
+        let mut parts = key.split('-');
+        let granularity = match parts.next()? {
+            "none" => Granularity::None,
+            "warp" => Granularity::Warp,
+            "block" => Granularity::Block,
+            "grid" => Granularity::Grid,
+            "floor" => Granularity::Floor,
+            g => Granularity::Multiblock(g.strip_prefix("mb")?.parse().ok()?),
+        };
+        let threshold = parts.next()?.strip_prefix('t')?.parse().ok()?;
+        let coarsen = parts.next()?.strip_prefix('c')?.parse().ok()?;
+        let agg_threshold = match parts.next() {
+            None => None,
+            Some(a) => Some(a.strip_prefix('a')?.parse().ok()?),
+        };
+        parts.next().is_none().then_some(SiteConfig {
+            granularity,
+            threshold,
+            coarsen,
+            agg_threshold,
+        })
+    }
+}
+
 impl fmt::Display for SiteConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -247,6 +275,24 @@ mod tests {
         assert!(d.contains(&"-DDPOPT_THRESHOLD_a_1=32".to_string()));
         assert!(d.contains(&"-DDPOPT_COARSEN_b_1=1".to_string()));
         assert!(d.contains(&"-DDPOPT_GROUP_b_1=4".to_string()));
+    }
+
+    #[test]
+    fn keys_read_back() {
+        for c in [
+            SiteConfig::new(Granularity::Grid, 32, 8),
+            SiteConfig::new(Granularity::Multiblock(16), 1, 1),
+            SiteConfig::new(Granularity::Floor, 128, 4),
+            SiteConfig {
+                agg_threshold: Some(4),
+                ..SiteConfig::new(Granularity::Warp, 64, 2)
+            },
+        ] {
+            let key = c.to_string().replace(' ', "-");
+            assert_eq!(SiteConfig::from_key(&key), Some(c), "{key}");
+        }
+        assert_eq!(SiteConfig::from_key("grid-32-c8"), None);
+        assert_eq!(SiteConfig::from_key("mesh-t1-c1"), None);
     }
 
     #[test]
