@@ -169,6 +169,13 @@ fn prelude(r: &Renderer) -> Vec<u8> {
         } else {
             ""
         },
+        // The count of unfinished launches is the same in every file with
+        // sites: copied as it is.
+        launch_budget: if r.plan.uses.stats {
+            crate::transform::templates::LAUNCH_BUDGET
+        } else {
+            ""
+        },
         counters: counters(r.plan),
         file_name: r.file.name.clone(),
         resume_line: 1,

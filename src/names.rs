@@ -20,6 +20,12 @@ pub fn coarse(child: &str) -> String {
     format!("dpopt_coarse_{child}")
 }
 
+/// The child's counted kernel: the child as dpopt launches it, counted
+/// against the pending-launch limit (templates/launch_budget.cuh).
+pub fn counted(child: &str) -> String {
+    format!("dpopt_counted_{child}")
+}
+
 /// The function that queues a deferred launch of the child.
 pub fn defer(child: &str) -> String {
     format!("dpopt_defer_{child}")

@@ -60,6 +60,18 @@ fn launch_bounds(r: &Renderer, plan: &ChildPlan) -> String {
     }
 }
 
+/// The child's counted kernel, when some launch dpopt makes of it is not
+/// coarsened: a site without `coarsen`, or the deferral queue (which keeps
+/// both kinds of launch).
+fn counted(r: &Renderer, plan: &ChildPlan) -> Option<String> {
+    let child = &r.program.functions[plan.child];
+    let uncoarsened = plan
+        .sites
+        .iter()
+        .any(|&s| r.plan.sites[s].coarsen.is_none());
+    (uncoarsened || plan.defers).then(|| names::counted(&child.name))
+}
+
 fn resume(r: &Renderer, resume_line: usize) -> Resume {
     Resume {
         line_out: OUTPUT_LINE_MARKER,
@@ -100,6 +112,7 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
         macros,
         serial: plan.serial.then(|| names::serial(&child.name)),
         coarse: plan.coarse.then(|| names::coarse(&child.name)),
+        counted: counted(r, plan),
         defer: plan.defers.then(|| names::defer(&child.name)),
         aggregated: plan
             .sites
@@ -144,6 +157,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
             .collect();
         r.templates.render(&DeferContext {
             child: child.name.clone(),
+            counted: names::counted(&child.name),
             q: names::DeferSymbols::of(&child.name),
             defer: names::defer(&child.name),
             serial: names::serial(&child.name),
@@ -177,6 +191,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
         serial,
         serial_bound: plan.serial_bound.clone(),
         coarse,
+        counted: counted(r, plan),
         launch_bounds: launch_bounds(r, plan),
         uses_shared: plan.uses_shared,
         deferral,
@@ -230,6 +245,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
     let symbols = SiteSymbols::of(&site.id);
     let direct = DirectLaunch {
         child: child.name.clone(),
+        counted_fn: names::counted(&child.name),
         coarse_fn: names::coarse(&child.name),
         coarse: site.coarsen.is_some(),
         // With a serial version (some site thresholds this child), a direct

@@ -43,6 +43,7 @@ pub struct SiteContext {
     pub factors: Vec<Factor>,
     pub threshold_macro: String,
     pub coarsen_macro: String,
+    /// The child's counted kernel, qualified like the launch's kernel.
     pub kernel: String,
     pub targs: String,
     /// The launch's arguments.
@@ -118,6 +119,8 @@ pub struct DeclarationsContext {
     pub macros: Vec<MacroEntry>,
     pub serial: Option<String>,
     pub coarse: Option<String>,
+    /// The counted kernel, when some launch of the child is not coarsened.
+    pub counted: Option<String>,
     pub defer: Option<String>,
     /// Ids of the child's aggregated sites.
     pub aggregated: Vec<String>,
@@ -165,6 +168,8 @@ pub struct DefinitionsContext {
     /// The bound of the child's leading `if (i >= n) return;` guard.
     pub serial_bound: Option<String>,
     pub coarse: Option<String>,
+    /// The counted kernel, when some launch of the child is not coarsened.
+    pub counted: Option<String>,
     pub launch_bounds: String,
     pub uses_shared: bool,
     /// `defer.cu.tera`'s output, or `""`.
@@ -179,6 +184,8 @@ pub struct DefinitionsContext {
 #[derive(Debug, Serialize)]
 pub struct DeferContext {
     pub child: String,
+    /// The child's counted kernel.
+    pub counted: String,
     /// The queue's symbols.
     pub q: crate::names::DeferSymbols,
     pub defer: String,
@@ -250,6 +257,8 @@ pub struct AggregationContext {
 #[derive(Debug, Serialize)]
 pub struct DirectLaunch {
     pub child: String,
+    /// The child's counted kernel, which every uncoarsened launch launches.
+    pub counted_fn: String,
     pub coarse_fn: String,
     /// The launch is coarsened.
     pub coarse: bool,
@@ -291,6 +300,8 @@ pub struct PreludeContext {
     pub uses: crate::plan::Uses,
     /// `defer_queue.cuh`, or `""`.
     pub defer_queue: &'static str,
+    /// `launch_budget.cuh` (a file with sites), or `""`.
+    pub launch_budget: &'static str,
     /// The launch counters' names (a file with sites).
     pub counters: Vec<crate::names::CounterName>,
     pub file_name: String,

@@ -150,10 +150,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         factors,
         threshold_macro: site.threshold_macro(),
         coarsen_macro: site.coarsen_macro(),
-        kernel: piece(
-            r.codec.to_text(&file.bytes[launch.kernel_span.clone()]),
-            launch.kernel_span.start,
-        ),
+        kernel: format!("{qualifier}{}", names::counted(&child.name)),
         targs: launch.template_args.clone().unwrap_or_default(),
         args,
         serial: format!("{qualifier}{}", names::serial(&child.name)),
