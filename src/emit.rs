@@ -244,17 +244,22 @@ fn stats(r: &Renderer) -> Vec<u8> {
         .plan
         .sites
         .iter()
-        .map(|s| SiteSymbols::of(&s.id))
+        .map(|s| SiteSymbols::of(&s.id, &r.program.functions[s.child].namespace))
         .collect();
     let knobs = r
         .plan
         .sites
         .iter()
-        .flat_map(|s| &s.knobs)
-        .filter(|k| k.knob.at_run_time())
-        .map(|k| RuntimeKnob {
-            global: k.global(),
-            name: k.name.clone(),
+        .flat_map(|s| {
+            let scope = crate::names::scope(&r.program.functions[s.child].namespace);
+            s.knobs
+                .iter()
+                .filter(|k| k.knob.at_run_time())
+                .map(move |k| RuntimeKnob {
+                    global: k.global(),
+                    name: k.name.clone(),
+                    scope: scope.clone(),
+                })
         })
         .collect();
     let ctx = StatsContext {

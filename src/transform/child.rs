@@ -111,8 +111,9 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
         stat_sites: plan
             .sites
             .iter()
-            .map(|&s| SiteSymbols::of(&r.plan.sites[s].id))
+            .map(|&s| SiteSymbols::of(&r.plan.sites[s].id, &child.namespace))
             .collect(),
+        scope: names::scope(&child.namespace),
         recursive: plan.recursive,
         depth_macro: depth_macro(child),
         serial_depth: crate::plan::DEFAULT_SERIAL_DEPTH,
@@ -227,7 +228,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
             invariant_names.push(name);
         }
     }
-    let symbols = SiteSymbols::of(&site.id);
+    let symbols = SiteSymbols::of(&site.id, &child.namespace);
     let direct = DirectLaunch {
         child: child.name.clone(),
         coarse_fn: names::coarse(&child.name),

@@ -123,6 +123,9 @@ pub struct DeclarationsContext {
     pub aggregated: Vec<String>,
     /// Every site of the child.
     pub stat_sites: Vec<SiteSymbols>,
+    /// The child's namespaces (`names::scope`): its sites' launches read
+    /// the run-time knobs declared here from outside them.
+    pub scope: String,
     pub recursive: bool,
     pub depth_macro: String,
     pub serial_depth: u64,
@@ -312,6 +315,8 @@ pub struct StatsContext {
 pub struct RuntimeKnob {
     pub name: String,
     pub global: &'static str,
+    /// The namespaces its variable is declared in (`names::scope`).
+    pub scope: String,
 }
 
 /// `bounds.cu.tera`: the launch-bounds declaration of a parent kernel.

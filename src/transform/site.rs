@@ -137,7 +137,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         .iter()
         .find(|c| c.child == site.child)
         .is_some_and(|c| c.defers);
-    let symbols = SiteSymbols::of(&site.id);
+    let symbols = SiteSymbols::of(&site.id, &child.namespace);
     let ctx = SiteContext {
         summary: site.summary.clone(),
         site: site.id.clone(),
