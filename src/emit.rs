@@ -5,7 +5,6 @@
 
 use crate::names::SiteSymbols;
 use crate::plan::Plan;
-use crate::pragma::Value;
 use crate::program::Program;
 use crate::source::SourceFile;
 use crate::token::TokenKind;
@@ -214,7 +213,7 @@ fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
         specifiers,
         name: r.codec.to_text(&r.file.bytes[f.name_span.clone()]),
         params: f.params.iter().map(|p| p.declaration.clone()).collect(),
-        threads: r.plan.parent_threads.get(&kernel).map(Value::to_source),
+        stated: r.plan.kernels.get(&kernel).cloned().unwrap_or_default(),
         resume: Resume {
             line_out: OUTPUT_LINE_MARKER,
             resume_line,

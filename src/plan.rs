@@ -1,7 +1,7 @@
 //! The analyzer's output: what to generate, per launch site and per child.
 
 use crate::names::Knob;
-use crate::pragma::{Granularity, Value};
+use crate::pragma::{ClauseName, Granularity, Value};
 use crate::program::Program;
 use crate::thread_count::ThreadCount;
 
@@ -30,9 +30,10 @@ pub struct Site {
     pub count: Option<ThreadCount>,
     /// Aggregation (`consldt(...)`).
     pub aggregation: Option<Aggregation>,
-    /// `parent_threads(N)`: the largest block size of the kernels that run
-    /// the site (their launch bounds).
-    pub parent_threads: Option<Value>,
+    /// The clauses whose value belongs to the kernels that run the site
+    /// (`Lands::Kernel`: `parent_threads`), as the site states them; the
+    /// analyzer gathers them per kernel into `Plan::kernels`.
+    pub kernel_clauses: Vec<(ClauseName, Value)>,
     /// Every tuning macro the output defines for the site, with its default
     /// (`Plan::settle`): what `dpopt check` and `dpopt explain` list and
     /// what the templates define.
@@ -206,6 +207,18 @@ impl SiteKnob {
     }
 }
 
+/// The values that belong to a kernel rather than to one site: clauses
+/// whose row says `Lands::Kernel`, one value per kernel however many of
+/// the sites it runs state it. The templates read them as they are
+/// (`BoundsContext::stated`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Kernel {
+    /// `parent_threads(N)`: the largest block size it is launched with; a
+    /// bounded kernel gets `__launch_bounds__(N)` instead of
+    /// `DPOPT_PARENT_BOUNDS`.
+    pub parent_threads: Option<Value>,
+}
+
 /// What is generated for one child kernel, shared by all its sites.
 #[derive(Debug, Clone)]
 pub struct ChildPlan {
@@ -252,9 +265,9 @@ pub struct Plan {
     /// `DPOPT_PARENT_BOUNDS` (`__launch_bounds__(1024)`), so that the
     /// generated code cannot make them unlaunchable with 1,024 threads.
     pub bounded: Vec<usize>,
-    /// The bounded kernels whose sites state `parent_threads(N)`: they get
-    /// `__launch_bounds__(N)` instead.
-    pub parent_threads: std::collections::BTreeMap<usize, Value>,
+    /// What the sites a kernel runs state about it (`Kernel`), for the
+    /// kernels (indices into `Program::functions`) whose sites state any.
+    pub kernels: std::collections::BTreeMap<usize, Kernel>,
     /// Device-side syncs migrated to continuations (`--migrate-sync`,
     /// `postwork.rs`).
     pub postwork: Vec<crate::postwork::SyncSite>,

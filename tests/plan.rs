@@ -53,3 +53,13 @@ fn plan_of_grid_with_a_pool_size() {
 fn plan_of_a_template_child() {
     insta::assert_snapshot!(plan_of("tests/fixtures/template_aggregation.cu", None));
 }
+
+/// `parent_threads(N)` belongs to the kernel: the site states it
+/// (`kernel_clauses`), the plan holds it per kernel (`kernels`).
+#[test]
+fn plan_of_parent_threads() {
+    insta::assert_snapshot!(plan_of(
+        "examples/bfs.cu",
+        Some("#pragma dp threshold(64) parent_threads(256)")
+    ));
+}

@@ -8,8 +8,9 @@
 //! site's clauses; `varying` decides which aggregated arguments vary
 //! between parents; `names` warns about clause values nothing declares;
 //! `pragma_macros` about `#pragma dp` hidden in macros; `placement` and
-//! `bounds` decide where a child's code goes and which kernels get
-//! `DPOPT_PARENT_BOUNDS` (or the launch bounds `parent_threads` states).
+//! `bounds` decide where a child's code goes, which kernels get
+//! `DPOPT_PARENT_BOUNDS`, and what the sites a kernel runs state about it
+//! (`parent_threads`).
 
 mod block_hazards;
 mod bounds;
@@ -144,13 +145,12 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             elsewhere,
         });
     }
-    let bounds = bounds::kernels_to_bound(program, view, &plan);
-    diagnostics.extend(bounds.diagnostics);
-    plan.bounded = bounds.kernels;
+    plan.bounded = bounds::kernels_to_bound(program, view, &plan);
     plan.bounded
         .retain(|&k| file.in_input(program.functions[k].start));
-    plan.parent_threads = bounds.stated;
-    plan.parent_threads.retain(|k, _| plan.bounded.contains(k));
+    let (kernels, differ) = bounds::kernel_clauses(program, view, &plan);
+    plan.kernels = kernels;
+    diagnostics.extend(differ);
     plan.settle(program);
     Analysis { plan, diagnostics }
 }
@@ -218,6 +218,46 @@ mod tests {
         // K * 2 + k: macro, literal, parameter; out: parameter.
         assert_eq!(a.varying, [false, true, true, false, false]);
         assert!(!a.asserted);
+    }
+
+    #[test]
+    fn positive_clauses_land_where_their_rows_say() {
+        let text = format!(
+            "{CHILD}__global__ void parent(const int *row, int k, int *out, int m) {{\n\
+             #pragma dp threshold(64) coarsen(4) consldt(warp) agg_threshold(2) threads(32) blocks(8) parent_threads(256)\n\
+               child<<<(m + 31) / 32, 32>>>(row, 0, m, k, out);\n}}\n"
+        );
+        let (plan, diagnostics) = analysis(&text);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let site = &plan.sites[0];
+        assert_eq!(site.threshold, Some(Value::Literal(64)));
+        assert_eq!(site.coarsen, Some(Value::Literal(4)));
+        let a = site.aggregation.as_ref().unwrap();
+        assert_eq!(a.agg_threshold, Some(Value::Literal(2)));
+        assert_eq!(a.threads, Some(Value::Literal(32)));
+        assert_eq!(a.blocks, Some(Value::Literal(8)));
+        let parent = plan.sites[0].parent;
+        assert_eq!(
+            plan.kernels[&parent].parent_threads,
+            Some(Value::Literal(256))
+        );
+    }
+
+    #[test]
+    fn a_macro_above_a_clauses_limit_is_refused_at_the_clause() {
+        let text = format!(
+            "#define PT 2048\n{CHILD}__global__ void parent(const int *row, int k, int *out, int m) {{\n\
+             #pragma dp coarsen(2) parent_threads(PT)\n  child<<<(m + 31) / 32, 32>>>(row, 0, m, k, out);\n}}\n"
+        );
+        let (_, diagnostics) = analysis(&text);
+        assert_eq!(
+            diagnostics.iter().map(|d| &d.kind).collect::<Vec<_>>(),
+            [&DiagnosticKind::AboveLimit {
+                clause: "parent_threads".into(),
+                value: "PT".into(),
+                limit: crate::pragma::MAX_BLOCK_THREADS
+            }]
+        );
     }
 
     #[test]
@@ -328,13 +368,18 @@ mod tests {
         let program = parse(&file, lex(&file));
         let a = analyze(&file, &program);
         assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
-        let stated: Vec<(&str, &Value)> = a
+        let stated: Vec<(&str, Option<&Value>)> = a
             .plan
-            .parent_threads
+            .kernels
             .iter()
-            .map(|(&k, v)| (program.functions[k].name.as_str(), v))
+            .map(|(&k, v)| {
+                (
+                    program.functions[k].name.as_str(),
+                    v.parent_threads.as_ref(),
+                )
+            })
             .collect();
-        assert_eq!(stated, [("k1", &Value::Literal(256))]);
+        assert_eq!(stated, [("k1", Some(&Value::Literal(256)))]);
         assert_eq!(a.plan.bounded.len(), 2);
     }
 

@@ -15,7 +15,7 @@ pub(super) fn unseen_names(
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for clause in &directive.clauses {
-        for value in clause.kind.values() {
+        for value in clause.value.values() {
             let Value::Macro(name) = value else {
                 continue;
             };
@@ -32,7 +32,7 @@ pub(super) fn unseen_names(
             out.push(Diagnostic::new(
                 DiagnosticKind::UnseenName {
                     name: name.clone(),
-                    clause: clause.kind.name().to_string(),
+                    clause: clause.name.spelling().to_string(),
                 },
                 span,
                 "not declared in this file",

@@ -331,9 +331,10 @@ pub struct BoundsContext {
     pub name: String,
     /// The parameters without default arguments.
     pub params: Vec<String>,
-    /// `parent_threads(N)`: N, the bounds' block size (else
+    /// What its sites state about it (`plan::Kernel`):
+    /// `stated.parent_threads`, the bounds' block size (else
     /// `DPOPT_PARENT_BOUNDS`).
-    pub threads: Option<String>,
+    pub stated: crate::plan::Kernel,
     #[serde(flatten)]
     pub resume: Resume,
 }
