@@ -219,7 +219,7 @@ clause_table! {
     ChildThreads = "child_threads", args "EXPR", needs Some(Needs::Threshold),
         takes Takes::Expression,
         "the child's thread count, compared with the threshold";
-    Aggregate = "consldt", args "warp|block|multiblock, G|grid", needs None,
+    Aggregate = "consldt", args "warp|block|multiblock[, G]|grid", needs None,
         takes Takes::Granularity,
         "aggregate the child grids of many parents into one grid";
     AggThreshold = "agg_threshold", args "N", needs Some(Needs::Aggregation),
