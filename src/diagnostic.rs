@@ -1,7 +1,9 @@
 //! Diagnostics: every problem dpopt reports is a `DiagnosticKind`, rendered by
 //! miette with the offending source span, `FILE:LINE:COL`, and a fix.
 
-use crate::hazard::Unseen;
+// The types the kinds hold, for code that matches on them.
+pub use crate::hazard::Unseen;
+pub use crate::pragma::ClauseName;
 use crate::source::SourceFile;
 use miette::{LabeledSpan, NamedSource, Severity, SourceSpan};
 use std::ops::Range;
@@ -136,7 +138,7 @@ pub enum DiagnosticKind {
     /// belongs to the kernel (`Lands::Kernel`: `parent_threads`); its code
     /// names the clause (`dpopt::parent_threads_differ`).
     KernelClauseDiffers {
-        clause: crate::pragma::ClauseName,
+        clause: ClauseName,
         kernel: String,
         first: String,
         second: String,
@@ -232,7 +234,7 @@ pub enum DiagnosticKind {
 }
 
 /// What a kernel's clause states and how to choose it (`Lands::Kernel`).
-fn kernel_clause(clause: crate::pragma::ClauseName) -> (&'static str, &'static str) {
+fn kernel_clause(clause: ClauseName) -> (&'static str, &'static str) {
     match clause.takes() {
         crate::pragma::Takes::Positive {
             lands: crate::pragma::Lands::Kernel { what, advice, .. },
@@ -591,7 +593,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(kind: DiagnosticKind, span: Range<usize>, label: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: DiagnosticKind, span: Range<usize>, label: impl Into<String>) -> Self {
         Diagnostic {
             kind,
             span,
@@ -600,7 +602,7 @@ impl Diagnostic {
         }
     }
 
-    pub fn with_note(mut self, span: Range<usize>, label: impl Into<String>) -> Self {
+    pub(crate) fn with_note(mut self, span: Range<usize>, label: impl Into<String>) -> Self {
         self.notes.push((span, label.into()));
         self
     }
@@ -825,7 +827,7 @@ impl miette::Diagnostic for Rendered {
 }
 
 /// Closest known word, for "did you mean".
-pub fn suggest(word: &str, known: &[&str]) -> Option<String> {
+pub(crate) fn suggest(word: &str, known: &[&str]) -> Option<String> {
     known
         .iter()
         .map(|k| (strsim::damerau_levenshtein(word, k), *k))

@@ -780,7 +780,6 @@ fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
         config_span: sig[chevrons].start..sig[close_chevrons].end,
         function,
         first_token: first,
-        last_token: semicolon,
     })
 }
 
@@ -1033,7 +1032,6 @@ mod tests {
         assert_eq!(&file.view[l.config_span.clone()], "<<<1, 1>>>");
         assert!(l.args.is_empty());
         assert_eq!(p.sig[l.first_token].text(&file.view), "k");
-        assert_eq!(p.sig[l.last_token].text(&file.view), ";");
     }
 
     #[test]

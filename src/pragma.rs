@@ -315,14 +315,6 @@ pub struct Directive {
 }
 
 impl Directive {
-    /// The value of a positive-integer clause (`Takes::Positive`).
-    pub fn value(&self, clause: ClauseName) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.value {
-            ClauseValue::Positive(v) if c.name == clause => Some(v),
-            _ => None,
-        })
-    }
-
     /// The group size of `consldt(multiblock, G)`.
     pub fn group(&self) -> Option<&Value> {
         self.clauses.iter().find_map(|c| match &c.value {
@@ -733,6 +725,14 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
 mod tests {
     use super::*;
 
+    /// The value of a positive-integer clause (`Takes::Positive`).
+    fn value(d: &Directive, clause: ClauseName) -> Option<&Value> {
+        d.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Positive(v) if c.name == clause => Some(v),
+            _ => None,
+        })
+    }
+
     fn parse(text: &str) -> Result<Directive, Vec<DiagnosticKind>> {
         parse_directive(&directive_text(text, 0))
             .map_err(|e| e.into_iter().map(|d| d.kind).collect())
@@ -751,15 +751,15 @@ mod tests {
     #[test]
     fn threshold_and_coarsen() {
         let d = parse("#pragma dp threshold(128) coarsen(0x8)").unwrap();
-        assert_eq!(d.value(ClauseName::Threshold), Some(&Value::Literal(128)));
-        assert_eq!(d.value(ClauseName::Coarsen), Some(&Value::Literal(8)));
+        assert_eq!(value(&d, ClauseName::Threshold), Some(&Value::Literal(128)));
+        assert_eq!(value(&d, ClauseName::Coarsen), Some(&Value::Literal(8)));
         let d = parse("#pragma dp threshold(TH) \\\n coarsen(CF) // tuned\n").unwrap();
         assert_eq!(
-            d.value(ClauseName::Threshold),
+            value(&d, ClauseName::Threshold),
             Some(&Value::Macro("TH".into()))
         );
         assert_eq!(
-            d.value(ClauseName::Coarsen),
+            value(&d, ClauseName::Coarsen),
             Some(&Value::Macro("CF".into()))
         );
     }
@@ -838,8 +838,8 @@ mod tests {
             },]
         );
         let d = parse("#pragma dp consldt(warp) threads(128) blocks(64)").unwrap();
-        assert_eq!(d.value(ClauseName::Threads), Some(&Value::Literal(128)));
-        assert_eq!(d.value(ClauseName::Blocks), Some(&Value::Literal(64)));
+        assert_eq!(value(&d, ClauseName::Threads), Some(&Value::Literal(128)));
+        assert_eq!(value(&d, ClauseName::Blocks), Some(&Value::Literal(64)));
         let d = parse("#pragma dp consldt(multiblock, 8) buffer(default, 4096)").unwrap();
         assert_eq!(d.aggregation(), Some(Granularity::MultiBlock));
         assert_eq!(d.group(), Some(&Value::Literal(8)));
@@ -853,7 +853,10 @@ mod tests {
         );
         let d = parse("#pragma dp threshold(64) consldt(warp) agg_threshold(4) work(a)").unwrap();
         assert_eq!(d.aggregation(), Some(Granularity::Warp));
-        assert_eq!(d.value(ClauseName::AggThreshold), Some(&Value::Literal(4)));
+        assert_eq!(
+            value(&d, ClauseName::AggThreshold),
+            Some(&Value::Literal(4))
+        );
         assert_eq!(d.work(), Some(&["a".to_string()][..]));
         let e = parse("#pragma dp consldt(blok)").unwrap_err();
         assert!(

@@ -125,8 +125,6 @@ pub struct Launch {
     pub function: Option<usize>,
     /// Significant-token index of the first token of the statement.
     pub first_token: usize,
-    /// Significant-token index of the `;`.
-    pub last_token: usize,
 }
 
 /// A `#pragma dp` directive (or `_Pragma("dp ...")` operator) and what

@@ -10,8 +10,8 @@
 //! exhaustive `match` over `DiagnosticKind` stops the build when a variant is
 //! added, and the test checks that every arm of that match has a case.
 
+use dpopt::diagnostic::{ClauseName, Unseen};
 use dpopt::diagnostic::{Diagnostic, DiagnosticKind};
-use dpopt::hazard::Unseen;
 use dpopt::source::SourceFile;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1591,7 +1591,7 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             limit: 1,
         },
         KernelClauseDiffers {
-            clause: dpopt::pragma::ClauseName::ParentThreads,
+            clause: ClauseName::ParentThreads,
             kernel: s(),
             first: s(),
             second: s(),

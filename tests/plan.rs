@@ -13,14 +13,12 @@ fn plan_of(path: &str, pragma: Option<&str>) -> String {
         ),
         None => file,
     };
-    let program = dpopt::parser::parse(&file, dpopt::lexer::lex(&file));
-    let analysis = dpopt::analyzer::analyze(&file, &program);
+    let (plan, diagnostics) = dpopt::plan_text(&file);
     assert!(
-        !analysis.diagnostics.iter().any(|d| d.is_error()),
-        "{path}: {:?}",
-        analysis.diagnostics
+        !diagnostics.iter().any(|d| d.is_error()),
+        "{path}: {diagnostics:?}"
     );
-    format!("{:#?}", analysis.plan)
+    plan
 }
 
 #[test]
