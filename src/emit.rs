@@ -5,7 +5,7 @@
 
 use crate::names::SiteSymbols;
 use crate::plan::Plan;
-use crate::program::Program;
+use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
 use crate::token::TokenKind;
 use crate::transform::child::{declarations, definitions};
@@ -185,7 +185,7 @@ fn prelude(r: &Renderer) -> Vec<u8> {
 /// as written. It repeats the definition's head without default arguments
 /// (C++ forbids giving them twice) and with the template header's
 /// parameters only.
-fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
+fn bounds(r: &Renderer, kernel: FunctionId, resume_line: usize) -> Vec<u8> {
     let f = &r.program.functions[kernel];
     let head_start = f.start + f.template_header.as_ref().map_or(0, String::len);
     // The head's tokens as written, without comments, directives, splices or

@@ -209,7 +209,7 @@ pub fn run_migrating(
         (analysis.plan, diagnostics)
     };
     // Kernels whose bodies are copied for `#pragma dp` sites.
-    let copied: Vec<usize> = plan
+    let copied: Vec<program::FunctionId> = plan
         .sites
         .iter()
         .flat_map(|s| s.children().collect::<Vec<_>>())

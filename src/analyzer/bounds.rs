@@ -4,9 +4,9 @@
 //! `parent_threads(N)`).
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
-use crate::plan::{Kernel, Plan};
+use crate::plan::{Kernel, Plan, SiteId};
 use crate::pragma::{ClauseName, Lands, Takes, Value};
-use crate::program::Program;
+use crate::program::{FunctionId, Program};
 use crate::token::calls;
 use std::collections::BTreeMap;
 
@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 /// are kernels, and the kernels that call (through any chain of calls) a
 /// device function that is one; those that declare `__launch_bounds__` or
 /// `__maxnreg__` themselves keep theirs.
-pub(super) fn kernels_to_bound(program: &Program, view: &str, plan: &Plan) -> Vec<usize> {
-    let parents: Vec<usize> = plan.sites.iter().map(|s| s.parent).collect();
-    let mut kernels: Vec<usize> = reaching(program, view, parents)
+pub(super) fn kernels_to_bound(program: &Program, view: &str, plan: &Plan) -> Vec<FunctionId> {
+    let parents: Vec<FunctionId> = plan.sites.iter().map(|s| s.parent).collect();
+    let mut kernels: Vec<FunctionId> = reaching(program, view, parents)
         .into_iter()
         .filter(|&k| {
             let f = &program.functions[k];
@@ -51,12 +51,12 @@ pub(super) fn kernel_clauses(
     program: &Program,
     view: &str,
     plan: &Plan,
-) -> (BTreeMap<usize, Kernel>, Vec<Diagnostic>) {
+) -> (BTreeMap<FunctionId, Kernel>, Vec<Diagnostic>) {
     // Per kernel and clause, the first site stating it and its value.
-    let mut first: BTreeMap<(usize, ClauseName), (usize, &Value)> = BTreeMap::new();
+    let mut first: BTreeMap<(FunctionId, ClauseName), (SiteId, &Value)> = BTreeMap::new();
     let mut diagnostics = Vec::new();
-    let mut reach_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (i, site) in plan.sites.iter().enumerate() {
+    let mut reach_of: BTreeMap<FunctionId, Vec<FunctionId>> = BTreeMap::new();
+    for (i, site) in plan.sites.with_ids() {
         if site.kernel_clauses.is_empty() {
             continue;
         }
@@ -70,7 +70,7 @@ pub(super) fn kernel_clauses(
                         first.insert((k, *clause), (i, value));
                     }
                     Some(&(other, stated)) if stated != value => {
-                        let pragma = |s: usize| program.pragmas[plan.sites[s].pragma].span.clone();
+                        let pragma = |s: SiteId| program.pragmas[plan.sites[s].pragma].span.clone();
                         let written =
                             |v: &Value| format!("`{}({})` here", clause.spelling(), v.to_source());
                         diagnostics.push(
@@ -96,7 +96,7 @@ pub(super) fn kernel_clauses(
             }
         }
     }
-    let mut kernels: BTreeMap<usize, Kernel> = BTreeMap::new();
+    let mut kernels: BTreeMap<FunctionId, Kernel> = BTreeMap::new();
     for ((k, clause), (_, value)) in first {
         if let Takes::Positive {
             lands: Lands::Kernel { set, .. },
@@ -111,13 +111,13 @@ pub(super) fn kernel_clauses(
 
 /// `start` and the functions running on the device that call one of them,
 /// through any chain of calls, up to the kernels.
-fn reaching(program: &Program, view: &str, start: Vec<usize>) -> Vec<usize> {
+fn reaching(program: &Program, view: &str, start: Vec<FunctionId>) -> Vec<FunctionId> {
     let mut reach = start;
     let mut i = 0;
     while i < reach.len() {
         let target = &program.functions[reach[i]];
         if !target.space.global {
-            for (k, f) in program.functions.iter().enumerate() {
+            for (k, f) in program.functions.with_ids() {
                 if reach.contains(&k) || !f.space.runs_on_device() {
                     continue;
                 }

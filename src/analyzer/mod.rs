@@ -26,9 +26,9 @@ pub use pragma_macros::pragma_macros;
 use crate::constant::Constants;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Finding, Hazard, Hazards};
-use crate::plan::{ChildPlan, Plan};
+use crate::plan::{ChildPlan, Plan, SiteId};
 use crate::pragma::parse_directive;
-use crate::program::Program;
+use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
 use std::collections::BTreeMap;
 
@@ -98,8 +98,8 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         program, view, &plan, &hazards,
     ));
     // Group sites by child and check the child can be transformed.
-    let mut by_child: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (i, site) in plan.sites.iter().enumerate() {
+    let mut by_child: BTreeMap<FunctionId, Vec<SiteId>> = BTreeMap::new();
+    for (i, site) in plan.sites.with_ids() {
         for child in site.children() {
             by_child.entry(child).or_default().push(i);
         }
@@ -213,7 +213,7 @@ mod tests {
         );
         let (plan, diagnostics) = analysis(&text);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         // row: parameter; row[v]: indexing; m: assigned in the parent;
         // K * 2 + k: macro, literal, parameter; out: parameter.
         assert_eq!(a.varying, [false, true, true, false, false]);
@@ -229,14 +229,14 @@ mod tests {
         );
         let (plan, diagnostics) = analysis(&text);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        let site = &plan.sites[0];
+        let site = &plan.sites[SiteId(0)];
         assert_eq!(site.threshold, Some(Value::Literal(64)));
         assert_eq!(site.coarsen, Some(Value::Literal(4)));
         let a = site.aggregation.as_ref().unwrap();
         assert_eq!(a.agg_threshold, Some(Value::Literal(2)));
         assert_eq!(a.threads, Some(Value::Literal(32)));
         assert_eq!(a.blocks, Some(Value::Literal(8)));
-        let parent = plan.sites[0].parent;
+        let parent = plan.sites[SiteId(0)].parent;
         assert_eq!(
             plan.kernels[&parent].parent_threads,
             Some(Value::Literal(256))
@@ -268,7 +268,7 @@ mod tests {
         );
         let (plan, diagnostics) = analysis(&text);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         assert_eq!(a.varying, [true, true, true, false, true]);
     }
 
@@ -282,12 +282,12 @@ mod tests {
         );
         let (plan, diagnostics) = analysis(&text);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         assert_eq!(a.varying, [true, false, true, false, true]);
         // Within one warp they are the same.
         let warp = text.replace("consldt(grid)", "consldt(warp)");
         let (plan, _) = analysis(&warp);
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         assert_eq!(a.varying, [false, false, false, false, false]);
     }
 
@@ -298,7 +298,7 @@ mod tests {
              #pragma dp consldt(warp) work(start, n)\n  child<<<(v + 31) / 32, 32>>>(row, row[v], v, 1, out);\n}}\n"
         );
         let (plan, _) = analysis(&text);
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         assert_eq!(a.varying, [false, true, true, false, false]);
         assert!(a.asserted);
     }
@@ -309,7 +309,7 @@ mod tests {
                     __global__ void parent(float *a) {\n#pragma dp consldt(warp)\n  child<float><<<1, 32>>>(a);\n}\n";
         let (plan, diagnostics) = analysis(text);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        assert!(plan.sites[0].aggregation.is_some());
+        assert!(plan.sites[SiteId(0)].aggregation.is_some());
     }
 
     #[test]
@@ -330,12 +330,18 @@ mod tests {
             .collect();
         assert_eq!(recursive, [false, false, false, true]);
         // One child plan per child, with every site that launches it.
-        let children: Vec<(usize, Vec<usize>)> = plan
+        let children: Vec<(FunctionId, Vec<SiteId>)> = plan
             .children
             .iter()
             .map(|c| (c.child, c.sites.clone()))
             .collect();
-        assert_eq!(children, [(0, vec![0, 1, 2]), (3, vec![3])]);
+        assert_eq!(
+            children,
+            [
+                (FunctionId(0), vec![SiteId(0), SiteId(1), SiteId(2)]),
+                (FunctionId(3), vec![SiteId(3)])
+            ]
+        );
         assert!(plan.children[0].serial && plan.children[0].coarse);
     }
 

@@ -3,7 +3,7 @@
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::pragma::{Directive, Value};
 use crate::program::Program;
-use crate::token::TokenKind;
+use crate::token::{SigIdx, TokenKind};
 
 /// Names in clause values (`threshold(TH)`) that nothing in the file
 /// declares or defines: they compile only if a header or `-D` supplies them,
@@ -48,7 +48,7 @@ fn declared_in_file(program: &Program, view: &str, name: &str) -> bool {
         || program.sig.iter().enumerate().any(|(i, t)| match t.kind {
             TokenKind::Ident => t.text(view) == name,
             TokenKind::Directive => {
-                !program.pragmas.iter().any(|p| p.token == i) && {
+                !program.pragmas.iter().any(|p| p.token == SigIdx(i)) && {
                     let text = t.text(view);
                     word_at(text, name).is_some()
                         || text.contains('\\')

@@ -7,7 +7,7 @@ use crate::constant::Constants;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::plan::{Aggregation, Site};
 use crate::pragma::{ClauseValue, Directive, Lands, Takes, Value};
-use crate::program::{Program, Resolution};
+use crate::program::{FunctionId, Program, Resolution};
 use crate::source::SourceFile;
 use crate::thread_count::{thread_count, CountSource, ThreadCount};
 use std::collections::BTreeMap;
@@ -33,7 +33,7 @@ pub(super) fn site_for(
             "nothing follows this pragma",
         ));
     };
-    let next_token = program.sig[next];
+    let next_token = program.sig[next.0];
     if program
         .pragmas
         .binary_search_by_key(&next, |p| p.token)
@@ -112,11 +112,11 @@ pub(super) fn site_for(
         // A definition in the unit itself (the input and its headers) wins
         // over one in a `--child-source` file (another translation unit).
         Resolution::Ambiguous(candidates) => {
-            let in_unit = |&c: &usize| {
+            let in_unit = |&c: &FunctionId| {
                 file.part_at(program.functions[c].start)
                     .map_or(true, |p| p.origin == crate::source::Origin::Header)
             };
-            let own: Vec<usize> = candidates.iter().copied().filter(in_unit).collect();
+            let own: Vec<FunctionId> = candidates.iter().copied().filter(in_unit).collect();
             match own.as_slice() {
                 [] => Resolution::Ambiguous(candidates),
                 [one] => Resolution::Found(*one),
@@ -371,7 +371,7 @@ pub(super) fn site_for(
 
 /// The launch is part of a recursion: the child launches itself, or the
 /// parent is the child.
-fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
+fn site_is_recursive(program: &Program, parent: FunctionId, child: FunctionId) -> bool {
     parent == child
         || program
             .launches

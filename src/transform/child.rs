@@ -10,7 +10,7 @@ use super::renderer::Renderer;
 use super::templates::{AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::names::{self, Knob, SiteSymbols};
-use crate::plan::ChildPlan;
+use crate::plan::{ChildPlan, SiteId};
 use crate::program::Function;
 use crate::record::Member;
 
@@ -200,7 +200,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
 }
 
 /// The record type, aggregated kernel and launcher of one aggregated site.
-fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
+fn aggregation(r: &Renderer, plan: &ChildPlan, index: SiteId) -> String {
     let site = &r.plan.sites[index];
     let aggregation = site.aggregation.as_ref().expect("an aggregated site");
     let child = &r.program.functions[plan.child];

@@ -4,11 +4,13 @@ use super::context::{Count, Factor, SiteContext};
 use super::renderer::Renderer;
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::names::{self, Knob, SiteSymbols};
+use crate::plan::SiteId;
+use crate::program::FunctionId;
 use crate::thread_count::{CountSource, ThreadCount};
 
 /// The replacement for pragma + launch statement of site `index`, followed
 /// by a `#line` directive that resynchronises with the original file.
-pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> {
+pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>) -> Vec<u8> {
     let substitute = copy_of.is_some();
     // User text goes into the template as placeholders, so that indenting
     // the generated lines never touches the user's own line breaks.
