@@ -243,16 +243,6 @@ pub(crate) fn quote_for_line_directive(name: &str) -> String {
     quoted
 }
 
-/// How many lines a text ends: `\r\n`, a lone `\n` and a lone `\r` each
-/// end one (as for nvcc's preprocessor).
-pub(crate) fn line_breaks(text: &str) -> usize {
-    let b = text.as_bytes();
-    b.iter()
-        .enumerate()
-        .filter(|&(i, &c)| c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n')))
-        .count()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

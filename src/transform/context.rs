@@ -155,15 +155,10 @@ pub struct DefinitionsContext {
     pub child: String,
     pub template_header: String,
     pub template_names: String,
-    pub inline: &'static str,
     pub body_fn: String,
     pub recursive: bool,
     pub params: String,
     pub arg_names: String,
-    pub body_line: usize,
-    pub body_file: String,
-    /// The placeholder the body is copied in place of.
-    pub body: &'static str,
     pub serial: Option<String>,
     /// The bound of the child's leading `if (i >= n) return;` guard.
     pub serial_bound: Option<String>,
@@ -176,6 +171,23 @@ pub struct DefinitionsContext {
     pub aggregation: String,
     #[serde(flatten)]
     pub resume: Resume,
+}
+
+/// `body.cu.tera`: the head of the child's body function, which the
+/// child's body (its own bytes) follows.
+#[derive(Debug, Serialize)]
+pub struct BodyContext {
+    pub child: String,
+    pub template_header: String,
+    pub inline: &'static str,
+    pub body_fn: String,
+    pub recursive: bool,
+    pub params: String,
+    /// Where the body is written (a header's line, for a child defined
+    /// there).
+    pub body_line: usize,
+    pub body_file: String,
+    pub line_out: &'static str,
 }
 
 /// `defer.cu.tera`: a child's queue of deferred launches.
@@ -409,6 +421,7 @@ macro_rules! template_of {
 template_of! {
     SiteContext => SITE,
     DeclarationsContext => DECLARATIONS,
+    BodyContext => BODY,
     DefinitionsContext => DEFINITIONS,
     DeferContext => DEFER,
     PreludeContext => PRELUDE,

@@ -98,7 +98,7 @@ impl<'a> Renderer<'a> {
                 } else if let (TokenKind::Directive | TokenKind::Ident, Some(&site)) =
                     (t.kind, self.site_at.get(&t.start))
                 {
-                    out.generated(&site_code(self, site, copy_of));
+                    site_code(self, site, copy_of, out);
                     Some(self.program.launches[self.plan.sites[site].launch].span.end)
                 } else {
                     None
