@@ -106,7 +106,11 @@ pub fn explain(input: &SourceFile, options: Option<&unit::Options>) -> Explanati
 }
 
 /// The explanation of each site of a plan.
-pub fn explain_plan(file: &SourceFile, program: &Program, plan: &Plan) -> Vec<SiteExplanation> {
+pub(crate) fn explain_plan(
+    file: &SourceFile,
+    program: &Program,
+    plan: &Plan,
+) -> Vec<SiteExplanation> {
     plan.sites
         .iter()
         .map(|site| explain_site(file, program, plan, site))

@@ -126,6 +126,9 @@ pub struct DeclarationsContext {
     pub aggregated: Vec<String>,
     /// Every site of the child.
     pub stat_sites: Vec<SiteSymbols>,
+    /// The child's namespaces (`names::scope`): its sites' launches read
+    /// the run-time knobs declared here from outside them.
+    pub scope: String,
     pub recursive: bool,
     pub depth_macro: String,
     pub serial_depth: u64,
@@ -155,15 +158,10 @@ pub struct DefinitionsContext {
     pub child: String,
     pub template_header: String,
     pub template_names: String,
-    pub inline: &'static str,
     pub body_fn: String,
     pub recursive: bool,
     pub params: String,
     pub arg_names: String,
-    pub body_line: usize,
-    pub body_file: String,
-    /// The placeholder the body is copied in place of.
-    pub body: &'static str,
     pub serial: Option<String>,
     /// The bound of the child's leading `if (i >= n) return;` guard.
     pub serial_bound: Option<String>,
@@ -178,6 +176,23 @@ pub struct DefinitionsContext {
     pub aggregation: String,
     #[serde(flatten)]
     pub resume: Resume,
+}
+
+/// `body.cu.tera`: the head of the child's body function, which the
+/// child's body (its own bytes) follows.
+#[derive(Debug, Serialize)]
+pub struct BodyContext {
+    pub child: String,
+    pub template_header: String,
+    pub inline: &'static str,
+    pub body_fn: String,
+    pub recursive: bool,
+    pub params: String,
+    /// Where the body is written (a header's line, for a child defined
+    /// there).
+    pub body_line: usize,
+    pub body_file: String,
+    pub line_out: &'static str,
 }
 
 /// `defer.cu.tera`: a child's queue of deferred launches.
@@ -323,6 +338,8 @@ pub struct StatsContext {
 pub struct RuntimeKnob {
     pub name: String,
     pub global: &'static str,
+    /// The namespaces its variable is declared in (`names::scope`).
+    pub scope: String,
 }
 
 /// `bounds.cu.tera`: the launch-bounds declaration of a parent kernel.
@@ -337,9 +354,10 @@ pub struct BoundsContext {
     pub name: String,
     /// The parameters without default arguments.
     pub params: Vec<String>,
-    /// `parent_threads(N)`: N, the bounds' block size (else
+    /// What its sites state about it (`plan::Kernel`):
+    /// `stated.parent_threads`, the bounds' block size (else
     /// `DPOPT_PARENT_BOUNDS`).
-    pub threads: Option<String>,
+    pub stated: crate::plan::Kernel,
     #[serde(flatten)]
     pub resume: Resume,
 }
@@ -414,6 +432,7 @@ macro_rules! template_of {
 template_of! {
     SiteContext => SITE,
     DeclarationsContext => DECLARATIONS,
+    BodyContext => BODY,
     DefinitionsContext => DEFINITIONS,
     DeferContext => DEFER,
     PreludeContext => PRELUDE,

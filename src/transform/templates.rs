@@ -17,6 +17,8 @@ pub struct Templates {
 
 pub const SITE: &str = "site.cu.tera";
 pub const DECLARATIONS: &str = "declarations.cu.tera";
+/// The head of a child's body function; its body follows, then DEFINITIONS.
+pub const BODY: &str = "body.cu.tera";
 pub const DEFINITIONS: &str = "definitions.cu.tera";
 pub const AGGREGATION: &str = "aggregation.cu.tera";
 pub const AGGREGATION_GRID: &str = "aggregation_grid.cu.tera";
@@ -56,6 +58,7 @@ impl Templates {
                     DECLARATIONS,
                     include_str!("../../templates/declarations.cu.tera"),
                 ),
+                (BODY, include_str!("../../templates/body.cu.tera")),
                 (
                     DEFINITIONS,
                     include_str!("../../templates/definitions.cu.tera"),
