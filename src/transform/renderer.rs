@@ -136,21 +136,40 @@ impl<'a> Renderer<'a> {
         if !substitute {
             return text.to_string();
         }
-        let mut out = String::with_capacity(text.len());
-        let mut word = String::new();
-        for c in text.chars().chain(std::iter::once('\0')) {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                word.push(c);
-                continue;
+        substitute_builtins(text)
+    }
+}
+
+/// `text` with every builtin (`threadIdx`, ...) replaced by its parameter,
+/// on the lexer's tokens, so that a builtin's name inside a string, a
+/// character literal or a comment stays as written.
+fn substitute_builtins(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for t in crate::lexer::lex_text(text) {
+        let word = &text[t.start..t.end];
+        match t.kind {
+            crate::token::TokenKind::Ident => {
+                out.push_str(Builtins::replacement(word).unwrap_or(word))
             }
-            if !word.is_empty() {
-                out.push_str(Builtins::replacement(&word).unwrap_or(&word));
-                word.clear();
-            }
-            if c != '\0' {
-                out.push(c);
-            }
+            _ => out.push_str(word),
         }
-        out
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::substitute_builtins;
+
+    #[test]
+    fn builtins_are_replaced_outside_strings_and_comments() {
+        assert_eq!(
+            substitute_builtins("n * blockDim.x /* blockDim */ + f(\"gridDim\", threadIdx.y)"),
+            "n * dpopt_blockDim.x /* blockDim */ + f(\"gridDim\", dpopt_threadIdx.y)"
+        );
+        assert_eq!(
+            substitute_builtins("myblockDim + blockDimx"),
+            "myblockDim + blockDimx"
+        );
     }
 }
