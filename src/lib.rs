@@ -72,6 +72,9 @@ pub struct SiteSummary {
     /// How the site's launches are aggregated, e.g. `consldt(warp): per
     /// parent start, deg; passed once row, col`.
     pub aggregation: Option<String>,
+    /// For a promoted launch (`promote(...)`): how its chain runs and
+    /// which arguments the next step gets early or at the release.
+    pub promotion: Option<String>,
 }
 
 impl Outcome {
@@ -83,6 +86,70 @@ impl Outcome {
     pub fn source<'a>(&'a self, input: &'a SourceFile) -> &'a SourceFile {
         self.unit.as_ref().unwrap_or(input)
     }
+}
+
+/// The `check` line of a promoted launch.
+fn promotion_summary(
+    file: &SourceFile,
+    program: &program::Program,
+    p: &plan::PromoteSite,
+) -> SiteSummary {
+    let kernel = &program.functions[p.kernel];
+    let names = |early: bool| {
+        let v: Vec<String> = kernel
+            .params
+            .iter()
+            .zip(&p.early)
+            .filter(|(_, &e)| e == early)
+            .zip(&p.members)
+            .map(|(_, m)| m.name.clone())
+            .collect();
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let how = match p.kind {
+        pragma::Promotion::Basic => {
+            "each step a grid, launched when its predecessor starts".to_string()
+        }
+        pragma::Promotion::Aggregate => {
+            "a pool of blocks takes the steps one after another".to_string()
+        }
+    };
+    let wait = match p.acquire {
+        Some(m) => format!(
+            "waits at `#pragma dp acquire` ({})",
+            file.location(program.pragmas[m].span.start)
+        ),
+        None => "waits at its start".to_string(),
+    };
+    SiteSummary {
+        id: p.id.clone(),
+        location: file.location(program.pragmas[p.pragma].span.start),
+        child: kernel.name.clone(),
+        macros: p
+            .knobs
+            .iter()
+            .map(|k| (k.name.clone(), k.value.clone()))
+            .collect(),
+        aggregation: None,
+        promotion: Some(format!(
+            "{}: {how}; a step {wait}; early: {}; at the release: {}",
+            p.summary.trim_start_matches("#pragma dp "),
+            names(true),
+            names(false)
+        )),
+    }
+}
+
+/// `FILE:LINE:COL` as a key that sorts by line, then column.
+fn location_key(location: &str) -> (usize, usize) {
+    let mut parts = location.rsplitn(3, ':');
+    let column = parts.next().and_then(|c| c.parse().ok()).unwrap_or(0);
+    let line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
+    (line, column)
 }
 
 /// Does the text hold a backslash that ends a line (blanks may follow it)?
@@ -171,11 +238,13 @@ pub fn run_migrating(
         diagnostics.extend(hidden);
         (analysis.plan, diagnostics)
     };
-    // Kernels whose bodies are copied for `#pragma dp` sites.
+    // Kernels whose bodies are copied for `#pragma dp` sites (promoted
+    // kernels too).
     let copied: Vec<usize> = plan
         .sites
         .iter()
         .flat_map(|s| s.children().collect::<Vec<_>>())
+        .chain(plan.promotions.iter().map(|p| p.kernel))
         .collect();
     let post = postwork::analyze(file, &program, migrate, &copied);
     diagnostics.extend(post.diagnostics);
@@ -242,9 +311,19 @@ pub fn run_migrating(
                 child: child.name.clone(),
                 macros,
                 aggregation,
+                promotion: None,
             }
         })
-        .collect();
+        .chain(
+            plan.promotions
+                .iter()
+                .map(|p| promotion_summary(file, &program, p)),
+        )
+        .collect::<Vec<_>>();
+    let mut sites = sites;
+    if !plan.promotions.is_empty() {
+        sites.sort_by_key(|s| location_key(&s.location));
+    }
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
     let output = (!has_errors && generate).then(|| emit::emit(file, &program, &plan, output_name));
     let bounded_kernels = plan

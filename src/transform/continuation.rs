@@ -89,18 +89,13 @@ pub fn stats(r: &Renderer, sites: &[SyncSite]) -> Vec<u8> {
     // anonymous one needs no name: its members are visible around it).
     let counters: Vec<PostworkCounter> = sites
         .iter()
-        .map(|s| {
-            let mut path = String::new();
-            for n in &r.program.functions[s.kernel].namespace {
-                if !n.is_empty() {
-                    path.push_str("::");
-                    path.push_str(n);
-                }
-            }
-            PostworkCounter {
-                id: s.id.clone(),
-                counters: format!("{path}::{}", PostworkSymbols::of(&s.id).stats),
-            }
+        .map(|s| PostworkCounter {
+            id: s.id.clone(),
+            counters: format!(
+                "{}::{}",
+                super::promote::namespace_path(&r.program.functions[s.kernel].namespace),
+                PostworkSymbols::of(&s.id).stats
+            ),
         })
         .collect();
     let ctx = ContinuationStatsContext {
