@@ -96,13 +96,12 @@ fn promotion_summary(
 ) -> SiteSummary {
     let kernel = &program.functions[p.kernel];
     let names = |early: bool| {
-        let v: Vec<String> = kernel
-            .params
+        let v: Vec<String> = p
+            .members
             .iter()
             .zip(&p.early)
             .filter(|(_, &e)| e == early)
-            .zip(&p.members)
-            .map(|(_, m)| m.name.clone())
+            .map(|(m, _)| m.name.clone())
             .collect();
         if v.is_empty() {
             "-".to_string()

@@ -51,6 +51,21 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                 ));
             }
         }
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if path.parent().is_some_and(|p| p.ends_with("examples")) && common::is_promoted(&text) {
+            // The promotion variants of the benchmark suite: basic and
+            // aggregated, each with and without `#pragma dp acquire`.
+            for (variant, pragma, overlap) in [
+                ("P", "#pragma dp promote(basic)", false),
+                ("PO", "#pragma dp promote(basic)", true),
+                ("PA2", "#pragma dp promote(aggregate, 2)", false),
+                ("PAO", "#pragma dp promote(aggregate, 128)", true),
+            ] {
+                let t = common::with_promotion(&text, pragma, overlap);
+                jobs.push((format!("{}_{variant}", common::stem(&path)), t.into_bytes()));
+            }
+            continue;
+        }
         if path.parent().is_some_and(|p| p.ends_with("examples")) {
             let text = String::from_utf8(bytes).unwrap();
             for (variant, pragma) in [

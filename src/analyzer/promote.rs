@@ -465,7 +465,9 @@ fn changed_in(program: &Program, view: &str, kernel: &Function, name: &str) -> b
     body.iter().enumerate().any(|(i, t)| {
         t.kind == TokenKind::Ident
             && t.text(view) == name
-            && ((crate::token::is_modified_at(body, i, view) && !dereferenced(body, i, view))
+            && ((crate::token::is_modified_at(body, i, view)
+                && !dereferenced(body, i, view)
+                && !element_address(body, i, view))
                 || declared_at(body, i, view))
     })
 }
@@ -481,6 +483,17 @@ fn dereferenced(tokens: &[Token], i: usize, view: &str) -> bool {
             !(matches!(before.kind, TokenKind::Ident | TokenKind::Number) || matches!(b, ")" | "]"))
                 || matches!(b, "return" | "case")
         })
+}
+
+/// Is `&` before identifier `i` the address of an element or member
+/// (`&a[k]`, `&s.f`, `&p->f`), not of the variable?
+fn element_address(tokens: &[Token], i: usize, view: &str) -> bool {
+    i > 0
+        && tokens[i - 1].text(view) == "&"
+        && matches!(
+            tokens.get(i + 1).map_or("", |t| t.text(view)),
+            "[" | "." | "->"
+        )
 }
 
 /// Is identifier `i` declared there: after a type word (`int`, `auto`,
