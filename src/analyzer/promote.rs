@@ -340,6 +340,11 @@ fn loop_around(
         .filter(|&j| sig[j].text(view) == "{" && program.partner[j].is_some_and(|p| p > first));
     for mut s in std::iter::once(first).chain(blocks) {
         while s > open + 1 {
+            // The pragma itself (and any other directive) stands between.
+            if sig[s - 1].kind == TokenKind::Directive {
+                s -= 1;
+                continue;
+            }
             let prev = &sig[s - 1];
             match prev.text(view) {
                 "do" => return Some(("a `do` loop".to_string(), prev.range())),
@@ -745,4 +750,146 @@ pub(super) fn check_not_a_child(
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostic::Diagnostic;
+    use crate::lexer::lex;
+    use crate::parser::parse;
+    use crate::plan::{Plan, PromoteSite};
+    use crate::pragma::Promotion;
+    use crate::source::SourceFile;
+
+    fn analysis(text: &str) -> (Plan, Vec<Diagnostic>) {
+        let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
+        let program = parse(&file, lex(&file));
+        let a = super::super::analyze(&file, &program);
+        (a.plan, a.diagnostics)
+    }
+
+    fn promoted(text: &str) -> PromoteSite {
+        let (plan, diagnostics) = analysis(text);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        plan.promotions.into_iter().next().expect("a promoted site")
+    }
+
+    fn codes(text: &str) -> Vec<&'static str> {
+        analysis(text).1.iter().map(|d| d.kind.code()).collect()
+    }
+
+    #[test]
+    fn arguments_known_at_the_start_are_early() {
+        let p = promoted(
+            "#define CHUNK 64\n__global__ void step(int *data, int n, int base, int offset, int *out) {\n\
+             int kept = data[base];\n  *out = offset;\n  data[base] = 0;\n  int *q = &data[1];\n\
+             if (base + CHUNK < n) {\n#pragma dp promote(basic)\n\
+             step<<<1, blockDim.x>>>(data, n, base + CHUNK, offset + kept, out);\n  }\n}\n",
+        );
+        // data: written through, never assigned; out: dereferenced; base +
+        // CHUNK: a parameter and a macro; offset + kept: a local.
+        assert_eq!(p.early, [true, true, true, false, true]);
+        assert_eq!(p.kind, Promotion::Basic);
+        assert_eq!(p.id, "step_1");
+        assert!(!p.head_inline);
+    }
+
+    #[test]
+    fn an_assigned_parameter_makes_what_uses_it_postponed() {
+        let p = promoted(
+            "__global__ void step(int *a, int n, int k) {\n  n -= 1;\n  int k2 = k;\n\
+             if (n > 0) {\n#pragma dp promote(aggregate, 4)\n  step<<<1, 32>>>(a, n, k + 1);\n  }\n}\n",
+        );
+        // n is assigned: its argument (n itself, after the assignment) is
+        // postponed; k + 1 is known.
+        assert_eq!(p.early, [true, false, true]);
+        assert_eq!(p.kind, Promotion::Aggregate);
+        assert_eq!(p.pool.to_source(), "4");
+    }
+
+    #[test]
+    fn early_arguments_are_a_fixed_point() {
+        // b follows a (postponed), c follows b: both postponed.
+        let p = promoted(
+            "__global__ void step(int a, int b, int c) {\n  int x = a * 2;\n\
+             if (x < 100) {\n#pragma dp promote(basic)\n  step<<<1, 32>>>(x, a, b);\n  }\n}\n",
+        );
+        assert_eq!(p.early, [false, false, false]);
+    }
+
+    #[test]
+    fn a_local_constant_is_not_known_outside_the_kernel() {
+        let text = "__global__ void step(int *a, int n) {\n  const int STRIDE = 4;\n\
+                    if (n > 0) {\n#pragma dp promote(basic)\n  step<<<1, 32>>>(a + STRIDE, n - 1);\n  }\n}\n";
+        assert_eq!(promoted(text).early, [false, true]);
+    }
+
+    #[test]
+    fn what_cannot_be_promoted() {
+        let loop_launch = "__global__ void step(int n) {\n  while (n > 0) {\n    --n;\n\
+                           #pragma dp promote(basic)\n    step<<<1, 32>>>(n);\n  }\n}\n";
+        assert_eq!(codes(loop_launch), ["dpopt::promote_placement"]);
+        let do_loop = "__global__ void step(int n) {\n  do\n\
+                       #pragma dp promote(basic)\n    step<<<1, 32>>>(n - 1);\n  while (0);\n}\n";
+        assert_eq!(codes(do_loop), ["dpopt::promote_placement"]);
+        let twice = "__global__ void step(int n) {\n  if (n > 2) step<<<1, 32>>>(n - 2);\n\
+                     if (n > 1) {\n#pragma dp promote(basic)\n    step<<<1, 32>>>(n - 1);\n  }\n}\n";
+        assert_eq!(codes(twice), ["dpopt::promote_placement"]);
+        let grid = "__global__ void step(int n) {\n  if (n > 1) {\n#pragma dp promote(basic)\n\
+                    step<<<dim3(2, 1), 32>>>(n - 1);\n  }\n}\n";
+        assert_eq!(codes(grid), ["dpopt::promote_grid"]);
+        let one = "#define ONE 1\n__global__ void step(int n) {\n  if (n > 1) {\n#pragma dp promote(basic)\n\
+                   step<<<dim3(ONE, 1, 1), 32>>>(n - 1);\n  }\n}\n";
+        assert!(codes(one).is_empty());
+        // With a pool, every step runs with the pool's block size.
+        let varying_block =
+            "__global__ void step(int n) {\n  if (n > 1) {\n#pragma dp promote(aggregate)\n\
+                             step<<<1, n * 32>>>(n - 1);\n  }\n}\n";
+        assert_eq!(codes(varying_block), ["dpopt::promote_config"]);
+        assert!(codes(&varying_block.replace("aggregate", "basic")).is_empty());
+        let pool_return = "__global__ void step(int n) {\n  if (threadIdx.x > 8) return;\n  __syncthreads();\n\
+                           if (n > 1) {\n#pragma dp promote(aggregate)\n  step<<<1, 32>>>(n - 1);\n  }\n}\n";
+        assert_eq!(codes(pool_return), ["dpopt::promote_unsupported"]);
+        assert!(codes(&pool_return.replace("aggregate", "basic")).is_empty());
+        let exit = "__global__ void step(int n) {\n  if (n == 5) asm(\"exit;\");\n\
+                    if (n > 1) {\n#pragma dp promote(basic)\n  step<<<1, 32>>>(n - 1);\n  }\n}\n";
+        assert_eq!(codes(exit), ["dpopt::promote_unsupported"]);
+    }
+
+    #[test]
+    fn the_marker_stands_alone_at_the_top_level_before_the_launch() {
+        let base = "__global__ void step(int *a, int n, int acc) {\n  int v = a[n];\nMARKER\n\
+                    if (n > 0) {\n#pragma dp promote(basic)\n    step<<<1, 32>>>(a, n - 1, acc + v);\n  }\nAFTER\n}\n";
+        let at = |marker: &str, after: &str| base.replace("MARKER", marker).replace("AFTER", after);
+        let p = promoted(&at("#pragma dp acquire", ""));
+        assert!(p.acquire.is_some());
+        assert_eq!(
+            codes(&at("", "#pragma dp acquire")),
+            ["dpopt::acquire_placement"]
+        );
+        assert_eq!(
+            codes(&at("{\n#pragma dp acquire\n}", "")),
+            ["dpopt::acquire_placement"]
+        );
+        assert_eq!(
+            codes(&at("#pragma dp acquire\n#pragma dp acquire", "")),
+            ["dpopt::acquire_placement"]
+        );
+        // acc is postponed: the code before the marker may not use it.
+        assert_eq!(
+            codes(&at("  v += acc;\n#pragma dp acquire", "")),
+            ["dpopt::acquire_postponed"]
+        );
+        let outside = "__global__ void k(int *a) {\n#pragma dp acquire\n  a[0] = 1;\n}\n";
+        assert_eq!(codes(outside), ["dpopt::acquire_placement"]);
+    }
+
+    #[test]
+    fn code_after_the_brace_puts_the_head_inline() {
+        let p = promoted(
+            "__global__ void step(int n) { int m = n - 1;\n  if (m > 0) {\n#pragma dp promote(basic)\n\
+             step<<<1, 32>>>(m);\n  }\n}\n",
+        );
+        assert!(p.head_inline);
+    }
 }
