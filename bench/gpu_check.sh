@@ -39,6 +39,24 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=gpu-build
 
+# variant_source NAME VARIANT: transform $BUILD/tmp.cu (an example with its
+# pragmas replaced) into the variant's source; false when dpopt refuses it.
+variant_source() {
+  if ! "$dpopt" transform "$BUILD/tmp.cu" -o "$BUILD/src/$1__$2.cu" 2> "$BUILD/tmp.err"; then
+    echo "example $1: variant $2 refused by dpopt: $(grep -o 'error: .*' "$BUILD/tmp.err" | head -n1)"
+    return 1
+  fi
+}
+
+# variant_jobs NAME VARIANT CONFIGS: a job line per config=defines
+# (example variant config source defines).
+variant_jobs() {
+  local c
+  for c in $3; do
+    echo "$1 $2 ${c%%=*} $1__$2 ${c#*=}" >> "$BUILD/jobs.txt"
+  done
+}
+
 prepare() {
   cargo build --release --quiet
   local dpopt=target/release/dpopt
@@ -83,15 +101,9 @@ VARIANTS
         awk -v p="$pragma" 'skip { skip = /\\[ \t\r]*$/; next }
           /^[ \t]*#[ \t]*pragma[ \t]+dp([ \t]|$)/ { print p; skip = /\\[ \t\r]*$/; next } { print }' \
           "$ex" > "$BUILD/tmp.cu"
-        if ! "$dpopt" transform "$BUILD/tmp.cu" -o "$BUILD/src/${name}__$v.cu" 2> "$BUILD/tmp.err"; then
-          echo "example $name: variant $v refused by dpopt: $(grep -o 'error: .*' "$BUILD/tmp.err" | head -n1)"
-          continue
-        fi
+        variant_source "$name" "$v" || continue
       fi
-      for c in $configs; do
-        # job lines: example variant config source defines
-        echo "$name $v ${c%%=*} ${name}__$v ${c#*=}" >> "$BUILD/jobs.txt"
-      done
+      variant_jobs "$name" "$v" "$configs"
     done < "$BUILD/variants.txt"
     rm -f "$BUILD/tmp.cu" "$BUILD/tmp.err"
   done
@@ -115,14 +127,9 @@ PROMOTE
           /^[ \t]*#[ \t]*pragma[ \t]+dp[ \t]+promote/ { print p; next }
           /^[ \t]*#[ \t]*pragma[ \t]+dp[ \t]+acquire[ \t\r]*$/ && o == "no" { print ""; next }
           { print }' "$ex" > "$BUILD/tmp.cu"
-        if ! "$dpopt" transform "$BUILD/tmp.cu" -o "$BUILD/src/${name}__$v.cu" 2> "$BUILD/tmp.err"; then
-          echo "example $name: variant $v refused by dpopt: $(grep -o 'error: .*' "$BUILD/tmp.err" | head -n1)"
-          continue
-        fi
+        variant_source "$name" "$v" || continue
       fi
-      for c in $configs; do
-        echo "$name $v ${c%%=*} ${name}__$v ${c#*=}" >> "$BUILD/jobs.txt"
-      done
+      variant_jobs "$name" "$v" "$configs"
     done < "$BUILD/promote_variants.txt"
     rm -f "$BUILD/tmp.cu" "$BUILD/tmp.err"
   done
