@@ -8,6 +8,7 @@
 #
 #   bash bench/sweep.sh [EXAMPLES] [THRESHOLDS] [FACTORS]
 #   e.g. bash bench/sweep.sh "bfs sssp" "1 32 128 512 1024" "1 2 8"
+#        bash bench/sweep.sh -      (the promoted examples alone, below)
 #
 # Each point is named like the suite's fixed variants: threshold 1 means no
 # thresholding and factor 1 no coarsening, so the TC build gives T, C and TC,
@@ -41,6 +42,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../gpu-build" || { echo "run bench/gpu_check.sh prepare first" >&2; exit 1; }
 examples=${1:-"bfs sssp spmv bezier tc sp mstf mstv tree_heights tree_descendants"}
+[ "$examples" = - ] && examples=""  # "-": only the promoted examples
 thresholds=${2:-"1 32 128 512 1024"}
 factors=${3:-"1 2 8"}
 reps=${REPS:-5}
@@ -58,7 +60,7 @@ for ex in $examples; do
     echo "src/${ex}__$v.cu sweep/${ex}__$v -DDPOPT_RUNTIME_KNOBS"
     [ "${STATS:-1}" = 0 ] || echo "src/${ex}__$v.cu sweep/${ex}__${v}__stats -DDPOPT_RUNTIME_KNOBS,-DDPOPT_STATS"
   done
-done | xargs -P "$(nproc)" -n 3 sh -c \
+done | xargs -r -P "$(nproc)" -n 3 sh -c \
   "$nvcc"' -O3 -rdc=true -arch=sm_90 -I src $(echo "$2" | tr , " ") -o "$1" "$0" -lcudadevrt > "$1.log" 2>&1 || echo "BUILD FAILED: $1"'
 echo "$(date +%T) built $(ls sweep | grep -vc '\.log$') binaries"
 
@@ -145,7 +147,7 @@ for ex in $promote_examples; do
     echo "src/${ex}__$v.cu sweep/${ex}__${v}__$cfg ${defs:-none}"
     [ "${STATS:-1}" = 0 ] || echo "src/${ex}__$v.cu sweep/${ex}__${v}__${cfg}__stats ${defs:+$defs,}-DDPOPT_STATS"
   done
-done | xargs -P "$(nproc)" -n 3 sh -c \
+done | xargs -r -P "$(nproc)" -n 3 sh -c \
   'd=$(echo "$2" | sed "s/^none$//" | tr , " "); '"$nvcc"' -O3 -rdc=true -arch=sm_90 -I src $d -o "$1" "$0" -lcudadevrt > "$1.log" 2>&1 || echo "BUILD FAILED: $1"'
 for ex in $promote_examples; do
   [ -x "sweep/${ex}__orig__-" ] || continue
