@@ -30,7 +30,8 @@
 #   PAO   promote(aggregate) + acquire (overlap), the same pools
 # on the paper's small, medium and large inputs (2, 25 and 3,073 steps); a
 # CDP chain deeper than the device runtime nests reports
-# verified=depth-limit, expected of orig, P and PO (summary: "expected"),
+# verified=depth-limit (its launches failed with
+# cudaErrorLaunchMaxDepthExceeded), expected of orig, P and PO (summary: "expected"),
 # an error anywhere else. $OUT/promotion.md: throughput (elements/s) per
 # variant and input, the Fig. 10 comparison.
 # Fixtures (tests/fixtures) run as written, original and transformed; the

@@ -58,7 +58,7 @@ __global__ void partition_step(const int* in, int n, int base, int pivot, int* s
 #pragma dp promote(aggregate)
             partition_step<<<1, CHAIN_THREADS>>>(in, n, base + CHAIN_CHUNK, pivot, selected, nsel + sel_total,
                                                  rejected, nrej + rej_total, totals);
-            if (cudaGetLastError() != cudaSuccess) atomicAdd(&g_launch_failures, 1u);
+            chain_count_failure();
         } else {
             totals[0] = nsel + sel_total;
             totals[1] = nrej + rej_total;

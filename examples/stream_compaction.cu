@@ -59,7 +59,7 @@ __global__ void compact_step(int* data, int n, int base, int offset, int* kept_t
 #endif
 #pragma dp promote(aggregate)
             compact_step<<<1, CHAIN_THREADS>>>(data, n, base + CHAIN_CHUNK, offset + kept, kept_total);
-            if (cudaGetLastError() != cudaSuccess) atomicAdd(&g_launch_failures, 1u);
+            chain_count_failure();
         } else {
             *kept_total = offset + kept;
         }

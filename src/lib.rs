@@ -75,6 +75,9 @@ pub struct SiteSummary {
     /// For a promoted launch (`promote(...)`): how its chain runs and
     /// which arguments the next step gets early or at the release.
     pub promotion: Option<String>,
+    /// Where its `#pragma dp acquire` stands (`FILE:LINE:COL`), applied with
+    /// the site.
+    pub marker: Option<String>,
 }
 
 impl Outcome {
@@ -134,6 +137,9 @@ fn promotion_summary(
             .map(|k| (k.name.clone(), k.value.clone()))
             .collect(),
         aggregation: None,
+        marker: p
+            .acquire
+            .map(|m| file.location(program.pragmas[m].span.start)),
         promotion: Some(format!(
             "{}: {how}; a step {wait}; early: {}; at the release: {}",
             p.summary.trim_start_matches("#pragma dp "),
@@ -311,6 +317,7 @@ pub fn run_migrating(
                 macros,
                 aggregation,
                 promotion: None,
+                marker: None,
             }
         })
         .chain(
