@@ -24,7 +24,8 @@
 // Flags: --n N (204800)  --reps R (5)  --seed S (12345)
 // Build: nvcc -O3 -rdc=true -arch=sm_90 -o partition partition.cu -lcudadevrt
 // Output: "result example=partition input=n<N> impl=... time_ms=... elements_per_s=...
-//         verified=yes|no|depth-limit checksum=... launch_failures=..."; checksum: FNV-1a 64
+//         verified=yes|no|depth-limit checksum=... launch_failures=... depth_failures=..."
+//         (depth-limit: launches failed with cudaErrorLaunchMaxDepthExceeded); checksum: FNV-1a 64
 //         over both counts (int32) and the selected, then the rejected elements.
 
 #include "common/chain.cuh"

@@ -27,7 +27,8 @@
 // Flags: --n N (204800)  --reps R (5)  --seed S (12345)
 // Build: nvcc -O3 -rdc=true -arch=sm_90 -o stream_compaction stream_compaction.cu -lcudadevrt
 // Output: "result example=stream_compaction input=n<N> impl=... time_ms=... elements_per_s=...
-//         verified=yes|no|depth-limit checksum=... launch_failures=..."; checksum: FNV-1a 64
+//         verified=yes|no|depth-limit checksum=... launch_failures=... depth_failures=..."
+//         (depth-limit: launches failed with cudaErrorLaunchMaxDepthExceeded); checksum: FNV-1a 64
 //         over the kept count (int32) and the kept elements.
 
 #include "common/chain.cuh"
