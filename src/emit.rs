@@ -5,8 +5,7 @@
 
 use crate::names::SiteSymbols;
 use crate::plan::Plan;
-use crate::pragma::Value;
-use crate::program::Program;
+use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
 use crate::token::TokenKind;
 use crate::transform::child::{declarations, definitions};
@@ -17,7 +16,7 @@ use crate::transform::continuation;
 use crate::transform::promote;
 use crate::transform::templates::Templates;
 use crate::transform::{Renderer, OUTPUT_LINE_MARKER};
-use crate::writer::{OutFile, Sink};
+use crate::writer::{Fragment, OutFile, Sink};
 
 /// Generate the transformed file. `output_name` names the output in the
 /// `#line` directives of generated code (`<stdout>` when printed).
@@ -27,7 +26,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     static TEMPLATES: std::sync::OnceLock<Templates> = std::sync::OnceLock::new();
     let templates = TEMPLATES.get_or_init(Templates::new);
     let renderer = Renderer::new(file, program, plan, templates);
-    let mut inserts: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut inserts: Vec<(usize, Fragment)> = Vec::new();
     for child_plan in &plan.children {
         let child = &program.functions[child_plan.child];
         if let Some(at) = child_plan.elsewhere {
@@ -43,10 +42,10 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
             child_plan,
             file.line_of(at.max(child_plan.declare_at)),
         ));
-        inserts.push((at, fragment));
+        inserts.push((at, Fragment::generated_bytes(fragment)));
         let (at, prefix) = insertion_after(file, program, child.body.end);
-        let mut fragment = prefix;
-        fragment.extend(definitions(&renderer, child_plan, file.line_of(at)));
+        let mut fragment = Fragment::generated_bytes(prefix);
+        fragment.append(definitions(&renderer, child_plan, file.line_of(at)));
         inserts.push((at, fragment));
     }
     let mut overrides: Vec<(std::ops::Range<usize>, String)> = Vec::new();
@@ -78,7 +77,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         let (at, prefix) = insertion_after(file, program, f.body.end);
         let mut fragment = prefix;
         fragment.extend(bounds(&renderer, kernel, file.line_of(at)));
-        inserts.push((at, fragment));
+        inserts.push((at, Fragment::generated_bytes(fragment)));
     }
     // After the bounds declarations (which come right after the kernel): a
     // promoted kernel's step body launches the kernel itself.
@@ -92,12 +91,15 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
             |resume| promote::definitions(&renderer, site, resume),
         );
         if !site.head_inline {
-            inserts.push((site.head_at, promote::head(&renderer, site)));
+            inserts.push((
+                site.head_at,
+                Fragment::generated_bytes(promote::head(&renderer, site)),
+            ));
         }
         overrides.extend(promote::overrides(&renderer, site));
     }
     if plan.uses.prelude() {
-        inserts.insert(0, (0, prelude(&renderer)));
+        inserts.insert(0, (0, Fragment::generated_bytes(prelude(&renderer))));
     }
     let input = file.input_bytes();
     if !plan.sites.is_empty() || !plan.postwork.is_empty() || !plan.promotions.is_empty() {
@@ -116,7 +118,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         if !plan.promotions.is_empty() {
             fragment.extend(promote::stats(&renderer, &plan.promotions));
         }
-        inserts.push((len, fragment));
+        inserts.push((len, Fragment::generated_bytes(fragment)));
     }
     // Stable: at one offset, definitions of an earlier child come first.
     inserts.sort_by_key(|(at, _)| *at);
@@ -125,7 +127,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     let mut pos = 0;
     for (at, fragment) in inserts {
         renderer.render_into(&mut out, pos..at, None, &overrides);
-        out.generated(&fragment);
+        fragment.write_to(&mut out);
         pos = at;
     }
     renderer.render_into(&mut out, pos..input.len(), None, &overrides);
@@ -135,12 +137,12 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
 /// The declarations and definitions of a child defined in another file, for
 /// the line start `at` of the input: wrapped in the child's namespaces (the
 /// input is taken to include its header at namespace scope).
-fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> {
+fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Fragment {
     let child = &r.program.functions[plan.child];
     let resume = r.file.line_of(at);
     if child.namespace.is_empty() {
-        let mut out = declarations(r, plan, resume);
-        out.extend(definitions(r, plan, resume));
+        let mut out = Fragment::generated_bytes(declarations(r, plan, resume));
+        out.append(definitions(r, plan, resume));
         return out;
     }
     let namespaces = |open: bool| {
@@ -154,21 +156,15 @@ fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> 
             r.file.newline,
         ))
     };
-    let newline = r.file.newline.as_bytes();
-    let mut out = namespaces(true);
-    out.extend(declarations(r, plan, resume));
+    let mut out = Fragment::generated_bytes(namespaces(true));
+    out.generated(&declarations(r, plan, resume));
     let mut definitions = definitions(r, plan, resume);
     // The definitions end with `#line` back to the input: the namespaces
     // close before it.
-    let body = definitions.strip_suffix(newline).unwrap_or(&definitions);
-    let last = body
-        .iter()
-        .rposition(|&b| b == b'\n' || b == b'\r')
-        .map_or(0, |i| i + 1);
-    let resync = definitions.split_off(last);
-    out.extend(definitions);
-    out.extend(namespaces(false));
-    out.extend(resync);
+    let resync = definitions.split_off_last_generated_line();
+    out.append(definitions);
+    out.generated(&namespaces(false));
+    out.append(resync);
     out
 }
 
@@ -181,6 +177,14 @@ fn prelude(r: &Renderer) -> Vec<u8> {
         // as it is (no template to parse).
         defer_queue: if r.plan.uses.defer {
             crate::transform::templates::DEFER_QUEUE
+        } else {
+            ""
+        },
+        // The count of unfinished launches is the same in every file with
+        // sites or promoted chains (their step grids and pools are counted):
+        // copied as it is.
+        launch_budget: if r.plan.uses.stats || r.plan.uses.promote {
+            crate::transform::templates::LAUNCH_BUDGET
         } else {
             ""
         },
@@ -201,7 +205,7 @@ fn prelude(r: &Renderer) -> Vec<u8> {
 /// as written. It repeats the definition's head without default arguments
 /// (C++ forbids giving them twice) and with the template header's
 /// parameters only.
-fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
+fn bounds(r: &Renderer, kernel: FunctionId, resume_line: usize) -> Vec<u8> {
     let f = &r.program.functions[kernel];
     let head_start = f.start + f.template_header.as_ref().map_or(0, String::len);
     // The head's tokens as written, without comments, directives, splices or
@@ -229,7 +233,7 @@ fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
         specifiers,
         name: r.codec.to_text(&r.file.bytes[f.name_span.clone()]),
         params: f.params.iter().map(|p| p.declaration.clone()).collect(),
-        threads: r.plan.parent_threads.get(&kernel).map(Value::to_source),
+        stated: r.plan.kernels.get(&kernel).cloned().unwrap_or_default(),
         resume: Resume {
             line_out: OUTPUT_LINE_MARKER,
             resume_line,
@@ -259,17 +263,22 @@ fn stats(r: &Renderer) -> Vec<u8> {
         .plan
         .sites
         .iter()
-        .map(|s| SiteSymbols::of(&s.id))
+        .map(|s| SiteSymbols::of(&s.id, &r.program.functions[s.child].namespace))
         .collect();
     let knobs = r
         .plan
         .sites
         .iter()
-        .flat_map(|s| &s.knobs)
-        .filter(|k| k.knob.at_run_time())
-        .map(|k| RuntimeKnob {
-            global: k.global(),
-            name: k.name.clone(),
+        .flat_map(|s| {
+            let scope = crate::names::scope(&r.program.functions[s.child].namespace);
+            s.knobs
+                .iter()
+                .filter(|k| k.knob.at_run_time())
+                .map(move |k| RuntimeKnob {
+                    global: k.global(),
+                    name: k.name.clone(),
+                    scope: scope.clone(),
+                })
         })
         .collect();
     let ctx = StatsContext {
@@ -289,18 +298,18 @@ fn stats(r: &Renderer) -> Vec<u8> {
 fn around(
     file: &SourceFile,
     program: &Program,
-    kernel: usize,
-    inserts: &mut Vec<(usize, Vec<u8>)>,
+    kernel: FunctionId,
+    inserts: &mut Vec<(usize, Fragment)>,
     declarations: impl FnOnce(usize) -> Vec<u8>,
     definitions: impl FnOnce(usize) -> Vec<u8>,
 ) {
     let kernel = &program.functions[kernel];
     let (at, mut fragment) = insertion_before(file, kernel.first_declared);
     fragment.extend(declarations(file.line_of(at.max(kernel.first_declared))));
-    inserts.push((at, fragment));
+    inserts.push((at, Fragment::generated_bytes(fragment)));
     let (at, mut fragment) = insertion_after(file, program, kernel.body.end);
     fragment.extend(definitions(file.line_of(at)));
-    inserts.push((at, fragment));
+    inserts.push((at, Fragment::generated_bytes(fragment)));
 }
 
 /// Where to insert text before the declaration starting at `offset`: the

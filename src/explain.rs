@@ -124,7 +124,11 @@ pub fn explain(input: &SourceFile, options: Option<&unit::Options>) -> Explanati
 }
 
 /// The explanation of each site of a plan.
-pub fn explain_plan(file: &SourceFile, program: &Program, plan: &Plan) -> Vec<SiteExplanation> {
+pub(crate) fn explain_plan(
+    file: &SourceFile,
+    program: &Program,
+    plan: &Plan,
+) -> Vec<SiteExplanation> {
     let mut sites: Vec<(usize, SiteExplanation)> = plan
         .sites
         .iter()

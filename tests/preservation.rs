@@ -4,8 +4,6 @@
 
 mod common;
 
-use dpopt::lexer::lex;
-use dpopt::parser::parse;
 use dpopt::source::SourceFile;
 
 #[test]
@@ -35,31 +33,20 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
     for path in common::corpus() {
         let bytes = std::fs::read(&path).unwrap();
         let file = SourceFile::new("in.cu", bytes.clone());
-        let program = parse(&file, lex(&file));
-        let output = common::transform_with_headers(&file, "out.cu")
-            .output
-            .expect("transforms");
-        // Chunks between sites (pragma start .. end of the launch statement);
-        // a marker (`#pragma dp acquire`) alone; the `{` of a promoted
+        let outcome = common::transform_with_headers(&file, "out.cu");
+        // Chunks between sites (pragma start .. end of the launch statement),
+        // each `#pragma dp acquire` marker alone, and the `{` of a promoted
         // kernel's body, where the head's start may follow it on its line.
-        let mut cuts: Vec<(usize, usize)> = Vec::new();
-        for pragma in &program.pragmas {
-            let text = String::from_utf8_lossy(&bytes[pragma.span.clone()]).into_owned();
-            if text.contains("acquire") {
-                cuts.push((pragma.span.start, pragma.span.end));
-                continue;
-            }
-            let launch = program
-                .launches
-                .iter()
-                .find(|l| Some(l.first_token) == pragma.next_token)
-                .expect("pragma has a launch");
-            cuts.push((pragma.span.start, launch.span.end));
-            if text.contains("promote") {
-                let kernel = &program.functions[launch.function.expect("in a kernel")];
-                cuts.push((kernel.body.start, kernel.body.start + 1));
-            }
-        }
+        let cuts = dpopt::rewritten_ranges(&file);
+        let promoted = outcome.sites.iter().filter(|s| s.promotion.is_some());
+        let markers = outcome.sites.iter().filter(|s| s.marker.is_some());
+        assert_eq!(
+            cuts.len(),
+            outcome.sites.len() + promoted.count() + markers.count(),
+            "{}",
+            path.display()
+        );
+        let output = outcome.output.expect("transforms");
         // Every original line outside the sites appears unchanged, in order.
         let output_lines: Vec<&[u8]> = output.split_inclusive(|&b| b == b'\n').collect();
         let mut cursor = 0;
@@ -68,7 +55,10 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
         for line in bytes.split_inclusive(|&b| b == b'\n') {
             let range = offset..offset + line.len();
             offset += line.len();
-            if cuts.iter().any(|&(s, e)| s < range.end && range.start < e) {
+            if cuts
+                .iter()
+                .any(|c| c.start < range.end && range.start < c.end)
+            {
                 continue;
             }
             let found = output_lines[cursor..]

@@ -124,7 +124,7 @@ pub(super) fn promote_site(
         }
     }
     let body = kernel.body_tokens.start;
-    if let Some((construct, at)) = loop_around(program, view, body, launch.first_token) {
+    if let Some((construct, at)) = loop_around(program, view, body, launch.first_token.0) {
         errors.push(
             Diagnostic::new(
                 DiagnosticKind::PromotePlacement {
@@ -628,7 +628,7 @@ pub(super) fn attach_markers(
             continue;
         }
         let open = kernel.body_tokens.start;
-        let at = pragma.token;
+        let at = pragma.token.0;
         let nested = (open + 1..at).find(|&j| {
             matches!(program.sig[j].text(view), "{" | "(")
                 && program.partner[j].is_some_and(|p| p > at)
@@ -727,7 +727,7 @@ pub(super) fn attach_markers(
 pub(super) fn check_not_a_child(
     program: &Program,
     promotions: &[PromoteSite],
-    sites: &[crate::plan::Site],
+    sites: &crate::plan::Sites,
 ) -> Vec<Diagnostic> {
     promotions
         .iter()

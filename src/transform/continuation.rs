@@ -85,15 +85,14 @@ pub fn definitions(r: &Renderer, site: &SyncSite, resume_line: usize) -> Vec<u8>
 
 /// At the end of the file: `dpopt_postwork_report` (with `-DDPOPT_STATS`).
 pub fn stats(r: &Renderer, sites: &[SyncSite]) -> Vec<u8> {
-    // The counters are declared before each kernel, in its namespaces (an
-    // anonymous one needs no name: its members are visible around it).
+    // The counters are declared before each kernel, in its namespaces.
     let counters: Vec<PostworkCounter> = sites
         .iter()
         .map(|s| PostworkCounter {
             id: s.id.clone(),
             counters: format!(
                 "{}::{}",
-                super::promote::namespace_path(&r.program.functions[s.kernel].namespace),
+                crate::names::scope(&r.program.functions[s.kernel].namespace),
                 PostworkSymbols::of(&s.id).stats
             ),
         })

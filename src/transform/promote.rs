@@ -206,7 +206,7 @@ pub fn stats(r: &Renderer, sites: &[PromoteSite]) -> Vec<u8> {
             id: s.id.clone(),
             counters: format!(
                 "{}::{}",
-                namespace_path(&r.program.functions[s.kernel].namespace),
+                crate::names::scope(&r.program.functions[s.kernel].namespace),
                 PromoteSymbols::of(&s.id).stats
             ),
         })
@@ -218,14 +218,4 @@ pub fn stats(r: &Renderer, sites: &[PromoteSite]) -> Vec<u8> {
         ..PromoteContext::default()
     };
     finish(r, &r.templates.render(&ctx))
-}
-
-/// `::a::b` for namespaces `a`, `b` (an anonymous one needs no name: its
-/// members are visible around it).
-pub fn namespace_path(namespaces: &[String]) -> String {
-    namespaces
-        .iter()
-        .filter(|n| !n.is_empty())
-        .map(|n| format!("::{n}"))
-        .collect()
 }

@@ -6,7 +6,8 @@ use super::site::site_code;
 use super::templates::Templates;
 use super::TextCodec;
 use crate::plan::Plan;
-use crate::program::Program;
+use crate::plan::SiteId;
+use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
 use crate::token::TokenKind;
 use crate::writer::Sink;
@@ -36,7 +37,7 @@ pub struct Renderer<'a> {
     pub templates: &'a Templates,
     pub codec: TextCodec,
     /// Start offset of each rewritten pragma -> index into `plan.sites`.
-    site_at: HashMap<usize, usize>,
+    site_at: HashMap<usize, SiteId>,
 }
 
 impl<'a> Renderer<'a> {
@@ -48,8 +49,7 @@ impl<'a> Renderer<'a> {
     ) -> Self {
         let site_at = plan
             .sites
-            .iter()
-            .enumerate()
+            .with_ids()
             .map(|(i, s)| (program.pragmas[s.pragma].span.start, i))
             .collect();
         Renderer {
@@ -69,7 +69,7 @@ impl<'a> Renderer<'a> {
     pub fn render(
         &self,
         range: Range<usize>,
-        copy_of: Option<usize>,
+        copy_of: Option<FunctionId>,
         overrides: &[(Range<usize>, String)],
     ) -> Vec<u8> {
         let mut out = Vec::with_capacity(range.len() + 64);
@@ -83,7 +83,7 @@ impl<'a> Renderer<'a> {
         &self,
         out: &mut impl Sink,
         range: Range<usize>,
-        copy_of: Option<usize>,
+        copy_of: Option<FunctionId>,
         overrides: &[(Range<usize>, String)],
     ) {
         let substitute = copy_of.is_some();
@@ -98,7 +98,7 @@ impl<'a> Renderer<'a> {
                 } else if let (TokenKind::Directive | TokenKind::Ident, Some(&site)) =
                     (t.kind, self.site_at.get(&t.start))
                 {
-                    out.generated(&site_code(self, site, copy_of));
+                    site_code(self, site, copy_of, out);
                     Some(self.program.launches[self.plan.sites[site].launch].span.end)
                 } else {
                     None
@@ -124,7 +124,7 @@ impl<'a> Renderer<'a> {
     pub fn render_text(
         &self,
         range: Range<usize>,
-        copy_of: Option<usize>,
+        copy_of: Option<FunctionId>,
         overrides: &[(Range<usize>, String)],
     ) -> String {
         self.codec.to_text(&self.render(range, copy_of, overrides))
