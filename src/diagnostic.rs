@@ -1,7 +1,9 @@
 //! Diagnostics: every problem dpopt reports is a `DiagnosticKind`, rendered by
 //! miette with the offending source span, `FILE:LINE:COL`, and a fix.
 
-use crate::hazard::Unseen;
+// The types the kinds hold, for code that matches on them.
+pub use crate::hazard::Unseen;
+pub use crate::pragma::ClauseName;
 use crate::source::SourceFile;
 use miette::{LabeledSpan, NamedSource, Severity, SourceSpan};
 use std::ops::Range;
@@ -54,6 +56,16 @@ pub enum DiagnosticKind {
     },
     BadBufferKind {
         value: String,
+    },
+    /// `promote(x)` with `x` neither `basic` nor `aggregate`.
+    BadPromotion {
+        value: String,
+        suggestion: Option<String>,
+    },
+    /// A clause that stands alone (`promote`, `acquire`) next to another.
+    ClauseConflict {
+        clause: String,
+        other: String,
     },
     BadWorkVariable {
         value: String,
@@ -131,8 +143,11 @@ pub enum DiagnosticKind {
         threshold: i128,
         site: String,
     },
-    /// Two sites run by one kernel state different `parent_threads`.
-    ParentThreadsDiffer {
+    /// Two sites run by one kernel state different values of a clause that
+    /// belongs to the kernel (`Lands::Kernel`: `parent_threads`); its code
+    /// names the clause (`dpopt::parent_threads_differ`).
+    KernelClauseDiffers {
+        clause: ClauseName,
         kernel: String,
         first: String,
         second: String,
@@ -239,6 +254,55 @@ pub enum DiagnosticKind {
     FloorUnused {
         kernel: String,
     },
+    /// `promote` on a launch of another kernel than the one holding it.
+    PromoteNotRecursive {
+        kernel: String,
+        parent: String,
+    },
+    /// `promote` on a launch of more than one block.
+    PromoteGrid {
+        kernel: String,
+    },
+    /// The promoted launch's block size or shared memory uses a value the
+    /// kernel computes (the step is launched before its code runs).
+    PromoteConfig {
+        kernel: String,
+        what: &'static str,
+        name: String,
+    },
+    /// The promoted launch can run more than once per step (a loop, a second
+    /// launch of the kernel).
+    PromotePlacement {
+        kernel: String,
+        construct: String,
+    },
+    /// Something a promoted chain cannot run (a template kernel, a stream,
+    /// grid synchronization, ...).
+    PromoteUnsupported {
+        kernel: String,
+        what: String,
+    },
+    /// `#pragma dp acquire` where no promoted step can wait.
+    AcquirePlacement {
+        reason: String,
+    },
+    /// The code before `#pragma dp acquire` uses a value the predecessor
+    /// computes (a postponed argument).
+    AcquirePostponed {
+        kernel: String,
+        name: String,
+    },
+}
+
+/// What a kernel's clause states and how to choose it (`Lands::Kernel`).
+fn kernel_clause(clause: ClauseName) -> (&'static str, &'static str) {
+    match clause.takes() {
+        crate::pragma::Takes::Positive {
+            lands: crate::pragma::Lands::Kernel { what, advice, .. },
+            ..
+        } => (what, advice),
+        _ => ("value", "state one value"),
+    }
 }
 
 impl DiagnosticKind {
@@ -253,9 +317,11 @@ impl DiagnosticKind {
                 "dpopt::clause_value"
             }
             DuplicateClause { .. } => "dpopt::duplicate_clause",
-            BadGranularity { .. } | BadBufferKind { .. } | BadWorkVariable { .. } => {
-                "dpopt::clause_value"
-            }
+            BadGranularity { .. }
+            | BadBufferKind { .. }
+            | BadWorkVariable { .. }
+            | BadPromotion { .. } => "dpopt::clause_value",
+            ClauseConflict { .. } => "dpopt::clause_conflict",
             NeedsAggregation { .. } => "dpopt::needs_consldt",
             NeedsThreshold { .. } => "dpopt::needs_threshold",
             NotImplementedYet { .. } => "dpopt::not_implemented",
@@ -276,7 +342,7 @@ impl DiagnosticKind {
             FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
             TooDeep { .. } => "dpopt::too_deep",
             AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
-            ParentThreadsDiffer { .. } => "dpopt::parent_threads_differ",
+            KernelClauseDiffers { clause, .. } => clause.differ_code(),
             ThresholdDecided { .. } => "dpopt::threshold_decided",
             UnseenName { .. } => "dpopt::unseen_name",
             Unterminated { .. } => "dpopt::unterminated",
@@ -294,6 +360,13 @@ impl DiagnosticKind {
             FloorRefused { .. } => "dpopt::floor",
             FloorWithAggregation => "dpopt::floor_with_consldt",
             FloorUnused { .. } => "dpopt::floor_unused",
+            PromoteNotRecursive { .. } => "dpopt::promote_not_recursive",
+            PromoteGrid { .. } => "dpopt::promote_grid",
+            PromoteConfig { .. } => "dpopt::promote_config",
+            PromotePlacement { .. } => "dpopt::promote_placement",
+            PromoteUnsupported { .. } => "dpopt::promote_unsupported",
+            AcquirePlacement { .. } => "dpopt::acquire_placement",
+            AcquirePostponed { .. } => "dpopt::acquire_postponed",
         }
     }
 
@@ -330,13 +403,26 @@ impl DiagnosticKind {
             AboveLimit { clause, value, limit } => {
                 format!("`{clause}({value})`: the value must be at most {limit}")
             }
-            ParentThreadsDiffer { kernel, first, second } => format!(
-                "kernel `{kernel}` runs sites stating different block sizes: `parent_threads({first})` and `parent_threads({second})`"
-            ),
+            KernelClauseDiffers {
+                clause,
+                kernel,
+                first,
+                second,
+            } => {
+                let name = clause.spelling();
+                format!(
+                    "kernel `{kernel}` runs sites stating different {}s: `{name}({first})` and `{name}({second})`",
+                    kernel_clause(*clause).0
+                )
+            }
             DuplicateClause { clause } => format!("clause `{clause}` is given twice"),
             BadGranularity { value, .. } => format!("`{value}` is not an aggregation granularity"),
             BadBufferKind { value } => format!("`{value}` is not an aggregation buffer kind"),
             BadWorkVariable { value } => format!("`{value}` is not a variable name"),
+            BadPromotion { value, .. } => format!("`{value}` is not a kind of promotion"),
+            ClauseConflict { clause, other } => {
+                format!("`{clause}` cannot be combined with `{other}` in one `#pragma dp`")
+            }
             NeedsAggregation { clause } => {
                 format!("clause `{clause}` only has a meaning together with `consldt(...)`")
             }
@@ -450,6 +536,27 @@ impl DiagnosticKind {
             FloorUnused { kernel } => format!(
                 "`floor`: this file never launches `{kernel}` from host code with `<<<...>>>`, so its launch-free copy is never run"
             ),
+            PromoteNotRecursive { kernel, parent } => format!(
+                "`promote` applies to a kernel that launches itself: this launch of `{kernel}` is in `{parent}`"
+            ),
+            PromoteGrid { kernel } => format!(
+                "`promote` applies to a chain of single-block steps: this launch of `{kernel}` may have more than one block"
+            ),
+            PromoteConfig { kernel, what, name } => format!(
+                "`promote` cannot launch the next step of `{kernel}` early: its {what} uses `{name}`, which the step computes"
+            ),
+            PromotePlacement { kernel, construct } => format!(
+                "`promote` needs one launch of the next step per step of `{kernel}`: this launch is {construct}"
+            ),
+            PromoteUnsupported { kernel, what } => format!(
+                "`promote` cannot be applied to `{kernel}`: {what}"
+            ),
+            AcquirePlacement { reason } => format!(
+                "`#pragma dp acquire` {reason}"
+            ),
+            AcquirePostponed { kernel, name } => format!(
+                "the code of `{kernel}` before `#pragma dp acquire` uses `{name}`, which the previous step computes: a promoted step runs that code before the previous step has released it"
+            ),
         }
     }
 
@@ -467,9 +574,12 @@ impl DiagnosticKind {
             NotPositive { .. } => "use a value of at least 1".to_string(),
             TooLarge { .. } => "use a value that a launch configuration can hold".to_string(),
             AboveLimit { clause, limit, .. } => format!("write `{clause}(N)` with N at most {limit}"),
-            ParentThreadsDiffer { kernel, .. } => format!(
-                "`{kernel}` has one block size: state the largest it is launched with, the same on every site it runs (or on one of them)"
-            ),
+            KernelClauseDiffers { clause, kernel, .. } => {
+                let (what, advice) = kernel_clause(*clause);
+                format!(
+                    "`{kernel}` has one {what}: {advice}, the same on every site it runs (or on one of them)"
+                )
+            }
             NotAnInteger { .. } => {
                 "write a decimal or hexadecimal literal such as `128`, or the name of a macro defined elsewhere".to_string()
             }
@@ -581,6 +691,37 @@ impl DiagnosticKind {
             FloorUnused { kernel } => format!(
                 "launch `{kernel}<<<grid, block[, smem[, stream]]>>>(...)` from a host function of this file (after its definition), or remove `floor`"
             ),
+            BadPromotion { suggestion: Some(s), .. } => format!("did you mean `promote({s})`?"),
+            BadPromotion { suggestion: None, .. } => {
+                "write `promote(basic)` or `promote(aggregate)` (`promote(aggregate, G)`: a pool of G blocks)".to_string()
+            }
+            ClauseConflict { clause, .. } if clause == "acquire" => {
+                "`#pragma dp acquire` marks a place in a promoted kernel: write it alone, on a line of its own".to_string()
+            }
+            ClauseConflict { clause, other } => format!(
+                "`{clause}` rewrites the launch into the release of a step that is already running; remove `{other}`, or remove `{clause}` to keep `{other}`"
+            ),
+            PromoteNotRecursive { .. } => {
+                "promotion launches a kernel's next step at the start of the step; put `promote` on the kernel's launch of itself (a producer-consumer chain), or use `threshold`, `coarsen` or `consldt` here".to_string()
+            }
+            PromoteGrid { .. } => {
+                "launch the next step with one block (`kernel<<<1, threads>>>(...)`); the block size may be any value known at the kernel's start".to_string()
+            }
+            PromoteConfig { .. } => {
+                "the next step is launched when the step starts: compute its block size and shared memory from the kernel's parameters that it does not assign, constants, `blockDim` or `gridDim`".to_string()
+            }
+            PromotePlacement { .. } => {
+                "launch the next step once, outside loops (after the loop, with what it computed); a kernel that launches itself several times per step is a tree, not a chain: use `consldt(...)`".to_string()
+            }
+            PromoteUnsupported { .. } => {
+                "remove `promote` (the launch stays a plain CDP launch), or restructure as the note says (docs/PRAGMA.md, \"Launch promotion\")".to_string()
+            }
+            AcquirePlacement { .. } => {
+                "write `#pragma dp acquire` once, at the top level of the body of a kernel whose launch of itself has `#pragma dp promote(...)`, before that launch".to_string()
+            }
+            AcquirePostponed { name, .. } => format!(
+                "move the use of `{name}` after `#pragma dp acquire`, or move the marker up; before it, a step may use the kernel's parameters its predecessor passes unchanged or computes from its own parameters"
+            ),
         })
     }
 }
@@ -596,7 +737,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(kind: DiagnosticKind, span: Range<usize>, label: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: DiagnosticKind, span: Range<usize>, label: impl Into<String>) -> Self {
         Diagnostic {
             kind,
             span,
@@ -605,7 +746,7 @@ impl Diagnostic {
         }
     }
 
-    pub fn with_note(mut self, span: Range<usize>, label: impl Into<String>) -> Self {
+    pub(crate) fn with_note(mut self, span: Range<usize>, label: impl Into<String>) -> Self {
         self.notes.push((span, label.into()));
         self
     }
@@ -830,7 +971,7 @@ impl miette::Diagnostic for Rendered {
 }
 
 /// Closest known word, for "did you mean".
-pub fn suggest(word: &str, known: &[&str]) -> Option<String> {
+pub(crate) fn suggest(word: &str, known: &[&str]) -> Option<String> {
     known
         .iter()
         .map(|k| (strsim::damerau_levenshtein(word, k), *k))

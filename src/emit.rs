@@ -5,8 +5,7 @@
 
 use crate::names::SiteSymbols;
 use crate::plan::Plan;
-use crate::pragma::Value;
-use crate::program::Program;
+use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
 use crate::token::TokenKind;
 use crate::transform::child::{declarations, definitions};
@@ -14,9 +13,10 @@ use crate::transform::context::{
     BoundsContext, NamespacesContext, PreludeContext, Resume, RuntimeKnob, StatsContext,
 };
 use crate::transform::continuation;
+use crate::transform::promote;
 use crate::transform::templates::Templates;
 use crate::transform::{Renderer, OUTPUT_LINE_MARKER};
-use crate::writer::{OutFile, Sink};
+use crate::writer::{Fragment, OutFile, Sink};
 
 /// Generate the transformed file. `output_name` names the output in the
 /// `#line` directives of generated code (`<stdout>` when printed).
@@ -26,7 +26,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     static TEMPLATES: std::sync::OnceLock<Templates> = std::sync::OnceLock::new();
     let templates = TEMPLATES.get_or_init(Templates::new);
     let renderer = Renderer::new(file, program, plan, templates);
-    let mut inserts: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut inserts: Vec<(usize, Fragment)> = Vec::new();
     for child_plan in &plan.children {
         let child = &program.functions[child_plan.child];
         if let Some(at) = child_plan.elsewhere {
@@ -42,27 +42,22 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
             child_plan,
             file.line_of(at.max(child_plan.declare_at)),
         ));
-        inserts.push((at, fragment));
+        inserts.push((at, Fragment::generated_bytes(fragment)));
         let (at, prefix) = insertion_after(file, program, child.body.end);
-        let mut fragment = prefix;
-        fragment.extend(definitions(&renderer, child_plan, file.line_of(at)));
+        let mut fragment = Fragment::generated_bytes(prefix);
+        fragment.append(definitions(&renderer, child_plan, file.line_of(at)));
         inserts.push((at, fragment));
     }
     let mut overrides: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     for site in &plan.postwork {
-        let kernel = &program.functions[site.kernel];
-        let (at, prefix) = insertion_before(file, kernel.first_declared);
-        let mut fragment = prefix;
-        fragment.extend(continuation::declarations(
-            &renderer,
-            site,
-            file.line_of(at.max(kernel.first_declared)),
-        ));
-        inserts.push((at, fragment));
-        let (at, prefix) = insertion_after(file, program, kernel.body.end);
-        let mut fragment = prefix;
-        fragment.extend(continuation::definitions(&renderer, site, file.line_of(at)));
-        inserts.push((at, fragment));
+        around(
+            file,
+            program,
+            site.kernel,
+            &mut inserts,
+            |resume| continuation::declarations(&renderer, site, resume),
+            |resume| continuation::definitions(&renderer, site, resume),
+        );
         let text = String::from_utf8_lossy(&continuation::site_text(&renderer, site)).into_owned();
         if site.statement.end == site.postwork.start {
             overrides.push((site.statement.start..site.postwork.end, text));
@@ -80,8 +75,8 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     for floor in &plan.floors {
         let kernel = &program.functions[floor.kernel];
         let (at, prefix) = insertion_after(file, program, kernel.body.end);
-        let mut fragment = prefix;
-        fragment.extend(crate::transform::floor::fragment(
+        let mut fragment = Fragment::generated_bytes(prefix);
+        fragment.append(crate::transform::floor::fragment(
             &renderer,
             floor,
             file.line_of(at),
@@ -94,13 +89,32 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         let (at, prefix) = insertion_after(file, program, f.body.end);
         let mut fragment = prefix;
         fragment.extend(bounds(&renderer, kernel, file.line_of(at)));
-        inserts.push((at, fragment));
+        inserts.push((at, Fragment::generated_bytes(fragment)));
+    }
+    // After the bounds declarations (which come right after the kernel): a
+    // promoted kernel's step body launches the kernel itself.
+    for site in &plan.promotions {
+        around(
+            file,
+            program,
+            site.kernel,
+            &mut inserts,
+            |resume| promote::declarations(&renderer, site, resume),
+            |resume| promote::definitions(&renderer, site, resume),
+        );
+        if !site.head_inline {
+            inserts.push((
+                site.head_at,
+                Fragment::generated_bytes(promote::head(&renderer, site)),
+            ));
+        }
+        overrides.extend(promote::overrides(&renderer, site));
     }
     if plan.uses.prelude() {
-        inserts.insert(0, (0, prelude(&renderer)));
+        inserts.insert(0, (0, Fragment::generated_bytes(prelude(&renderer))));
     }
     let input = file.input_bytes();
-    if !plan.sites.is_empty() || !plan.postwork.is_empty() {
+    if !plan.sites.is_empty() || !plan.postwork.is_empty() || !plan.promotions.is_empty() {
         let len = input.len();
         let mut fragment = if input.is_empty() || input.ends_with(b"\n") || input.ends_with(b"\r") {
             Vec::new()
@@ -113,7 +127,10 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         if !plan.postwork.is_empty() {
             fragment.extend(continuation::stats(&renderer, &plan.postwork));
         }
-        inserts.push((len, fragment));
+        if !plan.promotions.is_empty() {
+            fragment.extend(promote::stats(&renderer, &plan.promotions));
+        }
+        inserts.push((len, Fragment::generated_bytes(fragment)));
     }
     // Stable: at one offset, definitions of an earlier child come first.
     inserts.sort_by_key(|(at, _)| *at);
@@ -122,7 +139,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     let mut pos = 0;
     for (at, fragment) in inserts {
         renderer.render_into(&mut out, pos..at, None, &overrides);
-        out.generated(&fragment);
+        fragment.write_to(&mut out);
         pos = at;
     }
     renderer.render_into(&mut out, pos..input.len(), None, &overrides);
@@ -132,12 +149,12 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
 /// The declarations and definitions of a child defined in another file, for
 /// the line start `at` of the input: wrapped in the child's namespaces (the
 /// input is taken to include its header at namespace scope).
-fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> {
+fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Fragment {
     let child = &r.program.functions[plan.child];
     let resume = r.file.line_of(at);
     if child.namespace.is_empty() {
-        let mut out = declarations(r, plan, resume);
-        out.extend(definitions(r, plan, resume));
+        let mut out = Fragment::generated_bytes(declarations(r, plan, resume));
+        out.append(definitions(r, plan, resume));
         return out;
     }
     let namespaces = |open: bool| {
@@ -151,21 +168,15 @@ fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> 
             r.file.newline,
         ))
     };
-    let newline = r.file.newline.as_bytes();
-    let mut out = namespaces(true);
-    out.extend(declarations(r, plan, resume));
+    let mut out = Fragment::generated_bytes(namespaces(true));
+    out.generated(&declarations(r, plan, resume));
     let mut definitions = definitions(r, plan, resume);
     // The definitions end with `#line` back to the input: the namespaces
     // close before it.
-    let body = definitions.strip_suffix(newline).unwrap_or(&definitions);
-    let last = body
-        .iter()
-        .rposition(|&b| b == b'\n' || b == b'\r')
-        .map_or(0, |i| i + 1);
-    let resync = definitions.split_off(last);
-    out.extend(definitions);
-    out.extend(namespaces(false));
-    out.extend(resync);
+    let resync = definitions.split_off_last_generated_line();
+    out.append(definitions);
+    out.generated(&namespaces(false));
+    out.append(resync);
     out
 }
 
@@ -186,6 +197,14 @@ fn prelude(r: &Renderer) -> Vec<u8> {
         } else {
             ""
         },
+        // The count of unfinished launches is the same in every file with
+        // sites or promoted chains (their step grids and pools are counted):
+        // copied as it is.
+        launch_budget: if r.plan.uses.stats || r.plan.uses.promote {
+            crate::transform::templates::LAUNCH_BUDGET
+        } else {
+            ""
+        },
         counters: counters(r.plan),
         file_name: r.file.name.clone(),
         resume_line: 1,
@@ -203,7 +222,7 @@ fn prelude(r: &Renderer) -> Vec<u8> {
 /// as written. It repeats the definition's head without default arguments
 /// (C++ forbids giving them twice) and with the template header's
 /// parameters only.
-fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
+fn bounds(r: &Renderer, kernel: FunctionId, resume_line: usize) -> Vec<u8> {
     let f = &r.program.functions[kernel];
     let specifiers = r.head_specifiers(f);
     let ctx = BoundsContext {
@@ -220,7 +239,7 @@ fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
         specifiers,
         name: r.codec.to_text(&r.file.bytes[f.name_span.clone()]),
         params: f.params.iter().map(|p| p.declaration.clone()).collect(),
-        threads: r.plan.parent_threads.get(&kernel).map(Value::to_source),
+        stated: r.plan.kernels.get(&kernel).cloned().unwrap_or_default(),
         resume: Resume {
             line_out: OUTPUT_LINE_MARKER,
             resume_line,
@@ -250,17 +269,22 @@ fn stats(r: &Renderer) -> Vec<u8> {
         .plan
         .sites
         .iter()
-        .map(|s| SiteSymbols::of(&s.id))
+        .map(|s| SiteSymbols::of(&s.id, &r.program.functions[s.child].namespace))
         .collect();
     let knobs = r
         .plan
         .sites
         .iter()
-        .flat_map(|s| &s.knobs)
-        .filter(|k| k.knob.at_run_time())
-        .map(|k| RuntimeKnob {
-            global: k.global(),
-            name: k.name.clone(),
+        .flat_map(|s| {
+            let scope = crate::names::scope(&r.program.functions[s.child].namespace);
+            s.knobs
+                .iter()
+                .filter(|k| k.knob.at_run_time())
+                .map(move |k| RuntimeKnob {
+                    global: k.global(),
+                    name: k.name.clone(),
+                    scope: scope.clone(),
+                })
         })
         .collect();
     let ctx = StatsContext {
@@ -272,6 +296,26 @@ fn stats(r: &Renderer) -> Vec<u8> {
     let text = r.templates.render(&ctx);
     r.codec
         .to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
+}
+
+/// Fragments around kernel `kernel`: declarations before its first
+/// declaration, definitions after its body; each is given the input's line
+/// it hands the numbering back to.
+fn around(
+    file: &SourceFile,
+    program: &Program,
+    kernel: FunctionId,
+    inserts: &mut Vec<(usize, Fragment)>,
+    declarations: impl FnOnce(usize) -> Vec<u8>,
+    definitions: impl FnOnce(usize) -> Vec<u8>,
+) {
+    let kernel = &program.functions[kernel];
+    let (at, mut fragment) = insertion_before(file, kernel.first_declared);
+    fragment.extend(declarations(file.line_of(at.max(kernel.first_declared))));
+    inserts.push((at, Fragment::generated_bytes(fragment)));
+    let (at, mut fragment) = insertion_after(file, program, kernel.body.end);
+    fragment.extend(definitions(file.line_of(at)));
+    inserts.push((at, Fragment::generated_bytes(fragment)));
 }
 
 /// Where to insert text before the declaration starting at `offset`: the

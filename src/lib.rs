@@ -7,39 +7,49 @@
 //! 2. `analyzer` (+ `thread_count`): validate each pragma, build a `Plan`;
 //! 3. `transform`: generate launch sites and child definitions from templates;
 //! 4. `emit`: assemble the output file with `#line` directives.
+//!
+//! They are internal. The public API is what the command line, the tests,
+//! the benchmarks and the fuzzer use: `run`, `run_with`, `run_migrating`
+//! and their `Outcome`; `rewritten_ranges` and `plan_text`, views of the
+//! pipeline for tests; and the modules `source` (`SourceFile`), `unit`
+//! (`Options`), `diagnostic`, `message_format`, `explain`, `output`,
+//! `nvcc_wrapper` and `tune`.
 
 // Diagnostics travel in `Err` on the cold path; their size does not matter.
 #![allow(clippy::result_large_err)]
 
-pub mod analyzer;
-pub mod conditional;
-pub mod constant;
+// The pipeline: internal.
+mod analyzer;
+mod conditional;
+mod constant;
+mod emit;
+mod expr;
+mod grammar;
+mod guard;
+mod hazard;
+mod lexer;
+mod names;
+mod parser;
+mod phases;
+mod plan;
+mod postwork;
+mod pragma;
+mod program;
+mod record;
+mod thread_count;
+mod token;
+mod transform;
+mod writer;
+
+// What the command line, the tests, the benchmarks and the fuzzer use.
 pub mod diagnostic;
-pub mod emit;
 pub mod explain;
-pub mod expr;
-pub mod grammar;
-pub mod guard;
-pub mod hazard;
-pub mod lexer;
 pub mod message_format;
-pub mod names;
 pub mod nvcc_wrapper;
 pub mod output;
-pub mod parser;
-pub mod phases;
-pub mod plan;
-pub mod postwork;
-pub mod pragma;
-pub mod program;
-pub mod record;
 pub mod source;
-pub mod thread_count;
-pub mod token;
-pub mod transform;
 pub mod tune;
 pub mod unit;
-pub mod writer;
 
 use diagnostic::Diagnostic;
 use source::SourceFile;
@@ -72,6 +82,12 @@ pub struct SiteSummary {
     /// How the site's launches are aggregated, e.g. `consldt(warp): per
     /// parent start, deg; passed once row, col`.
     pub aggregation: Option<String>,
+    /// For a promoted launch (`promote(...)`): how its chain runs and
+    /// which arguments the next step gets early or at the release.
+    pub promotion: Option<String>,
+    /// Where its `#pragma dp acquire` stands (`FILE:LINE:COL`), applied with
+    /// the site.
+    pub marker: Option<String>,
 }
 
 impl Outcome {
@@ -83,6 +99,122 @@ impl Outcome {
     pub fn source<'a>(&'a self, input: &'a SourceFile) -> &'a SourceFile {
         self.unit.as_ref().unwrap_or(input)
     }
+}
+
+/// The `check` line of a promoted launch.
+fn promotion_summary(
+    file: &SourceFile,
+    program: &program::Program,
+    p: &plan::PromoteSite,
+) -> SiteSummary {
+    let kernel = &program.functions[p.kernel];
+    let names = |early: bool| {
+        let v: Vec<String> = p
+            .members
+            .iter()
+            .zip(&p.early)
+            .filter(|(_, &e)| e == early)
+            .map(|(m, _)| m.name.clone())
+            .collect();
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let how = match p.kind {
+        pragma::Promotion::Basic => {
+            "each step a grid, launched when its predecessor starts".to_string()
+        }
+        pragma::Promotion::Aggregate => {
+            "a pool of blocks takes the steps one after another".to_string()
+        }
+    };
+    let wait = match p.acquire {
+        Some(m) => format!(
+            "waits at `#pragma dp acquire` ({})",
+            file.location(program.pragmas[m].span.start)
+        ),
+        None => "waits at its start".to_string(),
+    };
+    SiteSummary {
+        id: p.id.clone(),
+        location: file.location(program.pragmas[p.pragma].span.start),
+        child: kernel.name.clone(),
+        macros: p
+            .knobs
+            .iter()
+            .map(|k| (k.name.clone(), k.value.clone()))
+            .collect(),
+        aggregation: None,
+        marker: p
+            .acquire
+            .map(|m| file.location(program.pragmas[m].span.start)),
+        promotion: Some(format!(
+            "{}: {how}; a step {wait}; early: {}; at the release: {}",
+            p.summary.trim_start_matches("#pragma dp "),
+            names(true),
+            names(false)
+        )),
+    }
+}
+
+/// `FILE:LINE:COL` as a key that sorts by line, then column.
+fn location_key(location: &str) -> (usize, usize) {
+    let mut parts = location.rsplitn(3, ':');
+    let column = parts.next().and_then(|c| c.parse().ok()).unwrap_or(0);
+    let line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
+    (line, column)
+}
+
+/// The byte ranges of the input that a transform rewrites: each `#pragma
+/// dp` directive through the end of the launch statement it stands before,
+/// each `#pragma dp acquire` marker, the `{` of a promoted kernel's body
+/// (the head's start may follow it on its line) and each host launch of a
+/// `floor` parent. Everything outside them is copied as it is.
+pub fn rewritten_ranges(file: &SourceFile) -> Vec<std::ops::Range<usize>> {
+    let program = parser::parse(file, lexer::lex(file));
+    let mut ranges = Vec::new();
+    for pragma in &program.pragmas {
+        let directive = pragma::parse_directive(&pragma.logical).ok();
+        if directive
+            .as_ref()
+            .is_some_and(pragma::Directive::is_acquire)
+        {
+            ranges.push(pragma.span.clone());
+            continue;
+        }
+        let Some(launch) = program
+            .launches
+            .iter()
+            .find(|l| Some(l.first_token) == pragma.next_token)
+        else {
+            continue;
+        };
+        ranges.push(pragma.span.start..launch.span.end);
+        let promoted = directive.as_ref().is_some_and(|d| d.promotion().is_some());
+        if let (true, Some(kernel)) = (promoted, launch.function) {
+            let open = program.functions[kernel].body.start;
+            ranges.push(open..open + 1);
+        }
+    }
+    // Host launches of a `floor` parent call its launcher instead.
+    let plan = analyzer::analyze(file, &program).plan;
+    for floor in &plan.floors {
+        for &l in &floor.host_launches {
+            ranges.push(program.launches[l].span.clone());
+        }
+    }
+    ranges
+}
+
+/// The analyzer's `Plan` of the input alone, as `{:#?}` writes it, and the
+/// diagnostics: what is decided before any code is generated (defaults,
+/// pools, knobs, serial bounds, deferral), for snapshots.
+pub fn plan_text(file: &SourceFile) -> (String, Vec<Diagnostic>) {
+    let program = parser::parse(file, lexer::lex(file));
+    let analysis = analyzer::analyze(file, &program);
+    (format!("{:#?}", analysis.plan), analysis.diagnostics)
 }
 
 /// Does the text hold a backslash that ends a line (blanks may follow it)?
@@ -171,11 +303,13 @@ pub fn run_migrating(
         diagnostics.extend(hidden);
         (analysis.plan, diagnostics)
     };
-    // Kernels whose bodies are copied for `#pragma dp` sites.
-    let copied: Vec<usize> = plan
+    // Kernels whose bodies are copied for `#pragma dp` sites (promoted
+    // kernels too).
+    let copied: Vec<program::FunctionId> = plan
         .sites
         .iter()
         .flat_map(|s| s.children().collect::<Vec<_>>())
+        .chain(plan.promotions.iter().map(|p| p.kernel))
         .collect();
     let post = postwork::analyze(file, &program, migrate, &copied);
     diagnostics.extend(post.diagnostics);
@@ -242,9 +376,20 @@ pub fn run_migrating(
                 child: child.name.clone(),
                 macros,
                 aggregation,
+                promotion: None,
+                marker: None,
             }
         })
-        .collect();
+        .chain(
+            plan.promotions
+                .iter()
+                .map(|p| promotion_summary(file, &program, p)),
+        )
+        .collect::<Vec<_>>();
+    let mut sites = sites;
+    if !plan.promotions.is_empty() {
+        sites.sort_by_key(|s| location_key(&s.location));
+    }
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
     let output = (!has_errors && generate).then(|| emit::emit(file, &program, &plan, output_name));
     let bounded_kernels = plan

@@ -462,7 +462,7 @@ fn transform_one(
     common.report(&file, &outcome);
     let mut read = vec![input.to_string()];
     if let Some(unit) = &outcome.unit {
-        read.extend(unit.parts.iter().map(|p| p.file.name.clone()));
+        read.extend(unit.other_files().map(str::to_string));
     }
     let Some(bytes) = outcome.output else {
         return Err(ExitCode::from(1));
@@ -520,6 +520,7 @@ fn check_one(input: &str, explain: bool, migrate: bool, common: &Common) -> Exit
                         .map(|(m, v)| serde_json::json!({"name": m, "value": v}))
                         .collect::<Vec<_>>(),
                     "aggregation": site.aggregation,
+                    "promotion": site.promotion,
                 })
             })
             .collect();
@@ -554,6 +555,9 @@ fn check_one(input: &str, explain: bool, migrate: bool, common: &Common) -> Exit
             );
             if let Some(a) = &site.aggregation {
                 println!("    {a}");
+            }
+            if let Some(p) = &site.promotion {
+                println!("    {p}");
             }
         }
         for (location, what) in &outcome.postwork_sites {

@@ -30,6 +30,12 @@ pub fn floor_launcher(parent: &str) -> String {
     format!("dpopt_floor_launch_{parent}")
 }
 
+/// The child's counted kernel: the child as dpopt launches it, counted
+/// against the pending-launch limit (templates/launch_budget.cuh).
+pub fn counted(child: &str) -> String {
+    format!("dpopt_counted_{child}")
+}
+
 /// The function that queues a deferred launch of the child.
 pub fn defer(child: &str) -> String {
     format!("dpopt_defer_{child}")
@@ -84,12 +90,95 @@ impl PostworkSymbols {
     }
 }
 
+/// The symbols of one promoted chain's generated code (`promote(...)`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PromoteSymbols {
+    /// The site's id (`<kernel>_<k>`).
+    pub id: String,
+    /// The arguments a step's successor gets from the step's start, and
+    /// those the step computes (postponed to its release).
+    pub early: String,
+    pub late: String,
+    /// The successor's early arguments and configuration, and the function
+    /// that computes them.
+    pub next: String,
+    pub successor: String,
+    /// One step's arguments in the chain's state.
+    pub slot: String,
+    /// The chain's state (one per head block, on the device heap).
+    pub chain: String,
+    /// A running step's state (shared memory of its block).
+    pub step: String,
+    /// The head's start, the release at the launch, the wait, the end of a
+    /// step and the destructor that runs it in the head.
+    pub head: String,
+    pub release: String,
+    pub acquire: String,
+    pub finish: String,
+    pub guard: String,
+    /// The kernel's body as a device function (a promoted step).
+    pub body: String,
+    /// `basic`: the kernel of one promoted step and its start.
+    pub step_kernel: String,
+    pub start: String,
+    /// `aggregate`: the pool's kernel and a pool block taking a step.
+    pub pool: String,
+    pub take: String,
+    /// The counters (`-DDPOPT_STATS`) and the macro that counts.
+    pub stats: String,
+    pub count: String,
+}
+
+impl PromoteSymbols {
+    pub fn of(id: &str) -> PromoteSymbols {
+        let name = |what: &str| format!("dpopt_promote_{what}_{id}");
+        PromoteSymbols {
+            id: id.to_string(),
+            early: name("early"),
+            late: name("late"),
+            next: name("next"),
+            successor: name("successor"),
+            slot: name("slot"),
+            chain: name("chain"),
+            step: name("state"),
+            head: name("head"),
+            release: name("release"),
+            acquire: name("acquire"),
+            finish: name("finish"),
+            guard: name("guard"),
+            body: name("body"),
+            step_kernel: name("step"),
+            start: name("start"),
+            pool: name("pool"),
+            take: name("take"),
+            stats: name("stats"),
+            count: format!("DPOPT_PROMOTE_COUNT_{id}"),
+        }
+    }
+}
+
+/// The namespaces a generated variable is declared in, as an absolute
+/// qualifier (`::a::b`; empty at global scope). An anonymous namespace has
+/// no name to write and needs none: its members are found in the namespace
+/// around it.
+pub fn scope(namespaces: &[String]) -> String {
+    namespaces
+        .iter()
+        .filter(|n| !n.is_empty())
+        .map(|n| format!("::{n}"))
+        .collect()
+}
+
 /// The symbols of one site's generated code (the templates write
 /// `{{ n.record }}` where the site's record type goes, ...).
 #[derive(Debug, Clone, Serialize)]
 pub struct SiteSymbols {
     /// The site's id (`<parent>_<k>`).
     pub id: String,
+    /// Where the site's counters and run-time knobs are declared: the
+    /// child's namespaces (`scope`), which the site's launch, in the
+    /// parent, and the host functions at the end of the file are outside of.
+    pub scope: String,
     pub count: String,
     pub record: String,
     pub shared: String,
@@ -117,6 +206,9 @@ pub struct SiteSymbols {
     pub stats_of: String,
     pub stream: String,
     pub stats: String,
+    /// The counters as code anywhere in the file names them (`stats`,
+    /// qualified with `scope`).
+    pub stats_ref: String,
     /// `floor`: the work list's record, type and storage, the function that
     /// records a child, and the drain kernel.
     pub floor_record: String,
@@ -127,9 +219,19 @@ pub struct SiteSymbols {
 }
 
 impl SiteSymbols {
-    pub fn of(site: &str) -> SiteSymbols {
+    /// The symbols of site `site`, whose child is declared in
+    /// `child_namespace`.
+    pub fn of(site: &str, child_namespace: &[String]) -> SiteSymbols {
+        let scope = scope(child_namespace);
+        let stats = format!("dpopt_stats_{site}");
+        let stats_ref = if scope.is_empty() {
+            stats.clone()
+        } else {
+            format!("{scope}::{stats}")
+        };
         SiteSymbols {
             id: site.to_string(),
+            scope,
             count: format!("DPOPT_COUNT_{site}"),
             record: format!("dpopt_record_{site}"),
             shared: format!("dpopt_shared_{site}"),
@@ -156,7 +258,8 @@ impl SiteSymbols {
             site_stream: format!("DPOPT_SITE_STREAM_{site}"),
             stats_of: format!("DPOPT_STATS_OF_{site}"),
             stream: format!("DPOPT_STREAM_{site}"),
-            stats: format!("dpopt_stats_{site}"),
+            stats,
+            stats_ref,
             floor_record: format!("dpopt_floor_record_{site}"),
             floor_list: format!("dpopt_floor_list_{site}"),
             floor_storage: format!("dpopt_floor_storage_{site}"),
@@ -193,6 +296,11 @@ pub enum Knob {
     /// Threads per block of a drain grid whose child's block size is not a
     /// constant.
     FloorThreads,
+    /// Blocks of a promoted chain's pool (`promote(aggregate)`).
+    PromotePool,
+    /// Steps of a basically promoted chain launched ahead of the released
+    /// one (`promote(basic)`).
+    PromoteAhead,
 }
 
 impl Knob {
@@ -211,6 +319,8 @@ impl Knob {
             Knob::FloorRecords => "DPOPT_FLOOR_RECORDS",
             Knob::FloorBlocks => "DPOPT_FLOOR_BLOCKS",
             Knob::FloorThreads => "DPOPT_FLOOR_THREADS",
+            Knob::PromotePool => "DPOPT_PROMOTE_POOL",
+            Knob::PromoteAhead => "DPOPT_PROMOTE_AHEAD",
         }
     }
 
@@ -234,6 +344,8 @@ impl Knob {
             Knob::FloorRecords => "records in the site's work list; children beyond it run serially",
             Knob::FloorBlocks => "blocks of the site's drain grid; 0: as many as fill the device",
             Knob::FloorThreads => "threads per block of the site's drain grid (the child's block size is not a constant)",
+            Knob::PromotePool => "blocks of the pool that runs the chain's steps (each waits for its predecessor's release)",
+            Knob::PromoteAhead => "steps launched at most ahead of the released one (each waits for its release)",
         }
     }
 
@@ -252,6 +364,8 @@ impl Knob {
             Knob::FloorRecords => "work-list records",
             Knob::FloorBlocks => "drain blocks",
             Knob::FloorThreads => "drain threads",
+            Knob::PromotePool => "pool blocks of the promoted chain",
+            Knob::PromoteAhead => "steps launched ahead",
         }
     }
 
@@ -339,6 +453,20 @@ mod tests {
         assert_eq!(Knob::Threshold.name("k_1"), "DPOPT_THRESHOLD_k_1");
         assert_eq!(Knob::PoolBlocks.name("p_2"), "DPOPT_POOL_BLOCKS_p_2");
         assert_eq!(Knob::SerialDepth.name("tree"), "DPOPT_SERIAL_DEPTH_tree");
+    }
+
+    #[test]
+    fn counters_of_a_namespaced_child_are_named_from_anywhere() {
+        let global = SiteSymbols::of("p_1", &[]);
+        assert_eq!(
+            (global.scope.as_str(), global.stats_ref.as_str()),
+            ("", "dpopt_stats_p_1")
+        );
+        let nested = SiteSymbols::of("p_1", &["a".into(), String::new(), "b".into()]);
+        assert_eq!(nested.scope, "::a::b");
+        assert_eq!(nested.stats_ref, "::a::b::dpopt_stats_p_1");
+        let anonymous = SiteSymbols::of("p_1", &[String::new()]);
+        assert_eq!(anonymous.stats_ref, "dpopt_stats_p_1");
     }
 
     #[test]

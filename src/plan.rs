@@ -1,8 +1,8 @@
 //! The analyzer's output: what to generate, per launch site and per child.
 
 use crate::names::Knob;
-use crate::pragma::{Granularity, Value};
-use crate::program::Program;
+use crate::pragma::{ClauseName, Granularity, Value};
+use crate::program::{FunctionId, Program};
 use crate::thread_count::ThreadCount;
 
 /// One `#pragma dp` site that will be rewritten.
@@ -18,27 +18,82 @@ pub struct Site {
     pub pragma: usize,
     /// Index into `Program::launches`.
     pub launch: usize,
-    /// Indices into `Program::functions`.
-    pub parent: usize,
-    pub child: usize,
+    pub parent: FunctionId,
+    pub child: FunctionId,
     /// Other definitions of the child in other branches of an `#if` group
     /// (at most one of them is compiled); each gets its own generated code.
-    pub alternatives: Vec<usize>,
+    pub alternatives: Vec<FunctionId>,
     pub threshold: Option<Value>,
     pub coarsen: Option<Value>,
     /// The child's thread count (only with `threshold`).
     pub count: Option<ThreadCount>,
     /// Aggregation (`consldt(...)`).
     pub aggregation: Option<Aggregation>,
-    /// `parent_threads(N)`: the largest block size of the kernels that run
-    /// the site (their launch bounds).
-    pub parent_threads: Option<Value>,
+    /// The clauses whose value belongs to the kernels that run the site
+    /// (`Lands::Kernel`: `parent_threads`), as the site states them; the
+    /// analyzer gathers them per kernel into `Plan::kernels`.
+    pub kernel_clauses: Vec<(ClauseName, Value)>,
     /// `floor`: the launch-free copy of the parent and the site's drain.
     pub floor: Option<Floor>,
     /// Every tuning macro the output defines for the site, with its default
     /// (`Plan::settle`): what `dpopt check` and `dpopt explain` list and
     /// what the templates define.
     pub knobs: Vec<SiteKnob>,
+}
+
+/// A site of the plan: its index in `Plan::sites`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SiteId(pub usize);
+
+/// On one line, also in `{:#?}`.
+impl std::fmt::Debug for SiteId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SiteId({})", self.0)
+    }
+}
+
+/// The sites of a file, in the order of their pragmas: indexed by `SiteId`
+/// only.
+#[derive(Clone, Default)]
+pub struct Sites(Vec<Site>);
+
+impl Sites {
+    pub fn iter(&self) -> std::slice::Iter<'_, Site> {
+        self.0.iter()
+    }
+
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Site> {
+        self.0.iter_mut()
+    }
+
+    /// Every site with its id.
+    pub fn with_ids(&self) -> impl Iterator<Item = (SiteId, &Site)> {
+        self.0.iter().enumerate().map(|(i, s)| (SiteId(i), s))
+    }
+
+    pub fn push(&mut self, site: Site) -> SiteId {
+        self.0.push(site);
+        SiteId(self.0.len() - 1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::ops::Index<SiteId> for Sites {
+    type Output = Site;
+
+    fn index(&self, id: SiteId) -> &Site {
+        &self.0[id.0]
+    }
+}
+
+/// As the list it is.
+impl std::fmt::Debug for Sites {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
 }
 
 /// How one site's launches are aggregated.
@@ -107,10 +162,9 @@ pub const DEFAULT_FLOOR_THREADS: u64 = 256;
 /// the host launcher, and the host launches that call the launcher.
 #[derive(Debug, Clone)]
 pub struct FloorKernel {
-    /// Index into `Program::functions`.
-    pub kernel: usize,
-    /// Indices into `Plan::sites`, in source order.
-    pub sites: Vec<usize>,
+    pub kernel: FunctionId,
+    /// In source order.
+    pub sites: Vec<SiteId>,
     /// Host-side launches of the kernel in the input (indices into
     /// `Program::launches`), rewritten to call the launcher.
     pub host_launches: Vec<usize>,
@@ -161,7 +215,7 @@ impl Aggregation {
 
 impl Site {
     /// The child and its alternatives.
-    pub fn children(&self) -> impl Iterator<Item = usize> + '_ {
+    pub fn children(&self) -> impl Iterator<Item = FunctionId> + '_ {
         std::iter::once(self.child).chain(self.alternatives.iter().copied())
     }
 
@@ -264,11 +318,86 @@ impl SiteKnob {
     }
 }
 
+/// The values that belong to a kernel rather than to one site: clauses
+/// whose row says `Lands::Kernel`, one value per kernel however many of
+/// the sites it runs state it. The templates read them as they are
+/// (`BoundsContext::stated`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Kernel {
+    /// `parent_threads(N)`: the largest block size it is launched with; a
+    /// bounded kernel gets `__launch_bounds__(N)` instead of
+    /// `DPOPT_PARENT_BOUNDS`.
+    pub parent_threads: Option<Value>,
+}
+
+/// A promoted launch (`promote(...)`, paper 003 Sec. III): a single-block
+/// kernel's launch of itself, a chain of steps. The head (a launch from
+/// elsewhere) starts its successor at once; each step releases the next at
+/// the launch instead of launching it.
+#[derive(Debug, Clone)]
+pub struct PromoteSite {
+    /// `<kernel>_<k>`, counted with the kernel's other sites.
+    pub id: String,
+    /// The directive's clauses, normalized.
+    pub summary: String,
+    /// Index into `Program::pragmas`.
+    pub pragma: usize,
+    /// Index into `Program::launches`.
+    pub launch: usize,
+    /// The kernel, which launches itself.
+    pub kernel: FunctionId,
+    pub kind: crate::pragma::Promotion,
+    /// `aggregate`: the pool's blocks (`DEFAULT_PROMOTE_POOL` when not
+    /// given).
+    pub pool: Value,
+    /// `#pragma dp acquire` (an index into `Program::pragmas`): a promoted
+    /// step waits there, after the code before it; without it, at its start.
+    pub acquire: Option<usize>,
+    /// Per parameter of the kernel: is the launch's argument known when the
+    /// step starts (built from parameters the kernel never assigns,
+    /// constants and `blockIdx`/`blockDim`/`gridDim`), so that the successor
+    /// gets it early, or does the step compute it (postponed to the
+    /// release)?
+    pub early: Vec<bool>,
+    /// The kernel's parameters as record members (`record.rs`).
+    pub members: Vec<crate::record::Member>,
+    /// Where the head's start goes: the line start after the body's `{`
+    /// (`inline` false), or right after the `{` when code follows it on its
+    /// line.
+    pub head_at: usize,
+    pub head_inline: bool,
+    /// The site's knobs (`Plan::settle`).
+    pub knobs: Vec<SiteKnob>,
+}
+
+/// Blocks of a promoted chain's pool without `promote(aggregate, G)`.
+pub const DEFAULT_PROMOTE_POOL: u64 = 8;
+/// Steps of a basically promoted chain launched at most ahead of the
+/// released one.
+pub const DEFAULT_PROMOTE_AHEAD: u64 = 2;
+
+impl PromoteSite {
+    fn knobs(&self) -> Vec<SiteKnob> {
+        let knob = |knob: Knob, value: String| SiteKnob {
+            knob,
+            name: knob.name(&self.id),
+            value,
+        };
+        match self.kind {
+            crate::pragma::Promotion::Basic => {
+                vec![knob(Knob::PromoteAhead, DEFAULT_PROMOTE_AHEAD.to_string())]
+            }
+            crate::pragma::Promotion::Aggregate => {
+                vec![knob(Knob::PromotePool, self.pool.to_source())]
+            }
+        }
+    }
+}
+
 /// What is generated for one child kernel, shared by all its sites.
 #[derive(Debug, Clone)]
 pub struct ChildPlan {
-    /// Index into `Program::functions`.
-    pub child: usize,
+    pub child: FunctionId,
     /// Some site thresholds this child: a serial version is needed.
     pub serial: bool,
     /// Some site coarsens this child: a coarsened kernel is needed.
@@ -289,8 +418,7 @@ pub struct ChildPlan {
     pub defers: bool,
     /// The child's parameters as record members (`record.rs`).
     pub members: Vec<crate::record::Member>,
-    /// Indices into `Plan::sites`.
-    pub sites: Vec<usize>,
+    pub sites: Vec<SiteId>,
     /// Byte offset before which declarations and macros are inserted.
     pub declare_at: usize,
     /// For a child defined in another file (a header, a child source): the
@@ -302,22 +430,24 @@ pub struct ChildPlan {
 
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
-    pub sites: Vec<Site>,
+    pub sites: Sites,
     pub children: Vec<ChildPlan>,
-    /// Kernels (indices into `Program::functions`) that hold a rewritten
+    /// Kernels that hold a rewritten
     /// launch, directly or through the device functions they call, and
     /// declare no launch bounds of their own: they get
     /// `DPOPT_PARENT_BOUNDS` (`__launch_bounds__(1024)`), so that the
     /// generated code cannot make them unlaunchable with 1,024 threads.
-    pub bounded: Vec<usize>,
-    /// The bounded kernels whose sites state `parent_threads(N)`: they get
-    /// `__launch_bounds__(N)` instead.
-    pub parent_threads: std::collections::BTreeMap<usize, Value>,
+    pub bounded: Vec<FunctionId>,
+    /// What the sites a kernel runs state about it (`Kernel`), for the
+    /// kernels whose sites state any.
+    pub kernels: std::collections::BTreeMap<FunctionId, Kernel>,
     /// Kernels with `floor` sites.
     pub floors: Vec<FloorKernel>,
     /// Device-side syncs migrated to continuations (`--migrate-sync`,
     /// `postwork.rs`).
     pub postwork: Vec<crate::postwork::SyncSite>,
+    /// Promoted launches (`promote(...)`).
+    pub promotions: Vec<PromoteSite>,
     /// What the file's generated code uses (`Plan::settle`): the prelude
     /// holds only that.
     pub uses: Uses,
@@ -347,6 +477,8 @@ pub struct Uses {
     pub bounded: bool,
     /// The statistics counters (any site).
     pub stats: bool,
+    /// A promoted chain.
+    pub promote: bool,
     /// The launch-free floor's support (`templates/floor.cuh`).
     pub floor: bool,
 }
@@ -354,7 +486,13 @@ pub struct Uses {
 impl Uses {
     /// Whether the file needs a prelude at all.
     pub fn prelude(&self) -> bool {
-        self.aggregate || self.bytes || self.defer || self.bounded || self.stats || self.floor
+        self.aggregate
+            || self.bytes
+            || self.defer
+            || self.bounded
+            || self.stats
+            || self.promote
+            || self.floor
     }
 }
 
@@ -373,7 +511,10 @@ impl Plan {
                     .iter()
                     .any(|&s| self.sites[s].aggregation.is_some() || self.sites[s].floor.is_some());
             records && c.members.iter().any(|m| !m.read.is_empty())
-        });
+        }) || self
+            .promotions
+            .iter()
+            .any(|p| p.members.iter().any(|m| !m.read.is_empty()));
         let floor = self.sites.iter().any(|s| s.floor.is_some());
         self.uses = Uses {
             aggregate: aggregations().next().is_some(),
@@ -386,8 +527,12 @@ impl Plan {
             defer: self.children.iter().any(|c| c.defers),
             bounded: !self.bounded.is_empty(),
             stats: !self.sites.is_empty(),
+            promote: !self.promotions.is_empty(),
             floor,
         };
+        for p in &mut self.promotions {
+            p.knobs = p.knobs();
+        }
         let knobs: Vec<Vec<SiteKnob>> = self
             .sites
             .iter()
@@ -404,7 +549,7 @@ impl Plan {
         &self,
         child: &crate::program::Function,
         serial: bool,
-        sites: &[usize],
+        sites: &[SiteId],
     ) -> bool {
         serial
             && child.template_header.is_none()

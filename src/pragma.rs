@@ -3,6 +3,7 @@
 use crate::diagnostic::{suggest, Diagnostic, DiagnosticKind};
 use crate::grammar::{DpGrammar, Rule};
 use crate::phases::{directive_text, is_dp_pragma_text, LogicalText};
+use crate::plan::{Aggregation, Kernel, Site};
 use crate::token::is_identifier;
 use pest::Parser;
 use std::ops::Range;
@@ -13,6 +14,13 @@ use std::ops::Range;
 pub enum Value {
     Literal(u64),
     Macro(String),
+}
+
+/// A value in a template's context is its source text.
+impl serde::Serialize for Value {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_source())
+    }
 }
 
 impl Value {
@@ -50,23 +58,109 @@ impl Granularity {
             Granularity::Grid => "grid",
         }
     }
+}
 
-    fn from_spelling(text: &str) -> Option<Granularity> {
-        Granularity::ALL.into_iter().find(|g| g.spelling() == text)
+/// The clause a tuning clause is meaningless without.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    Threshold,
+    Aggregation,
+}
+
+impl Needs {
+    /// The clause needed.
+    pub const fn clause(self) -> ClauseName {
+        match self {
+            Needs::Threshold => ClauseName::Threshold,
+            Needs::Aggregation => ClauseName::Aggregate,
+        }
     }
+
+    /// The error for `clause` given without it, and its label.
+    fn missing(self, clause: &str) -> (DiagnosticKind, &'static str) {
+        let clause = clause.to_string();
+        match self {
+            Needs::Threshold => (
+                DiagnosticKind::NeedsThreshold { clause },
+                "the count is only compared with a threshold",
+            ),
+            Needs::Aggregation => (
+                DiagnosticKind::NeedsAggregation { clause },
+                "aggregation tuning without aggregation",
+            ),
+        }
+    }
+}
+
+/// What a clause's arguments are, and for a positive integer where its
+/// value lands in the plan. The parse follows it (`clause_value`), so a
+/// clause of an existing kind needs no parsing code of its own.
+#[derive(Debug, Clone, Copy)]
+pub enum Takes {
+    /// One positive integer: a literal or a macro name (`N`). A literal
+    /// above `max` is refused when parsed, a macro the file defines above it
+    /// by the analyzer.
+    Positive { max: Option<Limit>, lands: Lands },
+    /// One expression, read by the analyzer (`child_threads`).
+    Expression,
+    /// Identifiers, read by the analyzer (`work`).
+    Names,
+    /// A granularity and, for `multiblock`, a group size (`consldt`).
+    Granularity,
+    /// A pool kind and sizes (`buffer`).
+    Buffer,
+    /// A kind of promotion and, for `aggregate`, the pool's blocks
+    /// (`promote`); read by `analyzer/promote.rs` into a `PromoteSite`.
+    Promotion,
+    /// No arguments: a marker of a place in the code, not of a launch
+    /// (`acquire`).
+    Marker,
+    /// No arguments, or one positive integer (`floor`, `floor(N)`): the
+    /// clause alone asks for a feature, which the analyzer sets up with its
+    /// default; a value given lands as `lands` says.
+    OptionalPositive { lands: Lands },
+}
+
+/// The largest value a clause takes, and the label that says why.
+#[derive(Debug, Clone, Copy)]
+pub struct Limit {
+    pub max: u64,
+    pub why: &'static str,
+}
+
+/// Where the value of a positive-integer clause goes in the plan; the
+/// analyzer puts it there (`analyzer/sites.rs`, `analyzer/bounds.rs`)
+/// without knowing the clause.
+#[derive(Debug, Clone, Copy)]
+pub enum Lands {
+    /// A field of the site.
+    Site(fn(&mut Site, Value)),
+    /// A field of the site's aggregation (the clause needs `consldt`).
+    Aggregation(fn(&mut Aggregation, Value)),
+    /// One value per kernel: a field of the `plan::Kernel` of every kernel
+    /// that runs the site (the parent, or the kernels that call it). Sites
+    /// one kernel runs that state different values are an error
+    /// (`DiagnosticKind::KernelClauseDiffers`), which says the kernel has one
+    /// `what` and how to choose it (`advice`).
+    Kernel {
+        set: fn(&mut Kernel, Value),
+        what: &'static str,
+        advice: &'static str,
+    },
 }
 
 /// Declares [`ClauseName`], the one table of the clauses dpopt knows: each
 /// row gives the variant, the clause's spelling, its argument syntax (for
-/// "write `name(args)`" help), the clause it needs beside it, and what it
+/// "write `name(args)`" help), the clause it needs beside it, what its
+/// arguments are and where a value lands in the plan (`Takes`), and what it
 /// means (the help that lists the clauses, the tests that keep
-/// docs/PRAGMA.md's clause table complete). Parsing, names and validation
-/// are derived from it; `parse_arguments` matches on the variant
-/// exhaustively, so a new row without a parser does not compile.
+/// docs/PRAGMA.md's clause table complete). Parsing, names, validation and
+/// the plan's values are derived from it.
 macro_rules! clause_table {
-    ($($variant:ident = $spelling:literal, args $syntax:literal, needs $needs:expr, $meaning:literal;)*) => {
+    ($($variant:ident = $spelling:literal, args $syntax:literal, needs $needs:expr,
+        takes $takes:expr, $meaning:literal;)*) => {
         /// Which clause: one variant per row of the clause table.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum ClauseName {
             $($variant,)*
         }
@@ -90,9 +184,16 @@ macro_rules! clause_table {
             }
 
             /// The clause it is meaningless without, if any.
-            pub const fn needs(self) -> Option<ClauseName> {
+            pub const fn needs(self) -> Option<Needs> {
                 match self {
                     $(ClauseName::$variant => $needs,)*
+                }
+            }
+
+            /// What its arguments are and where its value lands.
+            pub fn takes(self) -> Takes {
+                match self {
+                    $(ClauseName::$variant => $takes,)*
                 }
             }
 
@@ -102,32 +203,73 @@ macro_rules! clause_table {
                     $(ClauseName::$variant => $meaning,)*
                 }
             }
+
+            /// The code of the error for sites one kernel runs that state
+            /// different values (`Lands::Kernel`).
+            pub const fn differ_code(self) -> &'static str {
+                match self {
+                    $(ClauseName::$variant => concat!("dpopt::", $spelling, "_differ"),)*
+                }
+            }
         }
     };
 }
 
 clause_table! {
     Threshold = "threshold", args "N", needs None,
+        takes Takes::Positive { max: None, lands: Lands::Site(|s, v| s.threshold = Some(v)) },
         "launch only when the child needs at least N threads; otherwise run them serially";
     Coarsen = "coarsen", args "F", needs None,
+        takes Takes::Positive { max: None, lands: Lands::Site(|s, v| s.coarsen = Some(v)) },
         "each child block does the work of F original blocks";
-    ChildThreads = "child_threads", args "EXPR", needs Some(ClauseName::Threshold),
+    ChildThreads = "child_threads", args "EXPR", needs Some(Needs::Threshold),
+        takes Takes::Expression,
         "the child's thread count, compared with the threshold";
     Aggregate = "consldt", args "warp|block|multiblock[, G]|grid", needs None,
+        takes Takes::Granularity,
         "aggregate the child grids of many parents into one grid";
-    AggThreshold = "agg_threshold", args "N", needs Some(ClauseName::Aggregate),
+    AggThreshold = "agg_threshold", args "N", needs Some(Needs::Aggregation),
+        takes Takes::Positive { max: None, lands: Lands::Aggregation(|a, v| a.agg_threshold = Some(v)) },
         "fewer than N launching threads launch their own children";
-    Work = "work", args "v, ...", needs Some(ClauseName::Aggregate),
+    Work = "work", args "v, ...", needs Some(Needs::Aggregation),
+        takes Takes::Names,
         "the launch arguments that vary between parents";
-    Buffer = "buffer", args "kind[, perBuffer[, total]]", needs Some(ClauseName::Aggregate),
+    Buffer = "buffer", args "kind[, perBuffer[, total]]", needs Some(Needs::Aggregation),
+        takes Takes::Buffer,
         "the records an aggregation pool holds";
-    Threads = "threads", args "N", needs Some(ClauseName::Aggregate),
+    Threads = "threads", args "N", needs Some(Needs::Aggregation),
+        takes Takes::Positive { max: None, lands: Lands::Aggregation(|a, v| a.threads = Some(v)) },
         "threads per block of every aggregated launch";
-    Blocks = "blocks", args "N", needs Some(ClauseName::Aggregate),
+    Blocks = "blocks", args "N", needs Some(Needs::Aggregation),
+        takes Takes::Positive { max: None, lands: Lands::Aggregation(|a, v| a.blocks = Some(v)) },
         "blocks of every aggregated launch, at most";
     ParentThreads = "parent_threads", args "N", needs None,
+        takes Takes::Positive {
+            // A block holds at most 1,024 threads on every architecture dpopt targets.
+            max: Some(Limit { max: MAX_BLOCK_THREADS, why: "more threads than a block can have" }),
+            lands: Lands::Kernel {
+                set: |k, v| k.parent_threads = Some(v),
+                what: "block size",
+                advice: "state the largest it is launched with",
+            },
+        },
         "the parent kernel is launched with at most N threads per block (N <= 1024): its launch bounds";
+    Promote = "promote", args "basic|aggregate[, G]", needs None,
+        takes Takes::Promotion,
+        "a single-block kernel's launch of itself: the next step starts early and waits for this step's release";
+    Acquire = "acquire", args "", needs None,
+        takes Takes::Marker,
+        "a marker in a promoted kernel: a promoted step runs the code before it before waiting for its predecessor";
     Floor = "floor", args "[N]", needs None,
+        takes Takes::OptionalPositive {
+            // The analyzer sets up the floor (`analyzer/sites.rs`) with the
+            // default work list; `floor(N)` sizes it.
+            lands: Lands::Site(|s, v| {
+                if let Some(f) = &mut s.floor {
+                    f.records = v;
+                }
+            }),
+        },
         "host launches of the parent run a launch-free copy of it, then one drain grid over the large children (N: records in its work list)";
 }
 
@@ -144,81 +286,89 @@ impl ClauseName {
     pub fn spellings() -> Vec<&'static str> {
         ClauseName::ALL.iter().map(|c| c.spelling()).collect()
     }
+
+    /// A marker takes no arguments: it marks a place in the code, not a
+    /// launch (`acquire`).
+    pub fn is_marker(self) -> bool {
+        matches!(self.takes(), Takes::Marker)
+    }
+
+    /// Its arguments may be left out (`floor`).
+    pub fn is_optional(self) -> bool {
+        matches!(self.takes(), Takes::OptionalPositive { .. })
+    }
 }
 
+/// How a promoted chain runs its steps (`promote(...)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Promotion {
+    /// Each step is a grid of its own, launched by its predecessor at the
+    /// predecessor's start (KLAP's basic promotion).
+    Basic,
+    /// The chain's head launches a pool of blocks that take the steps one
+    /// after another (KLAP's promotion with aggregation).
+    Aggregate,
+}
+
+impl Promotion {
+    pub const ALL: [Promotion; 2] = [Promotion::Basic, Promotion::Aggregate];
+
+    /// As `promote(...)` spells it.
+    pub const fn spelling(self) -> &'static str {
+        match self {
+            Promotion::Basic => "basic",
+            Promotion::Aggregate => "aggregate",
+        }
+    }
+}
+
+/// A clause's arguments, read as its `Takes` says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClauseKind {
-    /// `threshold(N)`: launch only when the child needs at least N threads.
-    Threshold(Value),
-    /// `coarsen(F)`: each child block does the work of F original blocks.
-    Coarsen(Value),
-    /// `child_threads(EXPR)`: the child's thread count, stated by the user.
-    ChildThreads(String),
-    /// `consldt(granularity[, G])`: aggregation of the children's grids.
+pub enum ClauseValue {
+    /// `Takes::Positive`: `threshold(N)`, `coarsen(F)`, ...
+    Positive(Value),
+    /// `Takes::Expression`: `child_threads(EXPR)`.
+    Expression(String),
+    /// `Takes::Names`: `work(v, ...)`.
+    Names(Vec<String>),
+    /// `Takes::Granularity`: `consldt(granularity[, G])`.
     Aggregate {
         granularity: Granularity,
         group: Option<Value>,
     },
-    /// `agg_threshold(N)`: fewer launching threads launch directly.
-    AggThreshold(Value),
-    /// `work(v, ...)`: the arguments that vary between parents.
-    Work(Vec<String>),
-    /// `buffer(kind, sizes...)`: the aggregation pool.
+    /// `Takes::Buffer`: `buffer(kind, sizes...)`.
     Buffer { kind: String, sizes: Vec<Value> },
-    /// `threads(N)`: threads per block of aggregated launches.
-    Threads(Value),
-    /// `blocks(N)`: blocks of aggregated launches, at most.
-    Blocks(Value),
-    /// `parent_threads(N)`: the parent kernel's largest block size.
-    ParentThreads(Value),
-    /// `floor` or `floor(N)`: the launch-free copy of the parent, with a
-    /// work list of N records (the default when not given).
-    Floor(Option<Value>),
+    /// `Takes::Promotion`: `promote(basic|aggregate[, G])`.
+    Promote {
+        kind: Promotion,
+        pool: Option<Value>,
+    },
+    /// `Takes::Marker`: `acquire`.
+    Marker,
+    /// `Takes::OptionalPositive` given without its value: `floor`.
+    Bare,
 }
 
-impl ClauseKind {
-    /// The row of the clause table this clause belongs to.
-    pub fn clause(&self) -> ClauseName {
-        match self {
-            ClauseKind::Threshold(_) => ClauseName::Threshold,
-            ClauseKind::Coarsen(_) => ClauseName::Coarsen,
-            ClauseKind::ChildThreads(_) => ClauseName::ChildThreads,
-            ClauseKind::Aggregate { .. } => ClauseName::Aggregate,
-            ClauseKind::AggThreshold(_) => ClauseName::AggThreshold,
-            ClauseKind::Work(_) => ClauseName::Work,
-            ClauseKind::Buffer { .. } => ClauseName::Buffer,
-            ClauseKind::Threads(_) => ClauseName::Threads,
-            ClauseKind::Blocks(_) => ClauseName::Blocks,
-            ClauseKind::ParentThreads(_) => ClauseName::ParentThreads,
-            ClauseKind::Floor(_) => ClauseName::Floor,
-        }
-    }
-
-    pub fn name(&self) -> &'static str {
-        self.clause().spelling()
-    }
-
+impl ClauseValue {
     /// The values the clause takes (not its expressions).
     pub fn values(&self) -> Vec<&Value> {
         match self {
-            ClauseKind::Threshold(v)
-            | ClauseKind::Coarsen(v)
-            | ClauseKind::AggThreshold(v)
-            | ClauseKind::Threads(v)
-            | ClauseKind::Blocks(v)
-            | ClauseKind::ParentThreads(v) => vec![v],
-            ClauseKind::Aggregate { group, .. } | ClauseKind::Floor(group) => {
-                group.iter().collect()
-            }
-            ClauseKind::Buffer { sizes, .. } => sizes.iter().collect(),
-            ClauseKind::ChildThreads(_) | ClauseKind::Work(_) => Vec::new(),
+            ClauseValue::Positive(v) => vec![v],
+            ClauseValue::Aggregate { group, .. } => group.iter().collect(),
+            ClauseValue::Buffer { sizes, .. } => sizes.iter().collect(),
+            ClauseValue::Promote { pool, .. } => pool.iter().collect(),
+            ClauseValue::Expression(_)
+            | ClauseValue::Names(_)
+            | ClauseValue::Marker
+            | ClauseValue::Bare => Vec::new(),
         }
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clause {
-    pub kind: ClauseKind,
+    pub name: ClauseName,
+    pub value: ClauseValue,
     /// Span of the whole clause in the source file.
     pub span: Range<usize>,
     /// The clause as the preprocessor reads it (no comments or splices),
@@ -235,95 +385,65 @@ pub struct Directive {
 }
 
 impl Directive {
-    pub fn threshold(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Threshold(v) => Some(v),
-            _ => None,
-        })
-    }
-
-    pub fn coarsen(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Coarsen(v) => Some(v),
-            _ => None,
-        })
-    }
-
-    /// `blocks(N)`: blocks of every aggregated launch, at most.
-    pub fn agg_blocks(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Blocks(v) => Some(v),
-            _ => None,
-        })
-    }
-
-    /// `threads(N)`: threads per block of every aggregated launch.
-    pub fn agg_threads(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Threads(v) => Some(v),
-            _ => None,
-        })
-    }
-
     /// The group size of `consldt(multiblock, G)`.
     pub fn group(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Aggregate { group, .. } => group.as_ref(),
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Aggregate { group, .. } => group.as_ref(),
             _ => None,
         })
     }
 
     /// The aggregation granularity, if `consldt(...)` is given.
     pub fn aggregation(&self) -> Option<Granularity> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Aggregate { granularity, .. } => Some(*granularity),
-            _ => None,
-        })
-    }
-
-    pub fn agg_threshold(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::AggThreshold(v) => Some(v),
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Aggregate { granularity, .. } => Some(*granularity),
             _ => None,
         })
     }
 
     /// Records in the pool of `consldt(grid)`: the last size of `buffer(...)`.
     pub fn pool_records(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Buffer { sizes, .. } => sizes.last(),
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Buffer { sizes, .. } => sizes.last(),
             _ => None,
         })
     }
 
     /// The names listed in `work(...)`.
     pub fn work(&self) -> Option<&[String]> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Work(w) => Some(w.as_slice()),
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Names(w) if c.name == ClauseName::Work => Some(w.as_slice()),
             _ => None,
         })
     }
 
-    /// `parent_threads(N)`: the largest block size the parent kernel is
-    /// launched with.
-    pub fn parent_threads(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::ParentThreads(v) => Some(v),
+    /// `promote(kind[, G])`: how the chain is promoted, and the pool's
+    /// blocks when given.
+    pub fn promotion(&self) -> Option<(Promotion, Option<&Value>)> {
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Promote { kind, pool } => Some((*kind, pool.as_ref())),
             _ => None,
         })
     }
 
     /// `floor` (`Some(None)`) or `floor(N)` (`Some(Some(N))`).
     pub fn floor(&self) -> Option<Option<&Value>> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Floor(v) => Some(v.as_ref()),
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Positive(v) if c.name == ClauseName::Floor => Some(Some(v)),
+            ClauseValue::Bare if c.name == ClauseName::Floor => Some(None),
             _ => None,
         })
     }
 
+    /// Is this the `acquire` marker (a place in a promoted kernel, not a
+    /// launch site)?
+    pub fn is_acquire(&self) -> bool {
+        self.clauses.iter().any(|c| c.name == ClauseName::Acquire)
+    }
+
     pub fn child_threads(&self) -> Option<&str> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::ChildThreads(e) => Some(e.as_str()),
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Expression(e) if c.name == ClauseName::ChildThreads => Some(e.as_str()),
             _ => None,
         })
     }
@@ -423,16 +543,21 @@ pub fn parse_directive(logical: &LogicalText) -> Result<Directive, Vec<Diagnosti
             ));
             continue;
         }
-        match clause_kind(clause_name, has_args, &args, &span) {
-            Ok(kind) => {
-                if clauses.iter().any(|c| c.kind.clause() == clause_name) {
+        match clause_value(clause_name, has_args, &args, &span) {
+            Ok(value) => {
+                if clauses.iter().any(|c| c.name == clause_name) {
                     errors.push(Diagnostic::new(
                         DiagnosticKind::DuplicateClause { clause: name },
                         span,
                         "second occurrence",
                     ));
                 } else {
-                    clauses.push(Clause { kind, span, text });
+                    clauses.push(Clause {
+                        name: clause_name,
+                        value,
+                        span,
+                        text,
+                    });
                 }
             }
             Err(diagnostic) => errors.push(diagnostic),
@@ -450,18 +575,30 @@ pub fn parse_directive(logical: &LogicalText) -> Result<Directive, Vec<Diagnosti
     }
 }
 
-fn clause_kind(
+/// A clause's arguments, read as its row's `Takes` says.
+fn clause_value(
     clause: ClauseName,
     has_args: bool,
     args: &[(String, Range<usize>)],
     span: &Range<usize>,
-) -> Result<ClauseKind, Diagnostic> {
+) -> Result<ClauseValue, Diagnostic> {
     let name = clause.spelling();
-    // `floor` alone keeps its work list's default size.
-    if clause == ClauseName::Floor && !has_args {
-        return Ok(ClauseKind::Floor(None));
+    if clause.is_marker() && has_args {
+        return Err(Diagnostic::new(
+            DiagnosticKind::WrongArgumentCount {
+                clause: name.to_string(),
+                expected: "no arguments (it is a marker)",
+                found: args.len(),
+            },
+            span.clone(),
+            "here",
+        ));
     }
-    if !has_args || args.is_empty() {
+    // Without its value, an optional one keeps the default.
+    if clause.is_optional() && !has_args {
+        return Ok(ClauseValue::Bare);
+    }
+    if !clause.is_marker() && (!has_args || args.is_empty()) {
         return Err(Diagnostic::new(
             DiagnosticKind::MissingArguments {
                 clause: name.to_string(),
@@ -491,69 +628,68 @@ fn clause_kind(
         count(1..=1, "one positive integer")?;
         value(0)
     };
-    Ok(match clause {
-        ClauseName::Threshold => ClauseKind::Threshold(one_value()?),
-        ClauseName::Coarsen => ClauseKind::Coarsen(one_value()?),
-        ClauseName::AggThreshold => ClauseKind::AggThreshold(one_value()?),
-        ClauseName::Threads => ClauseKind::Threads(one_value()?),
-        ClauseName::Blocks => ClauseKind::Blocks(one_value()?),
-        ClauseName::Floor => ClauseKind::Floor(Some(one_value()?)),
-        ClauseName::ParentThreads => {
-            let threads = one_value()?;
-            // A block holds at most 1,024 threads on every architecture
-            // dpopt targets; a macro's value is nvcc's to check.
-            if let Value::Literal(n) = threads {
-                if n > MAX_BLOCK_THREADS {
+    Ok(match clause.takes() {
+        Takes::OptionalPositive { .. } => ClauseValue::Positive(one_value()?),
+        Takes::Positive { max, .. } => {
+            let value = one_value()?;
+            // A macro's value is the analyzer's to check, where the file's
+            // constants are known.
+            if let (Value::Literal(n), Some(limit)) = (&value, max) {
+                if *n > limit.max {
                     return Err(Diagnostic::new(
                         DiagnosticKind::AboveLimit {
                             clause: name.to_string(),
                             value: args[0].0.clone(),
-                            limit: MAX_BLOCK_THREADS,
+                            limit: limit.max,
                         },
                         args[0].1.clone(),
-                        "more threads than a block can have",
+                        limit.why,
                     ));
                 }
             }
-            ClauseKind::ParentThreads(threads)
+            ClauseValue::Positive(value)
         }
-        ClauseName::ChildThreads => {
+        Takes::Expression => {
             count(1..=1, "one expression")?;
-            ClauseKind::ChildThreads(args[0].0.clone())
+            ClauseValue::Expression(args[0].0.clone())
         }
-        ClauseName::Aggregate => {
+        Takes::Granularity => {
             count(1..=2, "a granularity and, for multiblock, a group size")?;
-            let Some(granularity) = Granularity::from_spelling(&args[0].0) else {
-                let other = args[0].0.as_str();
-                let spellings: Vec<&str> = Granularity::ALL.iter().map(|g| g.spelling()).collect();
-                return Err(Diagnostic::new(
-                    DiagnosticKind::BadGranularity {
-                        value: other.to_string(),
-                        suggestion: suggest(other, &spellings),
-                    },
-                    args[0].1.clone(),
+            let (granularity, group) = kind_and_size(
+                name,
+                args,
+                &Granularity::ALL.map(|g| (g, g.spelling())),
+                |value, suggestion| DiagnosticKind::BadGranularity { value, suggestion },
+                (
                     "unknown granularity",
-                ));
-            };
-            let group = if args.len() == 2 {
-                if granularity != Granularity::MultiBlock {
-                    return Err(Diagnostic::new(
-                        DiagnosticKind::WrongArgumentCount {
-                            clause: name.to_string(),
-                            expected: "a group size only with `multiblock`",
-                            found: 2,
-                        },
-                        args[1].1.clone(),
-                        "group size for a granularity without groups",
-                    ));
-                }
-                Some(value(1)?)
-            } else {
-                None
-            };
-            ClauseKind::Aggregate { granularity, group }
+                    "group size for a granularity without groups",
+                ),
+                (
+                    Granularity::MultiBlock,
+                    "a group size only with `multiblock`",
+                ),
+                value,
+            )?;
+            ClauseValue::Aggregate { granularity, group }
         }
-        ClauseName::Work => {
+        Takes::Promotion => {
+            count(
+                1..=2,
+                "`basic` or `aggregate` and, for aggregate, the pool's blocks",
+            )?;
+            let (kind, pool) = kind_and_size(
+                name,
+                args,
+                &Promotion::ALL.map(|p| (p, p.spelling())),
+                |value, suggestion| DiagnosticKind::BadPromotion { value, suggestion },
+                ("unknown kind of promotion", "pool size for basic promotion"),
+                (Promotion::Aggregate, "a pool size only with `aggregate`"),
+                value,
+            )?;
+            ClauseValue::Promote { kind, pool }
+        }
+        Takes::Marker => ClauseValue::Marker,
+        Takes::Names => {
             for (arg, range) in args {
                 if !is_identifier(arg) {
                     return Err(Diagnostic::new(
@@ -563,9 +699,9 @@ fn clause_kind(
                     ));
                 }
             }
-            ClauseKind::Work(args.iter().map(|a| a.0.clone()).collect())
+            ClauseValue::Names(args.iter().map(|a| a.0.clone()).collect())
         }
-        ClauseName::Buffer => {
+        Takes::Buffer => {
             count(1..=3, "a kind and up to two sizes")?;
             let kind = args[0].0.clone();
             if !["default", "halloc", "custom"].contains(&kind.as_str()) {
@@ -576,9 +712,49 @@ fn clause_kind(
                 ));
             }
             let sizes = (1..args.len()).map(value).collect::<Result<Vec<_>, _>>()?;
-            ClauseKind::Buffer { kind, sizes }
+            ClauseValue::Buffer { kind, sizes }
         }
     })
+}
+
+/// The arguments of a clause that names a kind and, for one kind, a size
+/// (`consldt(multiblock, 8)`, `promote(aggregate, 32)`): the kind (by its
+/// spelling in `kinds`; another word is `bad`, with a "did you mean") and
+/// the size, which only `sized.0` takes (`sized.1` says so otherwise).
+/// `labels`: the label of an unknown kind, and of a size given to another.
+fn kind_and_size<K: Copy + PartialEq>(
+    clause: &str,
+    args: &[(String, Range<usize>)],
+    kinds: &[(K, &'static str)],
+    bad: impl Fn(String, Option<String>) -> DiagnosticKind,
+    labels: (&'static str, &'static str),
+    sized: (K, &'static str),
+    value: impl Fn(usize) -> Result<Value, Diagnostic>,
+) -> Result<(K, Option<Value>), Diagnostic> {
+    let word = args[0].0.as_str();
+    let Some(&(kind, _)) = kinds.iter().find(|(_, spelling)| *spelling == word) else {
+        let spellings: Vec<&str> = kinds.iter().map(|(_, s)| *s).collect();
+        return Err(Diagnostic::new(
+            bad(word.to_string(), suggest(word, &spellings)),
+            args[0].1.clone(),
+            labels.0,
+        ));
+    };
+    if args.len() < 2 {
+        return Ok((kind, None));
+    }
+    if kind != sized.0 {
+        return Err(Diagnostic::new(
+            DiagnosticKind::WrongArgumentCount {
+                clause: clause.to_string(),
+                expected: sized.1,
+                found: 2,
+            },
+            args[1].1.clone(),
+            labels.1,
+        ));
+    }
+    Ok((kind, Some(value(1)?)))
 }
 
 /// Threads a block can have.
@@ -660,20 +836,38 @@ fn too_deep(text: &str, limit: usize) -> Option<usize> {
 /// recognised but not applied by this version are errors.
 fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
-    let has = |clause: ClauseName| directive.clauses.iter().any(|c| c.kind.clause() == clause);
-    let aggregation = directive
-        .clauses
-        .iter()
-        .find(|c| c.kind.clause() == ClauseName::Aggregate);
+    let has = |clause: ClauseName| directive.clauses.iter().any(|c| c.name == clause);
+    for clause in &directive.clauses {
+        match clause.name.needs() {
+            Some(needed) if !has(needed.clause()) => {
+                let (kind, label) = needed.missing(clause.name.spelling());
+                errors.push(Diagnostic::new(kind, clause.span.clone(), label));
+            }
+            _ => {}
+        }
+    }
+    // `promote` turns the launch into the release of a step that already
+    // runs, and `acquire` marks a place in the kernel: neither means
+    // anything together with another clause.
+    for alone in [ClauseName::Promote, ClauseName::Acquire] {
+        if has(alone) {
+            for clause in directive.clauses.iter().filter(|c| c.name != alone) {
+                errors.push(Diagnostic::new(
+                    DiagnosticKind::ClauseConflict {
+                        clause: alone.spelling().to_string(),
+                        other: clause.name.spelling().to_string(),
+                    },
+                    clause.span.clone(),
+                    format!("cannot be combined with `{}`", alone.spelling()),
+                ));
+            }
+            return errors;
+        }
+    }
     // The floor's drain already runs the large children of the whole parent
     // grid as one grid: aggregating them on the device as well has no path.
-    if let (Some(floor), Some(aggregate)) = (
-        directive
-            .clauses
-            .iter()
-            .find(|c| c.kind.clause() == ClauseName::Floor),
-        aggregation,
-    ) {
+    let find = |clause: ClauseName| directive.clauses.iter().find(|c| c.name == clause);
+    if let (Some(floor), Some(aggregate)) = (find(ClauseName::Floor), find(ClauseName::Aggregate)) {
         errors.push(
             Diagnostic::new(
                 DiagnosticKind::FloorWithAggregation,
@@ -686,45 +880,18 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
             ),
         );
     }
-    for clause in &directive.clauses {
-        let name = clause.kind.clause();
-        match name.needs() {
-            Some(needed) if !has(needed) => {
-                let kind = match needed {
-                    ClauseName::Threshold => DiagnosticKind::NeedsThreshold {
-                        clause: name.spelling().to_string(),
-                    },
-                    _ => DiagnosticKind::NeedsAggregation {
-                        clause: name.spelling().to_string(),
-                    },
-                };
-                let label = match needed {
-                    ClauseName::Threshold => "the count is only compared with a threshold",
-                    _ => "aggregation tuning without aggregation",
-                };
-                errors.push(Diagnostic::new(kind, clause.span.clone(), label));
-            }
-            _ => {}
-        }
-    }
     // Every granularity is applied (with `agg_threshold`, `work`, `threads`
     // and `blocks`), and `buffer(default, ...)` sizes the pool of multiblock
     // and grid; the other buffer kinds are not applied yet.
-    if let Some(c) = aggregation {
-        let grid = matches!(
-            c.kind,
-            ClauseKind::Aggregate {
-                granularity: Granularity::Grid | Granularity::MultiBlock,
-                ..
-            }
-        );
+    if let Some(granularity) = directive.aggregation() {
+        let pooled = matches!(granularity, Granularity::Grid | Granularity::MultiBlock);
         for clause in &directive.clauses {
-            let pool_of_grid = grid
-                && matches!(&clause.kind, ClauseKind::Buffer { kind, .. } if kind == "default");
-            if clause.kind.clause() == ClauseName::Buffer && !pool_of_grid {
+            let pool_of_grid = pooled
+                && matches!(&clause.value, ClauseValue::Buffer { kind, .. } if kind == "default");
+            if clause.name == ClauseName::Buffer && !pool_of_grid {
                 errors.push(Diagnostic::new(
                     DiagnosticKind::NotImplementedYet {
-                        clause: clause.kind.name().to_string(),
+                        clause: clause.name.spelling().to_string(),
                     },
                     clause.span.clone(),
                     "not implemented yet",
@@ -738,6 +905,14 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The value of a positive-integer clause (`Takes::Positive`).
+    fn value(d: &Directive, clause: ClauseName) -> Option<&Value> {
+        d.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Positive(v) if c.name == clause => Some(v),
+            _ => None,
+        })
+    }
 
     fn parse(text: &str) -> Result<Directive, Vec<DiagnosticKind>> {
         parse_directive(&directive_text(text, 0))
@@ -757,11 +932,17 @@ mod tests {
     #[test]
     fn threshold_and_coarsen() {
         let d = parse("#pragma dp threshold(128) coarsen(0x8)").unwrap();
-        assert_eq!(d.threshold(), Some(&Value::Literal(128)));
-        assert_eq!(d.coarsen(), Some(&Value::Literal(8)));
+        assert_eq!(value(&d, ClauseName::Threshold), Some(&Value::Literal(128)));
+        assert_eq!(value(&d, ClauseName::Coarsen), Some(&Value::Literal(8)));
         let d = parse("#pragma dp threshold(TH) \\\n coarsen(CF) // tuned\n").unwrap();
-        assert_eq!(d.threshold(), Some(&Value::Macro("TH".into())));
-        assert_eq!(d.coarsen(), Some(&Value::Macro("CF".into())));
+        assert_eq!(
+            value(&d, ClauseName::Threshold),
+            Some(&Value::Macro("TH".into()))
+        );
+        assert_eq!(
+            value(&d, ClauseName::Coarsen),
+            Some(&Value::Macro("CF".into()))
+        );
     }
 
     #[test]
@@ -818,7 +999,7 @@ mod tests {
         assert_eq!(d.floor(), Some(None));
         let d = parse("#pragma dp floor(4096) coarsen(8)").unwrap();
         assert_eq!(d.floor(), Some(Some(&Value::Literal(4096))));
-        assert_eq!(d.threshold(), None);
+        assert_eq!(value(&d, ClauseName::Threshold), None);
         assert!(matches!(
             parse("#pragma dp floor(0)").unwrap_err()[0],
             DiagnosticKind::NotPositive { .. }
@@ -826,6 +1007,14 @@ mod tests {
         assert_eq!(
             parse("#pragma dp floor consldt(grid)").unwrap_err(),
             [DiagnosticKind::FloorWithAggregation]
+        );
+        // `promote` stands alone, `floor` included.
+        assert_eq!(
+            parse("#pragma dp promote(basic) floor").unwrap_err(),
+            [DiagnosticKind::ClauseConflict {
+                clause: "promote".into(),
+                other: "floor".into()
+            }]
         );
     }
 
@@ -853,8 +1042,8 @@ mod tests {
             },]
         );
         let d = parse("#pragma dp consldt(warp) threads(128) blocks(64)").unwrap();
-        assert_eq!(d.agg_threads(), Some(&Value::Literal(128)));
-        assert_eq!(d.agg_blocks(), Some(&Value::Literal(64)));
+        assert_eq!(value(&d, ClauseName::Threads), Some(&Value::Literal(128)));
+        assert_eq!(value(&d, ClauseName::Blocks), Some(&Value::Literal(64)));
         let d = parse("#pragma dp consldt(multiblock, 8) buffer(default, 4096)").unwrap();
         assert_eq!(d.aggregation(), Some(Granularity::MultiBlock));
         assert_eq!(d.group(), Some(&Value::Literal(8)));
@@ -868,7 +1057,10 @@ mod tests {
         );
         let d = parse("#pragma dp threshold(64) consldt(warp) agg_threshold(4) work(a)").unwrap();
         assert_eq!(d.aggregation(), Some(Granularity::Warp));
-        assert_eq!(d.agg_threshold(), Some(&Value::Literal(4)));
+        assert_eq!(
+            value(&d, ClauseName::AggThreshold),
+            Some(&Value::Literal(4))
+        );
         assert_eq!(d.work(), Some(&["a".to_string()][..]));
         let e = parse("#pragma dp consldt(blok)").unwrap_err();
         assert!(
@@ -889,13 +1081,19 @@ mod tests {
     fn every_clause_in_the_table_parses_by_its_spelling() {
         for &clause in ClauseName::ALL {
             assert_eq!(ClauseName::from_spelling(clause.spelling()), Some(clause));
-            // Without arguments each clause asks for the syntax the table
-            // gives, except those whose arguments are optional.
-            if clause.syntax().starts_with('[') {
-                let d = parse(&format!("#pragma dp {}", clause.spelling())).unwrap();
-                assert_eq!(d.clauses[0].kind.clause(), clause);
+            if clause.is_marker() {
+                // A marker takes none.
+                let e = parse(&format!("#pragma dp {}(1)", clause.spelling())).unwrap_err();
+                assert!(matches!(e[0], DiagnosticKind::WrongArgumentCount { .. }));
                 continue;
             }
+            if clause.is_optional() {
+                // Without arguments it keeps its default.
+                let d = parse(&format!("#pragma dp {}", clause.spelling())).unwrap();
+                assert_eq!(d.clauses[0].name, clause);
+                continue;
+            }
+            // Without arguments each clause asks for the syntax the table gives.
             let e = parse(&format!("#pragma dp {}", clause.spelling())).unwrap_err();
             assert_eq!(
                 e[0],
@@ -911,7 +1109,7 @@ mod tests {
     #[test]
     fn needs_column_drives_the_combination_checks() {
         let sample = |clause: ClauseName| match clause {
-            ClauseName::Aggregate => "consldt(warp)",
+            ClauseName::Aggregate => "consldt(grid)",
             ClauseName::ChildThreads => "child_threads(n)",
             ClauseName::Work => "work(a)",
             ClauseName::Buffer => "buffer(default, 64)",
@@ -927,15 +1125,39 @@ mod tests {
             };
             let e = parse(&format!("#pragma dp {own}")).unwrap_err();
             let expected = match needed {
-                ClauseName::Threshold => DiagnosticKind::NeedsThreshold {
+                Needs::Threshold => DiagnosticKind::NeedsThreshold {
                     clause: clause.spelling().into(),
                 },
-                _ => DiagnosticKind::NeedsAggregation {
+                Needs::Aggregation => DiagnosticKind::NeedsAggregation {
                     clause: clause.spelling().into(),
                 },
             };
             assert_eq!(e, [expected], "{own}");
+            // With the clause it needs, the row parses.
+            let needed_text = match sample(needed.clause()) {
+                "" => format!("{}(4)", needed.clause().spelling()),
+                text => text.to_string(),
+            };
+            assert!(
+                parse(&format!("#pragma dp {own} {needed_text}")).is_ok(),
+                "{own} {needed_text}"
+            );
         }
+    }
+
+    #[test]
+    fn a_literal_above_the_rows_limit_is_refused() {
+        let e = parse("#pragma dp parent_threads(1025)").unwrap_err();
+        assert_eq!(
+            e,
+            [DiagnosticKind::AboveLimit {
+                clause: "parent_threads".into(),
+                value: "1025".into(),
+                limit: MAX_BLOCK_THREADS
+            }]
+        );
+        assert!(parse("#pragma dp parent_threads(1024)").is_ok());
+        assert!(parse("#pragma dp parent_threads(PT)").is_ok());
     }
 
     /// docs/PRAGMA.md's clause table has a row for every clause of the
@@ -944,7 +1166,11 @@ mod tests {
     fn pragma_docs_list_every_clause() {
         let docs = include_str!("../docs/PRAGMA.md");
         for &clause in ClauseName::ALL {
-            let row = format!("| `{}(", clause.spelling());
+            let row = if clause.is_marker() {
+                format!("| `{}` |", clause.spelling())
+            } else {
+                format!("| `{}(", clause.spelling())
+            };
             assert!(docs.contains(&row), "docs/PRAGMA.md has no row {row}");
         }
         for g in Granularity::ALL {
@@ -954,6 +1180,59 @@ mod tests {
                 g.spelling()
             );
         }
+    }
+
+    #[test]
+    fn promote_and_its_marker() {
+        let d = parse("#pragma dp promote(basic)").unwrap();
+        assert_eq!(d.promotion(), Some((Promotion::Basic, None)));
+        let d = parse("#pragma dp promote(aggregate, 0x20)").unwrap();
+        assert_eq!(
+            d.promotion(),
+            Some((Promotion::Aggregate, Some(&Value::Literal(32))))
+        );
+        let d = parse("#pragma dp promote(aggregate, POOL)").unwrap();
+        assert_eq!(
+            d.promotion(),
+            Some((Promotion::Aggregate, Some(&Value::Macro("POOL".into()))))
+        );
+        assert!(!d.is_acquire());
+        let d = parse("#pragma dp acquire").unwrap();
+        assert!(d.is_acquire());
+        assert_eq!(d.promotion(), None);
+        let e = parse("#pragma dp promote(agregate)").unwrap_err();
+        assert!(
+            matches!(&e[0], DiagnosticKind::BadPromotion { suggestion: Some(s), .. } if s == "aggregate")
+        );
+        let e = parse("#pragma dp promote(basic, 4)").unwrap_err();
+        assert!(matches!(e[0], DiagnosticKind::WrongArgumentCount { .. }));
+        let e = parse("#pragma dp promote(aggregate, 0)").unwrap_err();
+        assert!(matches!(e[0], DiagnosticKind::NotPositive { .. }));
+        let e = parse("#pragma dp acquire()").unwrap_err();
+        assert!(matches!(e[0], DiagnosticKind::WrongArgumentCount { .. }));
+        // Each stands alone: every other clause is named.
+        let e = parse("#pragma dp threshold(64) promote(basic) coarsen(2)").unwrap_err();
+        assert_eq!(
+            e,
+            [
+                DiagnosticKind::ClauseConflict {
+                    clause: "promote".into(),
+                    other: "threshold".into()
+                },
+                DiagnosticKind::ClauseConflict {
+                    clause: "promote".into(),
+                    other: "coarsen".into()
+                }
+            ]
+        );
+        let e = parse("#pragma dp acquire consldt(warp)").unwrap_err();
+        assert_eq!(
+            e,
+            [DiagnosticKind::ClauseConflict {
+                clause: "acquire".into(),
+                other: "consldt".into()
+            }]
+        );
     }
 
     #[test]

@@ -10,8 +10,8 @@
 //! exhaustive `match` over `DiagnosticKind` stops the build when a variant is
 //! added, and the test checks that every arm of that match has a case.
 
+use dpopt::diagnostic::{ClauseName, Unseen};
 use dpopt::diagnostic::{Diagnostic, DiagnosticKind};
-use dpopt::hazard::Unseen;
 use dpopt::source::SourceFile;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -469,7 +469,7 @@ case! {
           child<<<(n + 31) / 32, 32>>>(a, n);
         }
     ",
-    kind: ParentThreadsDiffer { .. },
+    kind: KernelClauseDiffers { .. },
     code: "dpopt::parent_threads_differ",
     severity: Error,
     line: 9,
@@ -1528,6 +1528,171 @@ case! {
     span: "#pragma dp threshold(64) floor",
 }
 
+// ---------------------------------------------------------- promotion ----
+
+case! {
+    name: bad_promotion,
+    input: "
+        __global__ void chain(int *a, int n) {
+          if (n > 1) {
+        #pragma dp promote(agregate)
+            chain<<<1, 32>>>(a, n - 1);
+          }
+        }
+    ",
+    kind: BadPromotion { .. },
+    code: "dpopt::clause_value",
+    severity: Error,
+    line: 3,
+    column: 20,
+    span: "agregate",
+}
+
+case! {
+    name: promote_with_another_clause,
+    input: "
+        __global__ void chain(int *a, int n) {
+          if (n > 1) {
+        #pragma dp promote(basic) threshold(64)
+            chain<<<1, 32>>>(a, n - 1);
+          }
+        }
+    ",
+    kind: ClauseConflict { .. },
+    code: "dpopt::clause_conflict",
+    severity: Error,
+    line: 3,
+    column: 27,
+    span: "threshold(64)",
+}
+
+case! {
+    name: promote_not_recursive,
+    input: "
+        __global__ void child(int *a) { a[threadIdx.x] = 1; }
+
+        __global__ void parent(int *a) {
+        #pragma dp promote(basic)
+          child<<<1, 32>>>(a);
+        }
+    ",
+    kind: PromoteNotRecursive { .. },
+    code: "dpopt::promote_not_recursive",
+    severity: Error,
+    line: 5,
+    column: 3,
+    span: "child",
+}
+
+case! {
+    name: promote_more_than_one_block,
+    input: "
+        __global__ void chain(int *a, int n) {
+          if (n > 1) {
+        #pragma dp promote(basic)
+            chain<<<2, 32>>>(a, n - 1);
+          }
+        }
+    ",
+    kind: PromoteGrid { .. },
+    code: "dpopt::promote_grid",
+    severity: Error,
+    line: 4,
+    column: 13,
+    span: "2",
+}
+
+case! {
+    name: promote_block_size_computed,
+    input: "
+        __global__ void chain(int *a, int n) {
+          int threads = a[0];
+          if (n > 1) {
+        #pragma dp promote(basic)
+            chain<<<1, threads>>>(a, n - 1);
+          }
+        }
+    ",
+    kind: PromoteConfig { .. },
+    code: "dpopt::promote_config",
+    severity: Error,
+    line: 5,
+    column: 16,
+    span: "threads",
+}
+
+case! {
+    name: promote_in_a_loop,
+    input: "
+        __global__ void chain(int *a, int n) {
+          for (int k = 0; k < 2; ++k) {
+        #pragma dp promote(basic)
+            chain<<<1, 32>>>(a, n - 1);
+          }
+        }
+    ",
+    kind: PromotePlacement { .. },
+    code: "dpopt::promote_placement",
+    severity: Error,
+    line: 4,
+    column: 5,
+    span: "chain<<<1, 32>>>(a, n - 1);",
+}
+
+case! {
+    name: promote_with_a_stream,
+    input: "
+        __global__ void chain(int *a, int n, cudaStream_t s) {
+          if (n > 1) {
+        #pragma dp promote(basic)
+            chain<<<1, 32, 0, s>>>(a, n - 1, s);
+          }
+        }
+    ",
+    kind: PromoteUnsupported { .. },
+    code: "dpopt::promote_unsupported",
+    severity: Error,
+    line: 4,
+    column: 23,
+    span: "s",
+}
+
+case! {
+    name: acquire_outside_a_promoted_kernel,
+    input: "
+        __global__ void chain(int *a, int n) {
+        #pragma dp acquire
+          a[0] = n;
+        }
+    ",
+    kind: AcquirePlacement { .. },
+    code: "dpopt::acquire_placement",
+    severity: Error,
+    line: 2,
+    column: 1,
+    span: "#pragma dp acquire",
+}
+
+case! {
+    name: acquire_after_a_postponed_use,
+    input: "
+        __global__ void chain(int *a, int n, int offset) {
+          int x = a[n] + offset;
+        #pragma dp acquire
+          if (n > 1) {
+        #pragma dp promote(aggregate)
+            chain<<<1, 32>>>(a, n - 1, offset + x);
+          }
+        }
+    ",
+    kind: AcquirePostponed { .. },
+    code: "dpopt::acquire_postponed",
+    severity: Error,
+    line: 2,
+    column: 18,
+    span: "offset",
+}
+
 // ------------------------------------------------------------ coverage ----
 
 /// The code under which each kind is tested. Exhaustive, no wildcard: a
@@ -1544,11 +1709,15 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         NotAnInteger { .. } => "dpopt::clause_value",
         TooLarge { .. } => "dpopt::clause_value",
         AboveLimit { .. } => "dpopt::clause_value",
-        ParentThreadsDiffer { .. } => "dpopt::parent_threads_differ",
+        // Each clause that belongs to the kernel has its own code; the one
+        // there is: `parent_threads`.
+        KernelClauseDiffers { .. } => "dpopt::parent_threads_differ",
         DuplicateClause { .. } => "dpopt::duplicate_clause",
         BadGranularity { .. } => "dpopt::clause_value",
         BadBufferKind { .. } => "dpopt::clause_value",
         BadWorkVariable { .. } => "dpopt::clause_value",
+        BadPromotion { .. } => "dpopt::clause_value",
+        ClauseConflict { .. } => "dpopt::clause_conflict",
         NeedsAggregation { .. } => "dpopt::needs_consldt",
         NeedsThreshold { .. } => "dpopt::needs_threshold",
         NotImplementedYet { .. } => "dpopt::not_implemented",
@@ -1597,6 +1766,13 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         FloorRefused { .. } => "dpopt::floor",
         FloorWithAggregation => "dpopt::floor_with_consldt",
         FloorUnused { .. } => "dpopt::floor_unused",
+        PromoteNotRecursive { .. } => "dpopt::promote_not_recursive",
+        PromoteGrid { .. } => "dpopt::promote_grid",
+        PromoteConfig { .. } => "dpopt::promote_config",
+        PromotePlacement { .. } => "dpopt::promote_placement",
+        PromoteUnsupported { .. } => "dpopt::promote_unsupported",
+        AcquirePlacement { .. } => "dpopt::acquire_placement",
+        AcquirePostponed { .. } => "dpopt::acquire_postponed",
     }
 }
 
@@ -1637,7 +1813,8 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             value: s(),
             limit: 1,
         },
-        ParentThreadsDiffer {
+        KernelClauseDiffers {
+            clause: ClauseName::ParentThreads,
             kernel: s(),
             first: s(),
             second: s(),
@@ -1649,6 +1826,14 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         },
         BadBufferKind { value: s() },
         BadWorkVariable { value: s() },
+        BadPromotion {
+            value: s(),
+            suggestion: None,
+        },
+        ClauseConflict {
+            clause: s(),
+            other: s(),
+        },
         NeedsAggregation { clause: s() },
         NeedsThreshold { clause: s() },
         NotImplementedYet { clause: s() },
@@ -1771,6 +1956,29 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         },
         FloorWithAggregation,
         FloorUnused { kernel: s() },
+        PromoteNotRecursive {
+            kernel: s(),
+            parent: s(),
+        },
+        PromoteGrid { kernel: s() },
+        PromoteConfig {
+            kernel: s(),
+            what: "",
+            name: s(),
+        },
+        PromotePlacement {
+            kernel: s(),
+            construct: s(),
+        },
+        PromoteUnsupported {
+            kernel: s(),
+            what: s(),
+        },
+        AcquirePlacement { reason: s() },
+        AcquirePostponed {
+            kernel: s(),
+            name: s(),
+        },
     ]
 }
 

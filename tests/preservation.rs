@@ -4,8 +4,6 @@
 
 mod common;
 
-use dpopt::lexer::lex;
-use dpopt::parser::parse;
 use dpopt::source::SourceFile;
 
 #[test]
@@ -35,28 +33,27 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
     for path in common::corpus() {
         let bytes = std::fs::read(&path).unwrap();
         let file = SourceFile::new("in.cu", bytes.clone());
-        let program = parse(&file, lex(&file));
-        let output = common::transform_with_headers(&file, "out.cu")
-            .output
-            .expect("transforms");
-        // Chunks between sites (pragma start .. end of the launch statement).
-        let mut cuts: Vec<(usize, usize)> = Vec::new();
-        for pragma in &program.pragmas {
-            let launch = program
-                .launches
-                .iter()
-                .find(|l| Some(l.first_token) == pragma.next_token)
-                .expect("pragma has a launch");
-            cuts.push((pragma.span.start, launch.span.end));
-        }
-        // Host launches of a `floor` parent call its launcher instead.
-        let plan = dpopt::analyzer::analyze(&file, &program).plan;
-        for floor in &plan.floors {
-            for &l in &floor.host_launches {
-                let launch = &program.launches[l];
-                cuts.push((launch.span.start, launch.span.end));
-            }
-        }
+        let outcome = common::transform_with_headers(&file, "out.cu");
+        // Chunks between sites (pragma start .. end of the launch statement),
+        // each `#pragma dp acquire` marker alone, the `{` of a promoted
+        // kernel's body, where the head's start may follow it on its line,
+        // and each host launch of a `floor` parent.
+        let cuts = dpopt::rewritten_ranges(&file);
+        let promoted = outcome.sites.iter().filter(|s| s.promotion.is_some());
+        let markers = outcome.sites.iter().filter(|s| s.marker.is_some());
+        // And the host launches of a `floor` parent, which call its launcher
+        // (the other cuts start at a directive or at a `{`).
+        let host_launches = cuts
+            .iter()
+            .filter(|c| !matches!(bytes[c.start], b'#' | b'%' | b'{'))
+            .count();
+        assert_eq!(
+            cuts.len(),
+            outcome.sites.len() + promoted.count() + markers.count() + host_launches,
+            "{}",
+            path.display()
+        );
+        let output = outcome.output.expect("transforms");
         // Every original line outside the sites appears unchanged, in order.
         let output_lines: Vec<&[u8]> = output.split_inclusive(|&b| b == b'\n').collect();
         let mut cursor = 0;
@@ -65,7 +62,10 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
         for line in bytes.split_inclusive(|&b| b == b'\n') {
             let range = offset..offset + line.len();
             offset += line.len();
-            if cuts.iter().any(|&(s, e)| s < range.end && range.start < e) {
+            if cuts
+                .iter()
+                .any(|c| c.start < range.end && range.start < c.end)
+            {
                 continue;
             }
             let found = output_lines[cursor..]
@@ -121,8 +121,12 @@ fn line_directives_resynchronise_with_the_original() {
                         .map(str::trim)
                         .filter(|p| !p.is_empty())
                         .any(|p| next_text.contains(p));
+                // A line that generated text splits (a promoted kernel's
+                // `{` followed by the head's start) shows its head first.
+                let split = orig.starts_with(next)
+                    && lines.get(i + 2).is_some_and(|l| l.starts_with(b"#line "));
                 assert!(
-                    orig.ends_with(next) || carries,
+                    orig.ends_with(next) || carries || split,
                     "{}: after `#line {n}` expected a tail of {:?}, got {:?}",
                     path.display(),
                     String::from_utf8_lossy(orig),

@@ -41,9 +41,12 @@ impl Granularity {
 
 /// What a variant name of the suite says: `orig`, `CDPff`, or the letters
 /// T (threshold), C (coarsen), A (aggregate) or F (the launch-free floor)
-/// followed by a lower-case suffix naming the granularity (`b` block, `m`
-/// multiblock, `g` grid, otherwise warp; `k` fixed `threads`/`blocks`, `a`
-/// an aggregation threshold).
+/// followed by a lower-case suffix
+/// naming the granularity (`b` block, `m` multiblock, `g` grid, otherwise
+/// warp; `k` fixed `threads`/`blocks`, `a` an aggregation threshold); or a
+/// launch promotion, P followed by A (aggregated) and O (overlap): P, PO,
+/// PA, PAO (bench/gpu_check.sh writes its own table of those, the paper
+/// 003 Fig. 10 comparison).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Variant {
     pub threshold: bool,
@@ -53,17 +56,20 @@ pub struct Variant {
     pub floor: bool,
     /// The program as written (`orig`) or with fire-and-forget launches (`CDPff`).
     pub baseline: bool,
+    /// A launch promotion (`P`, `PO`, `PA`, `PAO`): none of the families.
+    pub promotion: bool,
 }
 
 impl Variant {
     pub fn parse(name: &str) -> Variant {
-        if name == "orig" || name == "CDPff" {
+        if name == "orig" || name == "CDPff" || name.starts_with('P') {
             return Variant {
                 threshold: false,
                 coarsen: false,
                 aggregate: None,
                 floor: false,
-                baseline: true,
+                baseline: !name.starts_with('P'),
+                promotion: name.starts_with('P'),
             };
         }
         let upper: String = name
@@ -88,6 +94,7 @@ impl Variant {
             aggregate,
             floor: upper.contains('F'),
             baseline: false,
+            promotion: false,
         }
     }
 
@@ -196,6 +203,11 @@ mod tests {
         assert_eq!(Variant::parse("TC").aggregate, None);
         assert_eq!(Variant::parse("TC").family().as_deref(), Some("T+C"));
         assert!(Variant::parse("CDPff").baseline);
+        // Promotion (with aggregation) is no aggregation family.
+        let pa = Variant::parse("PAO");
+        assert!(pa.promotion && !pa.baseline);
+        assert_eq!(pa.aggregate, None);
+        assert_eq!(pa.family(), None);
         assert_eq!(Variant::parse("orig").family(), None);
         assert_eq!(threshold_of("t128c8g8"), Some(128));
         assert_eq!(threshold_of("c8"), None);

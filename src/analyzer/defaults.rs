@@ -90,10 +90,8 @@ pub(super) fn default_site(
             &mut per_parent.clone(),
             constants,
         )?;
-        let trial = Plan {
-            sites: vec![site.clone()],
-            ..Plan::default()
-        };
+        let mut trial = Plan::default();
+        trial.sites.push(site.clone());
         let refused = child::check_child(program, &site, function, &facts)
             .iter()
             .chain(&block_hazards::check_block_aggregation(

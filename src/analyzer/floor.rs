@@ -7,8 +7,8 @@
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Hazard, Hazards};
-use crate::plan::{FloorKernel, FloorThreads, Plan};
-use crate::program::{Program, Resolution};
+use crate::plan::{FloorKernel, FloorThreads, Plan, SiteId};
+use crate::program::{FunctionId, Program, Resolution};
 use crate::source::SourceFile;
 use crate::token::calls;
 use std::collections::BTreeMap;
@@ -34,12 +34,12 @@ struct RuntimeUse {
 fn runtime_use(
     program: &Program,
     view: &str,
-    function: usize,
+    function: FunctionId,
     allowed: &[usize],
     last_error_ok: bool,
 ) -> Option<RuntimeUse> {
     let mut seen = vec![function];
-    let own = |f: usize, last_error_ok: bool| -> Option<(Range<usize>, String)> {
+    let own = |f: FunctionId, last_error_ok: bool| -> Option<(Range<usize>, String)> {
         let body = program.functions[f].body.clone();
         let launch = program
             .launches
@@ -76,7 +76,7 @@ fn runtime_use(
             Resolution::Ambiguous(all) => all,
             Resolution::NotFound => Vec::new(),
         };
-        let mut stack: Vec<usize> = callees
+        let mut stack: Vec<FunctionId> = callees
             .into_iter()
             .filter(|&f| program.functions[f].space.device && !program.functions[f].space.global)
             .collect();
@@ -128,8 +128,8 @@ pub(super) fn floors(
     hazards: &Hazards,
 ) -> Floors {
     let mut diagnostics = Vec::new();
-    let mut by_parent: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (i, site) in plan.sites.iter().enumerate() {
+    let mut by_parent: BTreeMap<FunctionId, Vec<SiteId>> = BTreeMap::new();
+    for (i, site) in plan.sites.with_ids() {
         if site.floor.is_some() {
             by_parent.entry(site.parent).or_default().push(i);
         }
@@ -137,7 +137,7 @@ pub(super) fn floors(
     let mut kernels = Vec::new();
     for (parent, sites) in by_parent {
         let f = &program.functions[parent];
-        let pragma = |s: usize| program.pragmas[plan.sites[s].pragma].span.clone();
+        let pragma = |s: SiteId| program.pragmas[plan.sites[s].pragma].span.clone();
         let at = pragma(sites[0]);
         let before = diagnostics.len();
         let refuse = |span: Range<usize>, label: &str, why: String, fix: &str| {

@@ -8,8 +8,9 @@
 //! site's clauses; `varying` decides which aggregated arguments vary
 //! between parents; `names` warns about clause values nothing declares;
 //! `pragma_macros` about `#pragma dp` hidden in macros; `placement` and
-//! `bounds` decide where a child's code goes and which kernels get
-//! `DPOPT_PARENT_BOUNDS` (or the launch bounds `parent_threads` states).
+//! `bounds` decide where a child's code goes, which kernels get
+//! `DPOPT_PARENT_BOUNDS`, and what the sites a kernel runs state about it
+//! (`parent_threads`).
 
 mod block_hazards;
 mod bounds;
@@ -19,6 +20,7 @@ mod floor;
 mod names;
 mod placement;
 mod pragma_macros;
+mod promote;
 mod sites;
 mod varying;
 
@@ -27,9 +29,9 @@ pub use pragma_macros::pragma_macros;
 use crate::constant::Constants;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Finding, Hazard, Hazards};
-use crate::plan::{ChildPlan, Plan};
+use crate::plan::{ChildPlan, Plan, SiteId};
 use crate::pragma::parse_directive;
-use crate::program::Program;
+use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
 use std::collections::BTreeMap;
 
@@ -78,6 +80,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     let mut per_parent: BTreeMap<String, usize> = BTreeMap::new();
     let constants = Constants::of(program, view);
     let hazards = Hazards::new(program, view);
+    let mut markers = Vec::new();
     for (index, pragma) in program.pragmas.iter().enumerate() {
         let directive = match parse_directive(&pragma.logical) {
             Ok(d) => d,
@@ -87,6 +90,27 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             }
         };
         diagnostics.extend(names::unseen_names(program, view, &directive));
+        // Launch promotion: its own sites and markers (`promote.rs`).
+        if directive.is_acquire() {
+            markers.push(index);
+            continue;
+        }
+        if directive.promotion().is_some() {
+            match promote::promote_site(
+                file,
+                program,
+                index,
+                &directive,
+                &mut per_parent,
+                &constants,
+                &hazards,
+            ) {
+                Ok(site) => plan.promotions.push(site),
+                Err(errors) => diagnostics.extend(errors),
+            }
+            continue;
+        }
+        // A bare pragma takes the default configuration (`defaults.rs`).
         let site = if directive.clauses.is_empty() {
             defaults::default_site(
                 file,
@@ -109,12 +133,23 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             Err(d) => diagnostics.push(d),
         }
     }
+    diagnostics.extend(promote::attach_markers(
+        file,
+        program,
+        &mut plan.promotions,
+        &markers,
+    ));
+    diagnostics.extend(promote::check_not_a_child(
+        program,
+        &plan.promotions,
+        &plan.sites,
+    ));
     diagnostics.extend(block_hazards::check_block_aggregation(
         program, view, &plan, &hazards,
     ));
     // Group sites by child and check the child can be transformed.
-    let mut by_child: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (i, site) in plan.sites.iter().enumerate() {
+    let mut by_child: BTreeMap<FunctionId, Vec<SiteId>> = BTreeMap::new();
+    for (i, site) in plan.sites.with_ids() {
         for child in site.children() {
             by_child.entry(child).or_default().push(i);
         }
@@ -166,13 +201,20 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     let floors = floor::floors(file, program, view, &plan, &hazards);
     diagnostics.extend(floors.diagnostics);
     plan.floors = floors.kernels;
-    let bounds = bounds::kernels_to_bound(program, view, &plan);
-    diagnostics.extend(bounds.diagnostics);
-    plan.bounded = bounds.kernels;
+    plan.bounded = bounds::kernels_to_bound(program, view, &plan);
     plan.bounded
         .retain(|&k| file.in_input(program.functions[k].start));
-    plan.parent_threads = bounds.stated;
-    plan.parent_threads.retain(|k, _| plan.bounded.contains(k));
+    let (kernels, differ) = bounds::kernel_clauses(program, view, &plan);
+    plan.kernels = kernels;
+    diagnostics.extend(differ);
+    // A promoted kernel runs generated code too (its start, the release, and
+    // as pool or step kernels): launchable with 1,024 threads like a parent.
+    for p in &plan.promotions {
+        let k = p.kernel;
+        if program.functions[k].launch_bounds.is_none() && !plan.bounded.contains(&k) {
+            plan.bounded.push(k);
+        }
+    }
     plan.settle(program);
     Analysis { plan, diagnostics }
 }
@@ -235,11 +277,51 @@ mod tests {
         );
         let (plan, diagnostics) = analysis(&text);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         // row: parameter; row[v]: indexing; m: assigned in the parent;
         // K * 2 + k: macro, literal, parameter; out: parameter.
         assert_eq!(a.varying, [false, true, true, false, false]);
         assert!(!a.asserted);
+    }
+
+    #[test]
+    fn positive_clauses_land_where_their_rows_say() {
+        let text = format!(
+            "{CHILD}__global__ void parent(const int *row, int k, int *out, int m) {{\n\
+             #pragma dp threshold(64) coarsen(4) consldt(warp) agg_threshold(2) threads(32) blocks(8) parent_threads(256)\n\
+               child<<<(m + 31) / 32, 32>>>(row, 0, m, k, out);\n}}\n"
+        );
+        let (plan, diagnostics) = analysis(&text);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let site = &plan.sites[SiteId(0)];
+        assert_eq!(site.threshold, Some(Value::Literal(64)));
+        assert_eq!(site.coarsen, Some(Value::Literal(4)));
+        let a = site.aggregation.as_ref().unwrap();
+        assert_eq!(a.agg_threshold, Some(Value::Literal(2)));
+        assert_eq!(a.threads, Some(Value::Literal(32)));
+        assert_eq!(a.blocks, Some(Value::Literal(8)));
+        let parent = plan.sites[SiteId(0)].parent;
+        assert_eq!(
+            plan.kernels[&parent].parent_threads,
+            Some(Value::Literal(256))
+        );
+    }
+
+    #[test]
+    fn a_macro_above_a_clauses_limit_is_refused_at_the_clause() {
+        let text = format!(
+            "#define PT 2048\n{CHILD}__global__ void parent(const int *row, int k, int *out, int m) {{\n\
+             #pragma dp coarsen(2) parent_threads(PT)\n  child<<<(m + 31) / 32, 32>>>(row, 0, m, k, out);\n}}\n"
+        );
+        let (_, diagnostics) = analysis(&text);
+        assert_eq!(
+            diagnostics.iter().map(|d| &d.kind).collect::<Vec<_>>(),
+            [&DiagnosticKind::AboveLimit {
+                clause: "parent_threads".into(),
+                value: "PT".into(),
+                limit: crate::pragma::MAX_BLOCK_THREADS
+            }]
+        );
     }
 
     #[test]
@@ -250,7 +332,7 @@ mod tests {
         );
         let (plan, diagnostics) = analysis(&text);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         assert_eq!(a.varying, [true, true, true, false, true]);
     }
 
@@ -264,12 +346,12 @@ mod tests {
         );
         let (plan, diagnostics) = analysis(&text);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         assert_eq!(a.varying, [true, false, true, false, true]);
         // Within one warp they are the same.
         let warp = text.replace("consldt(grid)", "consldt(warp)");
         let (plan, _) = analysis(&warp);
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         assert_eq!(a.varying, [false, false, false, false, false]);
     }
 
@@ -280,7 +362,7 @@ mod tests {
              #pragma dp consldt(warp) work(start, n)\n  child<<<(v + 31) / 32, 32>>>(row, row[v], v, 1, out);\n}}\n"
         );
         let (plan, _) = analysis(&text);
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         assert_eq!(a.varying, [false, true, true, false, false]);
         assert!(a.asserted);
     }
@@ -291,7 +373,7 @@ mod tests {
                     __global__ void parent(float *a) {\n#pragma dp consldt(warp)\n  child<float><<<1, 32>>>(a);\n}\n";
         let (plan, diagnostics) = analysis(text);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        assert!(plan.sites[0].aggregation.is_some());
+        assert!(plan.sites[SiteId(0)].aggregation.is_some());
     }
 
     #[test]
@@ -312,12 +394,18 @@ mod tests {
             .collect();
         assert_eq!(recursive, [false, false, false, true]);
         // One child plan per child, with every site that launches it.
-        let children: Vec<(usize, Vec<usize>)> = plan
+        let children: Vec<(FunctionId, Vec<SiteId>)> = plan
             .children
             .iter()
             .map(|c| (c.child, c.sites.clone()))
             .collect();
-        assert_eq!(children, [(0, vec![0, 1, 2]), (3, vec![3])]);
+        assert_eq!(
+            children,
+            [
+                (FunctionId(0), vec![SiteId(0), SiteId(1), SiteId(2)]),
+                (FunctionId(3), vec![SiteId(3)])
+            ]
+        );
         assert!(plan.children[0].serial && plan.children[0].coarse);
     }
 
@@ -350,13 +438,18 @@ mod tests {
         let program = parse(&file, lex(&file));
         let a = analyze(&file, &program);
         assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
-        let stated: Vec<(&str, &Value)> = a
+        let stated: Vec<(&str, Option<&Value>)> = a
             .plan
-            .parent_threads
+            .kernels
             .iter()
-            .map(|(&k, v)| (program.functions[k].name.as_str(), v))
+            .map(|(&k, v)| {
+                (
+                    program.functions[k].name.as_str(),
+                    v.parent_threads.as_ref(),
+                )
+            })
             .collect();
-        assert_eq!(stated, [("k1", &Value::Literal(256))]);
+        assert_eq!(stated, [("k1", Some(&Value::Literal(256)))]);
         assert_eq!(a.plan.bounded.len(), 2);
     }
 
@@ -365,7 +458,7 @@ mod tests {
         let summary = |text: &str| {
             let (plan, diagnostics) = analysis(text);
             assert!(diagnostics.is_empty(), "{diagnostics:?}");
-            plan.sites[0].summary.clone()
+            plan.sites[crate::plan::SiteId(0)].summary.clone()
         };
         let plain = format!(
             "{CHILD}__global__ void parent(const int *row, int *out, int n) {{\n#pragma dp\n  child<<<(n + 31) / 32, 32>>>(row, 0, n, 1, out);\n}}\n"
@@ -391,7 +484,7 @@ mod tests {
         let waits = "__global__ void tree(int *a, int n) {\n  __syncthreads();\n  if (n > 1) {\n#pragma dp\n    tree<<<(n + 31) / 32, 32>>>(a, n / 2);\n  }\n}\n";
         let (plan, _) = analysis(waits);
         assert_eq!(
-            plan.sites[0].summary,
+            plan.sites[crate::plan::SiteId(0)].summary,
             format!("#pragma dp (the default: {})", defaults::RECURSIVE[3])
         );
     }

@@ -6,14 +6,25 @@ use super::varying::{parent_params_uniform, varying_arguments};
 use crate::constant::Constants;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::plan::{Aggregation, Floor, FloorThreads, Site, DEFAULT_POOL_RECORDS};
-use crate::pragma::{ClauseName, Directive, Value, MAX_BLOCK_THREADS};
-use crate::program::{Program, Resolution};
+use crate::pragma::{ClauseValue, Directive, Lands, Takes, Value, MAX_BLOCK_THREADS};
+use crate::program::{FunctionId, Program, Resolution};
 use crate::source::SourceFile;
 use crate::thread_count::{thread_count, CountSource, ThreadCount};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-/// Resolve one pragma to its launch, parent and child.
+/// A pragma's launch, the function holding it and the kernel it launches.
+pub(super) struct Resolved {
+    /// Index into `Program::launches`.
+    pub(super) launch: usize,
+    pub(super) parent: FunctionId,
+    pub(super) child: FunctionId,
+    /// Other definitions of the child in other branches of an `#if` group.
+    pub(super) alternatives: Vec<FunctionId>,
+}
+
+/// Resolve one pragma to its launch, parent and child, and read the site's
+/// clause values.
 pub(super) fn site_for(
     file: &SourceFile,
     program: &Program,
@@ -22,6 +33,190 @@ pub(super) fn site_for(
     per_parent: &mut BTreeMap<String, usize>,
     constants: &Constants,
 ) -> Result<(Site, Vec<Diagnostic>), Diagnostic> {
+    let view = &file.view;
+    let pragma = &program.pragmas[index];
+    let Resolved {
+        launch: launch_index,
+        parent,
+        child,
+        alternatives,
+    } = resolve(file, program, index)?;
+    let launch = &program.launches[launch_index];
+    let parent_fn = &program.functions[parent];
+    let child_fn = &program.functions[child];
+    let simple_name = launch.simple_name();
+    // A literal above a clause's limit is refused by the parse; a macro the
+    // file defines, here.
+    for clause in &directive.clauses {
+        let (
+            ClauseValue::Positive(Value::Macro(name)),
+            Takes::Positive {
+                max: Some(limit), ..
+            },
+        ) = (&clause.value, clause.name.takes())
+        else {
+            continue;
+        };
+        if let Some(n) = constants.value(name).filter(|&n| n > i128::from(limit.max)) {
+            return Err(Diagnostic::new(
+                DiagnosticKind::AboveLimit {
+                    clause: clause.name.spelling().to_string(),
+                    value: name.clone(),
+                    limit: limit.max,
+                },
+                clause.span.clone(),
+                format!("`{name}` is {n} here"),
+            ));
+        }
+    }
+    let k = per_parent.entry(parent_fn.symbol.clone()).or_insert(0);
+    *k += 1;
+    let id = format!("{}_{}", parent_fn.symbol, k);
+    let aggregation = directive.aggregation().map(|granularity| Aggregation {
+        varying: varying_arguments(
+            program,
+            view,
+            launch,
+            parent,
+            child_fn,
+            directive.work(),
+            parent_params_uniform(program, parent, granularity),
+        ),
+        asserted: directive.work().is_some(),
+        ..Aggregation::defaulted(
+            granularity,
+            site_is_recursive(program, parent, child),
+            directive.group().cloned(),
+            directive.pool_records().cloned(),
+        )
+    });
+    // `floor` with its default work list; `floor(N)` lands below.
+    let floor = match directive.floor() {
+        None => None,
+        Some(_) => Some(floor_of(
+            program,
+            view,
+            launch,
+            parent,
+            simple_name,
+            constants,
+        )?),
+    };
+    let mut site = Site {
+        aggregation,
+        floor,
+        id: id.clone(),
+        summary: directive.summary(),
+        pragma: index,
+        launch: launch_index,
+        parent,
+        child,
+        alternatives,
+        threshold: None,
+        coarsen: None,
+        count: None,
+        kernel_clauses: Vec::new(),
+        knobs: Vec::new(),
+    };
+    // Each positive-integer clause where its row says it lands.
+    for clause in &directive.clauses {
+        let (
+            ClauseValue::Positive(value),
+            Takes::Positive { lands, .. } | Takes::OptionalPositive { lands },
+        ) = (&clause.value, clause.name.takes())
+        else {
+            continue;
+        };
+        match lands {
+            Lands::Site(set) => set(&mut site, value.clone()),
+            Lands::Aggregation(set) => {
+                // The clause needs `consldt` (checked by the parse).
+                if let Some(a) = &mut site.aggregation {
+                    set(a, value.clone());
+                }
+            }
+            Lands::Kernel { .. } => site.kernel_clauses.push((clause.name, value.clone())),
+        }
+    }
+    let mut warnings = Vec::new();
+    site.count = site
+        .threshold
+        .as_ref()
+        .map(|_| match directive.child_threads() {
+            Some(e) => ThreadCount::Explicit(e.to_string()),
+            None => {
+                let tc = thread_count(program, view, launch, parent);
+                // Without a division in the grid size, grid x block threads is
+                // the exact count (literals, macros, dim3 variables, builtins):
+                // only a rounding that was not recognised is worth a word.
+                let grid_text = &view[launch.config[0].clone()];
+                let rounds = grid_text.contains('/')
+                    || grid_text.contains(">>")
+                    || grid_text.contains("ceil");
+                if tc == ThreadCount::Fallback && rounds {
+                    warnings.push(
+                        Diagnostic::new(
+                            DiagnosticKind::ThreadCountFallback {
+                                kernel: simple_name.to_string(),
+                            },
+                            launch.config[0].clone(),
+                            "no ceiling division found in this grid size",
+                        )
+                        .with_note(pragma.span.clone(), "threshold requested here"),
+                    );
+                }
+                tc
+            }
+        });
+    if let (Some(t), Some(count)) = (&site.threshold, &site.count) {
+        let threshold_value = match t {
+            Value::Literal(n) => Some(*n as i128),
+            Value::Macro(m) => constants.value(m),
+        };
+        let parent_fn = &program.functions[parent];
+        let threads =
+            |r: &Range<usize>| constants.threads(&view[r.clone()], parent_fn, program, view);
+        let count_value = match count {
+            ThreadCount::Explicit(e) => constants.value(e),
+            ThreadCount::Factors(sources) => sources.iter().try_fold(1i128, |acc, s| {
+                let v = match s {
+                    CountSource::InGrid(r) | CountSource::Reevaluated(r) => {
+                        constants.value(&view[r.clone()])
+                    }
+                    CountSource::BlocksTimesBlockDim(_) => None,
+                }?;
+                acc.checked_mul(v)
+            }),
+            ThreadCount::Fallback => threads(&launch.config[0])
+                .zip(launch.config.get(1).and_then(threads))
+                .and_then(|(g, b)| g.checked_mul(b)),
+        };
+        if let (Some(th), Some(n)) = (threshold_value, count_value) {
+            warnings.push(
+                Diagnostic::new(
+                    DiagnosticKind::ThresholdDecided {
+                        kernel: simple_name.to_string(),
+                        threads: n,
+                        threshold: th,
+                        site: id.clone(),
+                    },
+                    launch.config_span.clone(),
+                    format!("always {n} child threads"),
+                )
+                .with_note(pragma.span.clone(), "threshold requested here"),
+            );
+        }
+    }
+    Ok((site, warnings))
+}
+
+/// The launch after pragma `index`, the function holding it and the kernel
+/// it launches (resolved as C++ looks names up), or why there is none.
+pub(super) fn resolve(
+    file: &SourceFile,
+    program: &Program,
+    index: usize,
+) -> Result<Resolved, Diagnostic> {
     let view = &file.view;
     let pragma = &program.pragmas[index];
     let Some(next) = pragma.next_token else {
@@ -33,7 +228,7 @@ pub(super) fn site_for(
             "nothing follows this pragma",
         ));
     };
-    let next_token = program.sig[next];
+    let next_token = program.sig[next.0];
     if program
         .pragmas
         .binary_search_by_key(&next, |p| p.token)
@@ -97,12 +292,7 @@ pub(super) fn site_for(
             "configuration",
         ));
     }
-    let simple_name = launch
-        .kernel
-        .rsplit("::")
-        .next()
-        .unwrap_or(&launch.kernel)
-        .trim();
+    let simple_name = launch.simple_name();
     let resolution = match program.resolve(
         &launch.kernel,
         Some(parent),
@@ -112,11 +302,11 @@ pub(super) fn site_for(
         // A definition in the unit itself (the input and its headers) wins
         // over one in a `--child-source` file (another translation unit).
         Resolution::Ambiguous(candidates) => {
-            let in_unit = |&c: &usize| {
+            let in_unit = |&c: &FunctionId| {
                 file.part_at(program.functions[c].start)
                     .map_or(true, |p| p.origin == crate::source::Origin::Header)
             };
-            let own: Vec<usize> = candidates.iter().copied().filter(in_unit).collect();
+            let own: Vec<FunctionId> = candidates.iter().copied().filter(in_unit).collect();
             match own.as_slice() {
                 [] => Resolution::Ambiguous(candidates),
                 [one] => Resolution::Found(*one),
@@ -219,155 +409,17 @@ pub(super) fn site_for(
             "variadic kernel",
         ));
     }
-    if let Some(clause) = directive
-        .clauses
-        .iter()
-        .find(|c| c.kind.clause() == ClauseName::ParentThreads)
-    {
-        // A literal is checked by the parse; a macro the file defines, here.
-        let known = directive.parent_threads().and_then(|v| match v {
-            Value::Macro(m) => constants.value(m).map(|n| (m, n)),
-            Value::Literal(_) => None,
-        });
-        if let Some((name, n)) = known.filter(|&(_, n)| n > i128::from(MAX_BLOCK_THREADS)) {
-            return Err(Diagnostic::new(
-                DiagnosticKind::AboveLimit {
-                    clause: clause.kind.name().to_string(),
-                    value: name.clone(),
-                    limit: MAX_BLOCK_THREADS,
-                },
-                clause.span.clone(),
-                format!("`{name}` is {n} here"),
-            ));
-        }
-    }
-    let k = per_parent.entry(parent_fn.symbol.clone()).or_insert(0);
-    *k += 1;
-    let id = format!("{}_{}", parent_fn.symbol, k);
-    let threshold = directive.threshold().cloned();
-    let coarsen = directive.coarsen().cloned();
-    let mut warnings = Vec::new();
-    let count = threshold.as_ref().map(|_| match directive.child_threads() {
-        Some(e) => ThreadCount::Explicit(e.to_string()),
-        None => {
-            let tc = thread_count(program, view, launch, parent);
-            // Without a division in the grid size, grid x block threads is
-            // the exact count (literals, macros, dim3 variables, builtins):
-            // only a rounding that was not recognised is worth a word.
-            let grid_text = &view[launch.config[0].clone()];
-            let rounds =
-                grid_text.contains('/') || grid_text.contains(">>") || grid_text.contains("ceil");
-            if tc == ThreadCount::Fallback && rounds {
-                warnings.push(
-                    Diagnostic::new(
-                        DiagnosticKind::ThreadCountFallback {
-                            kernel: simple_name.to_string(),
-                        },
-                        launch.config[0].clone(),
-                        "no ceiling division found in this grid size",
-                    )
-                    .with_note(pragma.span.clone(), "threshold requested here"),
-                );
-            }
-            tc
-        }
-    });
-    if let (Some(t), Some(count)) = (&threshold, &count) {
-        let threshold_value = match t {
-            Value::Literal(n) => Some(*n as i128),
-            Value::Macro(m) => constants.value(m),
-        };
-        let parent_fn = &program.functions[parent];
-        let threads =
-            |r: &Range<usize>| constants.threads(&view[r.clone()], parent_fn, program, view);
-        let count_value = match count {
-            ThreadCount::Explicit(e) => constants.value(e),
-            ThreadCount::Factors(sources) => sources.iter().try_fold(1i128, |acc, s| {
-                let v = match s {
-                    CountSource::InGrid(r) | CountSource::Reevaluated(r) => {
-                        constants.value(&view[r.clone()])
-                    }
-                    CountSource::BlocksTimesBlockDim(_) => None,
-                }?;
-                acc.checked_mul(v)
-            }),
-            ThreadCount::Fallback => threads(&launch.config[0])
-                .zip(launch.config.get(1).and_then(threads))
-                .and_then(|(g, b)| g.checked_mul(b)),
-        };
-        if let (Some(th), Some(n)) = (threshold_value, count_value) {
-            warnings.push(
-                Diagnostic::new(
-                    DiagnosticKind::ThresholdDecided {
-                        kernel: simple_name.to_string(),
-                        threads: n,
-                        threshold: th,
-                        site: id.clone(),
-                    },
-                    launch.config_span.clone(),
-                    format!("always {n} child threads"),
-                )
-                .with_note(pragma.span.clone(), "threshold requested here"),
-            );
-        }
-    }
-    let aggregation = directive.aggregation().map(|granularity| Aggregation {
-        agg_threshold: directive.agg_threshold().cloned(),
-        blocks: directive.agg_blocks().cloned(),
-        threads: directive.agg_threads().cloned(),
-        varying: varying_arguments(
-            program,
-            view,
-            launch,
-            parent,
-            child_fn,
-            directive.work(),
-            parent_params_uniform(program, parent, granularity),
-        ),
-        asserted: directive.work().is_some(),
-        ..Aggregation::defaulted(
-            granularity,
-            site_is_recursive(program, parent, child),
-            directive.group().cloned(),
-            directive.pool_records().cloned(),
-        )
-    });
-    let floor = match directive.floor() {
-        None => None,
-        Some(records) => Some(floor_of(
-            program,
-            view,
-            launch,
-            parent,
-            simple_name,
-            records,
-            constants,
-        )?),
-    };
-    Ok((
-        Site {
-            aggregation,
-            floor,
-            id,
-            summary: directive.summary(),
-            pragma: index,
-            launch: launch_index,
-            parent,
-            child,
-            alternatives,
-            threshold,
-            coarsen,
-            count,
-            parent_threads: directive.parent_threads().cloned(),
-            knobs: Vec::new(),
-        },
-        warnings,
-    ))
+    Ok(Resolved {
+        launch: launch_index,
+        parent,
+        child,
+        alternatives,
+    })
 }
 
 /// The launch is part of a recursion: the child launches itself, or the
 /// parent is the child.
-pub(super) fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
+pub(super) fn site_is_recursive(program: &Program, parent: FunctionId, child: FunctionId) -> bool {
     parent == child
         || program
             .launches
@@ -375,16 +427,15 @@ pub(super) fn site_is_recursive(program: &Program, parent: usize, child: usize) 
             .any(|l| l.function == Some(child) && program.launched_kernels(l).contains(&child))
 }
 
-/// The floor of a site: its work list's size, the drain's threads (the
+/// The floor of a site with the default work list: the drain's threads (the
 /// child's block size when it is a constant) and its shared memory, which
 /// the host sets when it launches the drain: a constant or nothing.
 fn floor_of(
     program: &Program,
     view: &str,
     launch: &crate::program::Launch,
-    parent: usize,
+    parent: FunctionId,
     kernel: &str,
-    records: Option<&Value>,
     constants: &Constants,
 ) -> Result<Floor, Diagnostic> {
     let parent_fn = &program.functions[parent];
@@ -416,9 +467,7 @@ fn floor_of(
         },
     };
     Ok(Floor {
-        records: records
-            .cloned()
-            .unwrap_or(Value::Literal(DEFAULT_POOL_RECORDS)),
+        records: Value::Literal(DEFAULT_POOL_RECORDS),
         threads,
         smem,
     })

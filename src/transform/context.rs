@@ -43,6 +43,7 @@ pub struct SiteContext {
     pub factors: Vec<Factor>,
     pub threshold_macro: String,
     pub coarsen_macro: String,
+    /// The child's counted kernel, qualified like the launch's kernel.
     pub kernel: String,
     pub targs: String,
     /// The launch's arguments.
@@ -124,11 +125,16 @@ pub struct DeclarationsContext {
     pub macros: Vec<MacroEntry>,
     pub serial: Option<String>,
     pub coarse: Option<String>,
+    /// The counted kernel, when some launch of the child is not coarsened.
+    pub counted: Option<String>,
     pub defer: Option<String>,
     /// Ids of the child's aggregated sites.
     pub aggregated: Vec<String>,
     /// Every site of the child.
     pub stat_sites: Vec<SiteSymbols>,
+    /// The child's namespaces (`names::scope`): its sites' launches read
+    /// the run-time knobs declared here from outside them.
+    pub scope: String,
     pub recursive: bool,
     pub depth_macro: String,
     pub serial_depth: u64,
@@ -158,19 +164,16 @@ pub struct DefinitionsContext {
     pub child: String,
     pub template_header: String,
     pub template_names: String,
-    pub inline: &'static str,
     pub body_fn: String,
     pub recursive: bool,
     pub params: String,
     pub arg_names: String,
-    pub body_line: usize,
-    pub body_file: String,
-    /// The placeholder the body is copied in place of.
-    pub body: &'static str,
     pub serial: Option<String>,
     /// The bound of the child's leading `if (i >= n) return;` guard.
     pub serial_bound: Option<String>,
     pub coarse: Option<String>,
+    /// The counted kernel, when some launch of the child is not coarsened.
+    pub counted: Option<String>,
     pub launch_bounds: String,
     pub uses_shared: bool,
     /// `defer.cu.tera`'s output, or `""`.
@@ -181,10 +184,29 @@ pub struct DefinitionsContext {
     pub resume: Resume,
 }
 
+/// `body.cu.tera`: the head of the child's body function, which the
+/// child's body (its own bytes) follows.
+#[derive(Debug, Serialize)]
+pub struct BodyContext {
+    pub child: String,
+    pub template_header: String,
+    pub inline: &'static str,
+    pub body_fn: String,
+    pub recursive: bool,
+    pub params: String,
+    /// Where the body is written (a header's line, for a child defined
+    /// there).
+    pub body_line: usize,
+    pub body_file: String,
+    pub line_out: &'static str,
+}
+
 /// `defer.cu.tera`: a child's queue of deferred launches.
 #[derive(Debug, Serialize)]
 pub struct DeferContext {
     pub child: String,
+    /// The child's counted kernel.
+    pub counted: String,
     /// The queue's symbols.
     pub q: crate::names::DeferSymbols,
     pub defer: String,
@@ -256,6 +278,8 @@ pub struct AggregationContext {
 #[derive(Debug, Serialize)]
 pub struct DirectLaunch {
     pub child: String,
+    /// The child's counted kernel, which every uncoarsened launch launches.
+    pub counted_fn: String,
     pub coarse_fn: String,
     /// The launch is coarsened.
     pub coarse: bool,
@@ -289,10 +313,15 @@ pub struct KnobMacro {
     pub value: String,
 }
 
-/// `floor.cu.tera`: the launch-free floor of one kernel, after its
-/// definition.
+/// The launch-free floor of one kernel, after its definition:
+/// `floor.cu.tera` (the sites' work lists and drains, and the copy's head;
+/// the copied body follows) and `floor_launcher.cu.tera` (after the body:
+/// the host launcher).
 #[derive(Debug, Serialize)]
 pub struct FloorContext {
+    /// Which of the two templates.
+    #[serde(skip)]
+    pub template: &'static str,
     pub kernel: String,
     pub location: String,
     /// `DPOPT_FLOOR_<kernel>`.
@@ -315,8 +344,6 @@ pub struct FloorContext {
     pub args_lead: String,
     pub body_line: usize,
     pub body_file: String,
-    /// The placeholder the copied body goes in place of.
-    pub body: &'static str,
     #[serde(flatten)]
     pub resume: Resume,
 }
@@ -371,6 +398,8 @@ pub struct PreludeContext {
     pub defer_queue: &'static str,
     /// `floor.cuh`, or `""`.
     pub floor_support: &'static str,
+    /// `launch_budget.cuh` (a file with sites or promoted chains), or `""`.
+    pub launch_budget: &'static str,
     /// The launch counters' names (a file with sites).
     pub counters: Vec<crate::names::CounterName>,
     pub file_name: String,
@@ -392,6 +421,8 @@ pub struct StatsContext {
 pub struct RuntimeKnob {
     pub name: String,
     pub global: &'static str,
+    /// The namespaces its variable is declared in (`names::scope`).
+    pub scope: String,
 }
 
 /// `bounds.cu.tera`: the launch-bounds declaration of a parent kernel.
@@ -406,9 +437,10 @@ pub struct BoundsContext {
     pub name: String,
     /// The parameters without default arguments.
     pub params: Vec<String>,
-    /// `parent_threads(N)`: N, the bounds' block size (else
+    /// What its sites state about it (`plan::Kernel`):
+    /// `stated.parent_threads`, the bounds' block size (else
     /// `DPOPT_PARENT_BOUNDS`).
-    pub threads: Option<String>,
+    pub stated: crate::plan::Kernel,
     #[serde(flatten)]
     pub resume: Resume,
 }
@@ -470,6 +502,89 @@ pub struct PostworkCounter {
     pub counters: String,
 }
 
+/// `promote.cu.tera`: one part of a promoted launch.
+#[derive(Debug, Serialize, Default)]
+pub struct PromoteContext {
+    /// `declarations`, `head`, `release`, `acquire`, `marker`,
+    /// `definitions` or `stats`.
+    pub part: &'static str,
+    pub n: crate::names::PromoteSymbols,
+    pub kernel: String,
+    /// The directive, normalized.
+    pub summary: String,
+    pub location: String,
+    /// `promote(aggregate)` (else basic).
+    pub aggregate: bool,
+    /// The kernel has `#pragma dp acquire`.
+    pub marker: bool,
+    pub knobs: Vec<PromoteKnob>,
+    /// The knob of the pool's blocks, of the steps launched ahead.
+    pub pool_macro: String,
+    pub ahead_macro: String,
+    /// The kernel's parameters, in order.
+    pub params: Vec<PromoteParam>,
+    /// The launch bounds of the generated kernels: the kernel's own, or
+    /// `DPOPT_PARENT_BOUNDS`.
+    pub bounds: String,
+    /// `release`: the launch's arguments, and the launch as written up to
+    /// its arguments (`k<<<1, b>>>`), on line `launch_line`.
+    pub args: Vec<PromoteArg>,
+    pub launch: String,
+    pub launch_line: usize,
+    /// `definitions`: the successor's block size and shared memory, builtins
+    /// replaced.
+    pub block: String,
+    pub smem: String,
+    /// `definitions`: the wait at the body's start (without the marker).
+    pub start_acquire: String,
+    /// `definitions`: the kernel's body, builtins replaced.
+    pub body: String,
+    pub body_line: usize,
+    pub body_file: String,
+    /// `stats`: every promoted site's counters.
+    pub sites: Vec<PostworkCounter>,
+    pub file_name: String,
+    pub line_out: &'static str,
+    pub resume_line: usize,
+    pub file: String,
+}
+
+/// A knob of a promoted launch.
+#[derive(Debug, Serialize)]
+pub struct PromoteKnob {
+    pub what: &'static str,
+    pub site: String,
+    pub name: String,
+    pub global: &'static str,
+    pub value: String,
+}
+
+/// A parameter of a promoted kernel.
+#[derive(Debug, Serialize)]
+pub struct PromoteParam {
+    /// As declared, named (`dpopt_argN` when unnamed).
+    pub decl: String,
+    pub name: String,
+    /// As a member of the early or late record, and what reads it back.
+    pub member: String,
+    pub read: &'static str,
+    /// Known when a step starts (else computed by the step: late).
+    pub early: bool,
+    /// The kernel names it (its body can use it).
+    pub named: bool,
+    /// An early one's argument in the launch, builtins replaced.
+    pub expr: String,
+}
+
+/// An argument of the promoted launch, as written (builtins replaced in a
+/// step's body), and its line.
+#[derive(Debug, Serialize)]
+pub struct PromoteArg {
+    pub text: String,
+    pub line: usize,
+    pub early: bool,
+}
+
 macro_rules! template_of {
     ($($ty:ty => $name:ident),* $(,)?) => {
         $(impl TemplateContext for $ty {
@@ -483,6 +598,7 @@ macro_rules! template_of {
 template_of! {
     SiteContext => SITE,
     DeclarationsContext => DECLARATIONS,
+    BodyContext => BODY,
     DefinitionsContext => DEFINITIONS,
     DeferContext => DEFER,
     PreludeContext => PRELUDE,
@@ -491,8 +607,14 @@ template_of! {
     NamespacesContext => NAMESPACES,
     ContinuationContext => CONTINUATION,
     ContinuationStatsContext => CONTINUATION,
-    FloorContext => FLOOR,
+    PromoteContext => PROMOTE,
     FloorSiteContext => FLOOR_SITE,
+}
+
+impl TemplateContext for FloorContext {
+    fn template(&self) -> &'static str {
+        self.template
+    }
 }
 
 impl TemplateContext for AggregationContext {

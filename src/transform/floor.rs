@@ -7,9 +7,11 @@
 use super::child::params;
 use super::context::{FloorContext, FloorDrain, FloorSiteContext, KnobMacro, Resume};
 use super::renderer::Renderer;
+use super::templates::{FLOOR, FLOOR_LAUNCHER};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::names::{self, Knob, SiteSymbols};
-use crate::plan::{FloorKernel, FloorThreads};
+use crate::plan::{FloorKernel, FloorThreads, SiteId};
+use crate::writer::{Fragment, Sink};
 use std::ops::Range;
 
 fn knob_macro(site: &crate::plan::Site, knob: Knob) -> Option<KnobMacro> {
@@ -30,7 +32,7 @@ fn drain_threads(site: &crate::plan::Site) -> String {
 }
 
 /// One site's work list, recording function and drain kernel.
-fn site_text(r: &Renderer, index: usize) -> String {
+fn site_text(r: &Renderer, index: SiteId) -> String {
     let site = &r.plan.sites[index];
     let floor = site.floor.as_ref().expect("a floor site");
     let plan = r
@@ -43,7 +45,7 @@ fn site_text(r: &Renderer, index: usize) -> String {
     let exact = matches!(floor.threads, FloorThreads::Exact(_));
     // `disaggregate.cu.tera` reads a record of type `n.record`: the work
     // list's.
-    let mut n = SiteSymbols::of(&site.id);
+    let mut n = SiteSymbols::of(&site.id, &child.namespace);
     n.record = n.floor_record.clone();
     let ctx = FloorSiteContext {
         site: site.id.clone(),
@@ -74,7 +76,7 @@ fn site_text(r: &Renderer, index: usize) -> String {
 }
 
 /// The floor of `kernel`, inserted after its definition.
-pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Vec<u8> {
+pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragment {
     let f = &r.program.functions[floor.kernel];
     let first = &r.plan.sites[floor.sites[0]];
     let mut launcher_params = String::new();
@@ -97,8 +99,8 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Vec<u8
         .collect();
     let args = names_list.join(", ");
     let (body_line, body_file) = r.file.line_directive_at(f.body.start);
-    const BODY: &str = "\u{E000}floor body\u{E001}";
-    let ctx = FloorContext {
+    let mut ctx = FloorContext {
+        template: FLOOR,
         kernel: f.name.clone(),
         location: r.file.location(f.name_span.start),
         floor_knob: knob_macro(first, Knob::Floor).expect("floor knob"),
@@ -110,7 +112,8 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Vec<u8
                 let site = &r.plan.sites[s];
                 let fl = site.floor.as_ref().expect("a floor site");
                 FloorDrain {
-                    kernel: SiteSymbols::of(&site.id).drain,
+                    kernel: SiteSymbols::of(&site.id, &r.program.functions[site.child].namespace)
+                        .drain,
                     threads: drain_threads(site),
                     smem: fl.smem.clone().unwrap_or_else(|| "0".to_string()),
                     blocks: Knob::FloorBlocks.name(&site.id),
@@ -126,18 +129,23 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Vec<u8
         args,
         body_line,
         body_file,
-        body: BODY,
         resume: Resume {
             line_out: OUTPUT_LINE_MARKER,
             resume_line,
             file: r.file.quoted_name(),
         },
     };
-    let text = with_newlines(&r.templates.render(&ctx), r.file.newline);
-    let (before, after) = text.split_once(BODY).expect("body placeholder");
-    let mut out = r.codec.to_bytes(before);
-    out.extend(r.for_floor().render(f.body.clone(), None, &[]));
-    out.extend(r.codec.to_bytes(after));
+    // The copy's head, the body as the user wrote it (its sites recording
+    // for the drains), then the launcher.
+    let render = |ctx: &FloorContext| {
+        r.codec
+            .to_bytes(&with_newlines(&r.templates.render(ctx), r.file.newline))
+    };
+    let mut out = Fragment::generated_bytes(render(&ctx));
+    r.for_floor()
+        .render_into(&mut out, f.body.clone(), None, &[]);
+    ctx.template = FLOOR_LAUNCHER;
+    out.generated(&render(&ctx));
     out
 }
 

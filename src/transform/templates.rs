@@ -11,12 +11,15 @@ pub struct Templates {
     core: Tera,
     /// Compiled when first needed (tera's parsing is most of a small
     /// file's time): the three aggregation templates, the queue of
-    /// deferred launches, the postwork continuation and the floor.
-    lazy: [std::sync::OnceLock<Tera>; 6],
+    /// deferred launches, the postwork continuation, launch promotion and
+    /// the floor.
+    lazy: [std::sync::OnceLock<Tera>; 7],
 }
 
 pub const SITE: &str = "site.cu.tera";
 pub const DECLARATIONS: &str = "declarations.cu.tera";
+/// The head of a child's body function; its body follows, then DEFINITIONS.
+pub const BODY: &str = "body.cu.tera";
 pub const DEFINITIONS: &str = "definitions.cu.tera";
 pub const AGGREGATION: &str = "aggregation.cu.tera";
 pub const AGGREGATION_GRID: &str = "aggregation_grid.cu.tera";
@@ -27,8 +30,11 @@ pub const RECOVER: &str = "recover.cu.tera";
 pub const BOUNDS: &str = "bounds.cu.tera";
 pub const NAMESPACES: &str = "namespaces.cu.tera";
 pub const CONTINUATION: &str = "continuation.cu.tera";
-/// The launch-free floor of a kernel, and of one of its sites.
+pub const PROMOTE: &str = "promote.cu.tera";
+/// The launch-free floor of a kernel: the copy's head (its body follows,
+/// then FLOOR_LAUNCHER: the host launcher), and one of its sites.
 pub const FLOOR: &str = "floor.cu.tera";
+pub const FLOOR_LAUNCHER: &str = "floor_launcher.cu.tera";
 pub const FLOOR_SITE: &str = "floor_site.cu.tera";
 /// The floor's host and device support, copied into the prelude as it is.
 pub const FLOOR_SUPPORT: &str = include_str!("../../templates/floor.cuh");
@@ -37,6 +43,9 @@ pub const DEFER: &str = "defer.cu.tera";
 /// The deferred-launch queue's generic code (C++ templates), copied into
 /// the prelude as it is.
 pub const DEFER_QUEUE: &str = include_str!("../../templates/defer_queue.cuh");
+/// The count of unfinished launches against the pending-launch limit: the
+/// same in every file with sites, copied into the prelude as it is.
+pub const LAUNCH_BUDGET: &str = include_str!("../../templates/launch_budget.cuh");
 
 /// A tera instance holding these templates (and whatever they import).
 fn compile(templates: Vec<(&str, &str)>) -> Tera {
@@ -58,6 +67,7 @@ impl Templates {
                     DECLARATIONS,
                     include_str!("../../templates/declarations.cu.tera"),
                 ),
+                (BODY, include_str!("../../templates/body.cu.tera")),
                 (
                     DEFINITIONS,
                     include_str!("../../templates/definitions.cu.tera"),
@@ -123,9 +133,14 @@ impl Templates {
                 CONTINUATION,
                 include_str!("../../templates/continuation.cu.tera"),
             ),
-            FLOOR | FLOOR_SITE => self.lazy[5].get_or_init(|| {
+            PROMOTE => self.alone(5, PROMOTE, include_str!("../../templates/promote.cu.tera")),
+            FLOOR | FLOOR_LAUNCHER | FLOOR_SITE => self.lazy[6].get_or_init(|| {
                 compile(vec![
                     (FLOOR, include_str!("../../templates/floor.cu.tera")),
+                    (
+                        FLOOR_LAUNCHER,
+                        include_str!("../../templates/floor_launcher.cu.tera"),
+                    ),
                     (
                         FLOOR_SITE,
                         include_str!("../../templates/floor_site.cu.tera"),
