@@ -169,6 +169,11 @@ fn prelude(r: &Renderer) -> Vec<u8> {
         } else {
             ""
         },
+        alloc_support: if r.plan.uses.alloc {
+            crate::transform::templates::ALLOC_SUPPORT
+        } else {
+            ""
+        },
         counters: counters(r.plan),
         file_name: r.file.name.clone(),
         resume_line: 1,
@@ -259,6 +264,7 @@ fn stats(r: &Renderer) -> Vec<u8> {
         .collect();
     let ctx = StatsContext {
         file_name: r.file.name.clone(),
+        alloc: r.plan.uses.alloc,
         sites,
         counters: counters(r.plan),
         knobs,

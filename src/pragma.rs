@@ -127,6 +127,8 @@ clause_table! {
         "blocks of every aggregated launch, at most";
     ParentThreads = "parent_threads", args "N", needs None,
         "the parent kernel is launched with at most N threads per block (N <= 1024): its launch bounds";
+    Alloc = "alloc", args "warp|block|none", needs None,
+        "one device-side malloc/cudaMalloc per warp or block for the pointers the parent allocates and passes to the launch, sliced per thread";
 }
 
 impl ClauseName {
@@ -141,6 +143,32 @@ impl ClauseName {
     /// Every clause's spelling, for "did you mean" and the help.
     pub fn spellings() -> Vec<&'static str> {
         ClauseName::ALL.iter().map(|c| c.spelling()).collect()
+    }
+}
+
+/// What `alloc(...)` asks for: the parent threads' allocations of the
+/// launch's pointers aggregated per warp or block, or left as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum AllocChoice {
+    Warp,
+    Block,
+    None,
+}
+
+impl AllocChoice {
+    pub const ALL: [AllocChoice; 3] = [AllocChoice::Warp, AllocChoice::Block, AllocChoice::None];
+
+    /// The choice as `alloc(...)` spells it.
+    pub const fn spelling(self) -> &'static str {
+        match self {
+            AllocChoice::Warp => "warp",
+            AllocChoice::Block => "block",
+            AllocChoice::None => "none",
+        }
+    }
+
+    fn from_spelling(text: &str) -> Option<AllocChoice> {
+        AllocChoice::ALL.into_iter().find(|c| c.spelling() == text)
     }
 }
 
@@ -169,6 +197,8 @@ pub enum ClauseKind {
     Blocks(Value),
     /// `parent_threads(N)`: the parent kernel's largest block size.
     ParentThreads(Value),
+    /// `alloc(warp|block|none)`: aggregation of the parent's allocations.
+    Alloc(AllocChoice),
 }
 
 impl ClauseKind {
@@ -185,6 +215,7 @@ impl ClauseKind {
             ClauseKind::Threads(_) => ClauseName::Threads,
             ClauseKind::Blocks(_) => ClauseName::Blocks,
             ClauseKind::ParentThreads(_) => ClauseName::ParentThreads,
+            ClauseKind::Alloc(_) => ClauseName::Alloc,
         }
     }
 
@@ -203,7 +234,7 @@ impl ClauseKind {
             | ClauseKind::ParentThreads(v) => vec![v],
             ClauseKind::Aggregate { group, .. } => group.iter().collect(),
             ClauseKind::Buffer { sizes, .. } => sizes.iter().collect(),
-            ClauseKind::ChildThreads(_) | ClauseKind::Work(_) => Vec::new(),
+            ClauseKind::ChildThreads(_) | ClauseKind::Work(_) | ClauseKind::Alloc(_) => Vec::new(),
         }
     }
 }
@@ -301,6 +332,14 @@ impl Directive {
     pub fn parent_threads(&self) -> Option<&Value> {
         self.clauses.iter().find_map(|c| match &c.kind {
             ClauseKind::ParentThreads(v) => Some(v),
+            _ => None,
+        })
+    }
+
+    /// `alloc(...)`: the choice and the clause's span.
+    pub fn alloc(&self) -> Option<(AllocChoice, Range<usize>)> {
+        self.clauses.iter().find_map(|c| match &c.kind {
+            ClauseKind::Alloc(choice) => Some((*choice, c.span.clone())),
             _ => None,
         })
     }
@@ -502,6 +541,22 @@ fn clause_kind(
                 }
             }
             ClauseKind::ParentThreads(threads)
+        }
+        ClauseName::Alloc => {
+            count(1..=1, "one of warp, block, none")?;
+            let text = args[0].0.as_str();
+            let Some(choice) = AllocChoice::from_spelling(text) else {
+                let spellings: Vec<&str> = AllocChoice::ALL.iter().map(|c| c.spelling()).collect();
+                return Err(Diagnostic::new(
+                    DiagnosticKind::BadAllocChoice {
+                        value: text.to_string(),
+                        suggestion: suggest(text, &spellings),
+                    },
+                    args[0].1.clone(),
+                    "not warp, block or none",
+                ));
+            };
+            ClauseKind::Alloc(choice)
         }
         ClauseName::ChildThreads => {
             count(1..=1, "one expression")?;

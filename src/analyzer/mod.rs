@@ -11,6 +11,7 @@
 //! `bounds` decide where a child's code goes and which kernels get
 //! `DPOPT_PARENT_BOUNDS` (or the launch bounds `parent_threads` states).
 
+mod alloc;
 mod block_hazards;
 mod bounds;
 mod child;
@@ -144,6 +145,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             elsewhere,
         });
     }
+    diagnostics.extend(alloc::allocations(program, view, file, &mut plan, &hazards));
     let bounds = bounds::kernels_to_bound(program, view, &plan);
     diagnostics.extend(bounds.diagnostics);
     plan.bounded = bounds.kernels;

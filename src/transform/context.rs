@@ -291,6 +291,8 @@ pub struct PreludeContext {
     pub uses: crate::plan::Uses,
     /// `defer_queue.cuh`, or `""`.
     pub defer_queue: &'static str,
+    /// `alloc.cuh`, or `""`.
+    pub alloc_support: &'static str,
     /// The launch counters' names (a file with sites).
     pub counters: Vec<crate::names::CounterName>,
     pub file_name: String,
@@ -302,6 +304,8 @@ pub struct PreludeContext {
 #[derive(Debug, Serialize)]
 pub struct StatsContext {
     pub file_name: String,
+    /// Some site aggregates allocations: their counters are reported too.
+    pub alloc: bool,
     pub sites: Vec<SiteSymbols>,
     pub counters: Vec<crate::names::CounterName>,
     pub knobs: Vec<RuntimeKnob>,

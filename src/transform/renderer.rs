@@ -37,6 +37,10 @@ pub struct Renderer<'a> {
     pub codec: TextCodec,
     /// Start offset of each rewritten pragma -> index into `plan.sites`.
     site_at: HashMap<usize, usize>,
+    /// Start offset of each renamed callee (an aggregated allocation's
+    /// `malloc`/`cudaMalloc`, a slice's `free`/`cudaFree`) -> its new name,
+    /// in the file and in every copy of a body.
+    renamed: HashMap<usize, String>,
 }
 
 impl<'a> Renderer<'a> {
@@ -52,6 +56,21 @@ impl<'a> Renderer<'a> {
             .enumerate()
             .map(|(i, s)| (program.pragmas[s.pragma].span.start, i))
             .collect();
+        let mut renamed = HashMap::new();
+        for a in plan.sites.iter().flat_map(|s| &s.allocations) {
+            for call in &a.calls {
+                renamed.insert(
+                    call.callee.start,
+                    crate::names::alloc_call(call.cuda, a.granularity, call.tag, a.headers()),
+                );
+            }
+            for free in &a.frees {
+                renamed.insert(
+                    free.callee.start,
+                    crate::names::free_call(free.cuda).to_string(),
+                );
+            }
+        }
         Renderer {
             file,
             program,
@@ -59,6 +78,7 @@ impl<'a> Renderer<'a> {
             templates,
             codec: TextCodec::for_bytes(&file.bytes),
             site_at,
+            renamed,
         }
     }
 
@@ -107,6 +127,11 @@ impl<'a> Renderer<'a> {
                 while i < tokens.len() && tokens[i].start < end {
                     i += 1;
                 }
+                continue;
+            }
+            if let (TokenKind::Ident, Some(name)) = (t.kind, self.renamed.get(&t.start)) {
+                out.generated(name.as_bytes());
+                i += 1;
                 continue;
             }
             match (t.kind, substitute) {

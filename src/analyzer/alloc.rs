@@ -1,0 +1,652 @@
+//! Aggregated allocations (paper 003 Sec. II-C): the parent threads'
+//! device-side `malloc`/`cudaMalloc` of a pointer that a site's launch
+//! passes become one allocation per warp or per block, each thread getting a
+//! slice (`templates/alloc.cuh`). A slice must never be freed on its own,
+//! so every use of the pointer, in the parent and in the child parameter
+//! that receives it, must be one dpopt can follow: indexing, comparisons,
+//! the launch, `memcpy`/`memset`, and the `free`/`cudaFree` calls, which
+//! the generated code replaces by a reference-counted release. Anything
+//! else (stored, passed to a function, copied, offset) refuses the
+//! aggregation: an error under `alloc(...)`, a warning under the default of
+//! `consldt(...)`, which then leaves the allocation as written.
+
+use super::block_hazards::first_wait;
+use super::cannot_see;
+use crate::diagnostic::{Diagnostic, DiagnosticKind};
+use crate::hazard::{Hazard, Hazards};
+use crate::plan::{AllocCall, AllocGranularity, Allocation, FreeCall, Plan, Site};
+use crate::pragma::{AllocChoice, Granularity};
+use crate::program::Program;
+use crate::token::{is_identifier, Token, TokenKind};
+use std::ops::Range;
+
+/// Decide every site's aggregated allocations (`Site::allocations`,
+/// `Site::allocations_left`); the diagnostics of those that cannot be.
+pub(super) fn allocations(
+    program: &Program,
+    view: &str,
+    file: &crate::source::SourceFile,
+    plan: &mut Plan,
+    hazards: &Hazards,
+) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    let mut tag = 0;
+    for index in 0..plan.sites.len() {
+        let site = &plan.sites[index];
+        let (granularity, explicit) = match (&site.alloc_clause, &site.aggregation) {
+            (Some((AllocChoice::None, _)), _) | (None, None) => continue,
+            (Some((AllocChoice::Warp, _)), _) => (AllocGranularity::Warp, true),
+            (Some((AllocChoice::Block, _)), _) => (AllocGranularity::Block, true),
+            // KLAP: warp aggregation allocates per warp; the coarser
+            // granularities per block (an allocation cannot wait for the
+            // whole grid).
+            (None, Some(a)) if a.granularity == Granularity::Warp => {
+                (AllocGranularity::Warp, false)
+            }
+            (None, Some(_)) => (AllocGranularity::Block, false),
+        };
+        let context = Context {
+            program,
+            view,
+            file,
+            site,
+            granularity,
+            explicit,
+        };
+        let mut found = false;
+        let mut aggregated = Vec::new();
+        let mut left = Vec::new();
+        let launch = &program.launches[site.launch];
+        let mut seen: Vec<&str> = Vec::new();
+        for arg in &launch.args {
+            let [token] = program.sig_in(arg.clone()) else {
+                continue;
+            };
+            let pointer = token.text(view);
+            if token.kind != TokenKind::Ident || seen.contains(&pointer) {
+                continue;
+            }
+            seen.push(pointer);
+            let calls = allocation_calls(program, view, site.parent, pointer);
+            if calls.is_empty() {
+                continue;
+            }
+            found = true;
+            match context.follow(pointer, &calls, hazards) {
+                Ok(allocation) => aggregated.push(allocation),
+                Err(refused) if explicit => diagnostics.push(refused),
+                Err(refused) => {
+                    left.push(format!(
+                        "`{pointer}` ({}): {}",
+                        file.location(refused.span.start),
+                        refused.kind.message()
+                    ));
+                    let mut warning = Diagnostic::new(
+                        DiagnosticKind::AllocNotAggregated {
+                            refused: Box::new(refused.kind),
+                        },
+                        refused.span,
+                        refused.label,
+                    );
+                    warning.notes = refused.notes;
+                    diagnostics.push(warning);
+                }
+            }
+        }
+        if explicit && !found {
+            let clause = site.alloc_clause.as_ref().map_or(0..0, |c| c.1.clone());
+            diagnostics.push(
+                Diagnostic::new(
+                    DiagnosticKind::AllocNotFound {
+                        parent: program.functions[site.parent].name.clone(),
+                    },
+                    clause,
+                    "no allocation to aggregate",
+                )
+                .with_note(
+                    launch.span.clone(),
+                    "none of these arguments is allocated by the parent",
+                ),
+            );
+        }
+        for allocation in &mut aggregated {
+            for call in &mut allocation.calls {
+                tag += 1;
+                call.tag = tag;
+            }
+        }
+        let site = &mut plan.sites[index];
+        site.allocations = aggregated;
+        site.allocations_left = left;
+    }
+    diagnostics
+}
+
+/// One recognized allocation call of the pointer.
+#[derive(Debug, Clone)]
+struct Found {
+    /// Significant-token index of `malloc` or `cudaMalloc`.
+    callee: usize,
+    cuda: bool,
+    /// Significant-token index of the pointer it assigns.
+    target: usize,
+}
+
+/// What one site's allocations are checked against.
+struct Context<'a> {
+    program: &'a Program,
+    view: &'a str,
+    file: &'a crate::source::SourceFile,
+    site: &'a Site,
+    granularity: AllocGranularity,
+    explicit: bool,
+}
+
+/// How a pointer is used at one occurrence.
+enum Use {
+    /// Fine: it does not leave the code dpopt follows.
+    Kept,
+    /// Passed as the launch's argument of this index.
+    Launch(usize),
+    /// `free(p)` / `cudaFree(p)`: the callee's token index, `cudaFree`.
+    Free(usize, bool),
+    /// Declared here.
+    Declared,
+    /// Somewhere dpopt cannot follow: what happens there.
+    Escapes(String),
+}
+
+impl Context<'_> {
+    fn error(&self, kind: DiagnosticKind, span: Range<usize>, label: &str) -> Diagnostic {
+        let pragma = self.program.pragmas[self.site.pragma].span.clone();
+        let why = if self.explicit {
+            "allocations aggregated by this pragma"
+        } else {
+            "consldt(...) aggregates the parent's allocations by default"
+        };
+        Diagnostic::new(kind, span, label).with_note(pragma, why)
+    }
+
+    /// The pointer's allocation, when every use of it can be followed.
+    fn follow(
+        &self,
+        pointer: &str,
+        calls: &[Found],
+        hazards: &Hazards,
+    ) -> Result<Allocation, Diagnostic> {
+        let (program, view) = (self.program, self.view);
+        let site = self.site;
+        let parent = &program.functions[site.parent];
+        let sig = &program.sig;
+        let first_call = sig[calls[0].callee].range();
+        let escape = |what: String, span: Range<usize>, function: &str| {
+            self.error(
+                DiagnosticKind::AllocEscape {
+                    pointer: pointer.to_string(),
+                    function: function.to_string(),
+                    what,
+                },
+                span,
+                "dpopt cannot follow the pointer past here",
+            )
+            .with_note(first_call.clone(), "allocated here")
+        };
+        if parent.space.host && parent.space.device {
+            return Err(self.error(
+                DiagnosticKind::AllocUnsupported {
+                    pointer: pointer.to_string(),
+                    what: format!(
+                        "`{}` is a `__host__ __device__` function, whose host compilation keeps the call as written",
+                        parent.name
+                    ),
+                },
+                first_call,
+                "allocated here",
+            ));
+        }
+        let mut frees = Vec::new();
+        let mut params = Vec::new();
+        let mut declared = 0;
+        let launch = &program.launches[site.launch];
+        for k in occurrences(program, view, site.parent, pointer) {
+            let found = calls.iter().any(|c| c.target == k);
+            match classify(program, view, k, found, Some(launch)) {
+                Use::Kept => {}
+                Use::Declared => declared += 1,
+                Use::Launch(i) => params.push(i),
+                Use::Free(callee, cuda) => frees.push(FreeCall {
+                    callee: sig[callee].range(),
+                    cuda,
+                    function: site.parent,
+                }),
+                Use::Escapes(what) => return Err(escape(what, sig[k].range(), &parent.name)),
+            }
+        }
+        if declared != 1 {
+            let what = if declared == 0 {
+                format!("`{pointer}` is not a local variable of `{}` (a parameter or a variable of a wider scope may hold pointers from elsewhere)", parent.name)
+            } else {
+                format!(
+                    "`{pointer}` is declared {declared} times in `{}`",
+                    parent.name
+                )
+            };
+            return Err(self.error(
+                DiagnosticKind::AllocUnsupported {
+                    pointer: pointer.to_string(),
+                    what,
+                },
+                first_call,
+                "allocated here",
+            ));
+        }
+        // The child's parameter that receives the pointer, in every
+        // definition of the child.
+        for child in site.children() {
+            let function = &program.functions[child];
+            for &i in &params {
+                let Some(name) = function.params.get(i).and_then(|p| p.name.as_deref()) else {
+                    continue;
+                };
+                for k in occurrences(program, view, child, name) {
+                    match classify(program, view, k, false, None) {
+                        Use::Kept => {}
+                        Use::Free(callee, cuda) => frees.push(FreeCall {
+                            callee: sig[callee].range(),
+                            cuda,
+                            function: child,
+                        }),
+                        Use::Declared => {
+                            return Err(escape(
+                                format!("`{name}` is declared again"),
+                                sig[k].range(),
+                                &function.name,
+                            ))
+                        }
+                        Use::Launch(_) => unreachable!("no launch is followed in the child"),
+                        Use::Escapes(what) => {
+                            return Err(escape(what, sig[k].range(), &function.name))
+                        }
+                    }
+                }
+            }
+        }
+        // A free in the child is rewritten in the child itself: every launch
+        // of it must pass slices, and dpopt must be able to rewrite it.
+        if let Some(free) = frees.iter().find(|f| f.function != site.parent) {
+            let child = &program.functions[free.function];
+            if !self.file.in_input(child.start) {
+                return Err(self.error(
+                    DiagnosticKind::AllocUnsupported {
+                        pointer: pointer.to_string(),
+                        what: format!(
+                            "`{}` frees it and is defined in another file, which dpopt does not rewrite",
+                            child.name
+                        ),
+                    },
+                    free.callee.clone(),
+                    "frees a slice",
+                ));
+            }
+            let other = program.launches.iter().enumerate().find(|&(i, l)| {
+                i != site.launch
+                    && program
+                        .launched_kernels(l)
+                        .iter()
+                        .any(|k| site.children().any(|c| c == *k))
+            });
+            if let Some((_, other)) = other {
+                return Err(self
+                    .error(
+                        DiagnosticKind::AllocFreeShared {
+                            pointer: pointer.to_string(),
+                            child: child.name.clone(),
+                        },
+                        free.callee.clone(),
+                        "frees a slice",
+                    )
+                    .with_note(other.span.clone(), "also launched here"));
+            }
+        }
+        if self.granularity == AllocGranularity::Block
+            && !matches!(
+                site.aggregation.as_ref().map(|a| a.granularity),
+                Some(Granularity::Block | Granularity::MultiBlock)
+            )
+        {
+            // Block and multiblock aggregation checked the same already.
+            if let Some(finding) = first_wait(program, view, site.parent, hazards) {
+                let d = if finding.hazard == Hazard::Unseen {
+                    cannot_see(&finding, "alloc(block)")
+                } else {
+                    Diagnostic::new(
+                        DiagnosticKind::AllocBlockHazard {
+                            function: finding.function.clone(),
+                            construct: finding.construct.clone(),
+                        },
+                        finding.span.clone(),
+                        "waits for other threads",
+                    )
+                };
+                let pragma = program.pragmas[site.pragma].span.clone();
+                let d =
+                    super::with_calls(d, &finding).with_note(pragma, "block-level allocation here");
+                return Err(d);
+            }
+        }
+        Ok(Allocation {
+            pointer: pointer.to_string(),
+            param: params.first().copied().unwrap_or(0),
+            granularity: self.granularity,
+            explicit: self.explicit,
+            calls: calls
+                .iter()
+                .map(|c| AllocCall {
+                    callee: sig[c.callee].range(),
+                    cuda: c.cuda,
+                    tag: 0,
+                })
+                .collect(),
+            frees,
+        })
+    }
+}
+
+/// Significant-token indices of the body of function `f`, braces excluded.
+fn body(program: &Program, f: usize) -> Range<usize> {
+    let b = &program.functions[f].body_tokens;
+    b.start + 1..b.end
+}
+
+fn text<'v>(program: &Program, view: &'v str, k: usize) -> &'v str {
+    program.sig.get(k).map_or("", |t| t.text(view))
+}
+
+/// The occurrences of `name` in the body of `f` as a variable: not a member
+/// (`x.name`, `x->name`) nor qualified (`ns::name`).
+fn occurrences<'a>(
+    program: &'a Program,
+    view: &'a str,
+    f: usize,
+    name: &'a str,
+) -> impl Iterator<Item = usize> + 'a {
+    body(program, f).filter(move |&k| {
+        program.sig[k].kind == TokenKind::Ident
+            && text(program, view, k) == name
+            && !matches!(text(program, view, k - 1), "." | "->" | "::")
+    })
+}
+
+/// The recognized allocations of `pointer` in the body of `f`:
+/// `cudaMalloc(&p, size)` (a cast of `&p` allowed) and
+/// `p = (T *)malloc(size)` (C-style, `static_cast` or `reinterpret_cast`, in
+/// a declaration too).
+fn allocation_calls(program: &Program, view: &str, f: usize, pointer: &str) -> Vec<Found> {
+    let range = body(program, f);
+    let mut found = Vec::new();
+    for k in range.clone() {
+        let name = text(program, view, k);
+        if !matches!(name, "malloc" | "cudaMalloc")
+            || text(program, view, k + 1) != "("
+            || matches!(text(program, view, k - 1), "." | "->" | "::")
+        {
+            continue;
+        }
+        let Some(close) = program.partner.get(k + 1).copied().flatten() else {
+            continue;
+        };
+        let target = if name == "cudaMalloc" {
+            address_taken(program, view, k + 2..close)
+        } else {
+            assigned(program, view, k, close)
+        };
+        if let Some(target) =
+            target.filter(|&t| text(program, view, t) == pointer && range.contains(&t))
+        {
+            found.push(Found {
+                callee: k,
+                cuda: name == "cudaMalloc",
+                target,
+            });
+        }
+    }
+    found
+}
+
+/// In the arguments `args` of `cudaMalloc`: the first is `&p`, maybe cast
+/// (`(void **)&p`, `reinterpret_cast<void **>(&p)`); the index of `p`.
+fn address_taken(program: &Program, view: &str, args: Range<usize>) -> Option<usize> {
+    let tokens: &[Token] = &program.sig[args.clone()];
+    let parts = crate::token::split_top_level(tokens, view, crate::token::Angles::Operators);
+    let first = parts.first()?;
+    let amp = first.iter().position(|t| t.text(view) == "&")?;
+    let cast = first[..amp].iter().all(|t| {
+        t.kind == TokenKind::Ident || matches!(t.text(view), "(" | ")" | "*" | "<" | ">" | "::")
+    });
+    let pointer = first.get(amp + 1)?;
+    let rest_closes = first[amp + 2..].iter().all(|t| t.text(view) == ")");
+    (cast && rest_closes && pointer.kind == TokenKind::Ident).then(|| args.start + amp + 1)
+}
+
+/// `p = CAST malloc(size)` whose value is not used further (`;`, `,` or a
+/// closing parenthesis follows): the index of `p`.
+fn assigned(program: &Program, view: &str, callee: usize, close: usize) -> Option<usize> {
+    let mut j = callee - 1;
+    let mut opened = 0;
+    loop {
+        match text(program, view, j) {
+            // `static_cast<T *>(` or a parenthesis around the call.
+            "(" => {
+                opened += 1;
+                j -= 1;
+                if text(program, view, j) == ">" {
+                    while j > 0 && text(program, view, j) != "<" {
+                        j -= 1;
+                    }
+                    j -= 1;
+                    if !matches!(text(program, view, j), "static_cast" | "reinterpret_cast") {
+                        return None;
+                    }
+                    j -= 1;
+                }
+            }
+            // A C-style cast `(T *)`.
+            ")" => {
+                let open = (0..j)
+                    .rev()
+                    .find(|&o| program.partner.get(o).copied().flatten() == Some(j))?;
+                let typeish = (open + 1..j).all(|t| {
+                    program.sig[t].kind == TokenKind::Ident
+                        || matches!(text(program, view, t), "*" | "::" | "<" | ">")
+                });
+                if !typeish {
+                    return None;
+                }
+                j = open - 1;
+            }
+            _ => break,
+        }
+    }
+    if text(program, view, j) != "=" || program.sig[j - 1].kind != TokenKind::Ident {
+        return None;
+    }
+    if matches!(text(program, view, j - 2), "." | "->" | "::") {
+        return None;
+    }
+    // The value goes nowhere else: only the parentheses opened before the
+    // call close after it.
+    let mut after = close + 1;
+    for _ in 0..opened {
+        if text(program, view, after) != ")" {
+            return None;
+        }
+        after += 1;
+    }
+    matches!(text(program, view, after), ";" | "," | ")").then_some(j - 1)
+}
+
+/// Keywords after which a name is an expression, not a declaration.
+const EXPRESSION_KEYWORDS: &[&str] = &[
+    "return",
+    "case",
+    "else",
+    "do",
+    "throw",
+    "co_return",
+    "sizeof",
+    "delete",
+    "new",
+];
+
+/// Functions that read or write through a pointer and keep nothing of it.
+const NON_RETAINING: &[&str] = &["memcpy", "memset", "memmove"];
+
+/// Is token `k` (an identifier) declared there: `T *p`, `T p`, `auto p`?
+fn is_declaration(program: &Program, view: &str, k: usize) -> bool {
+    let prev = text(program, view, k - 1);
+    let typeish = |j: usize| {
+        let t = text(program, view, j);
+        (program.sig[j].kind == TokenKind::Ident && !EXPRESSION_KEYWORDS.contains(&t)) || t == ">"
+    };
+    let ends = matches!(
+        text(program, view, k + 1),
+        "=" | ";" | "," | "(" | "{" | "["
+    );
+    if !ends {
+        return false;
+    }
+    if prev == "*" || prev == "&" {
+        // `T *p`, `T **p`, `T *const p`; a deref statement `*p = x` has no
+        // type before its `*`.
+        let mut j = k - 1;
+        while matches!(text(program, view, j), "*" | "&" | "const") {
+            j -= 1;
+        }
+        return typeish(j) && text(program, view, k - 1) != "&";
+    }
+    program.sig[k - 1].kind == TokenKind::Ident && typeish(k - 1)
+}
+
+/// The call whose argument list holds token `k` directly: its name's index.
+fn enclosing_call(program: &Program, view: &str, k: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    let mut j = k;
+    while j > 0 {
+        j -= 1;
+        match text(program, view, j) {
+            ")" | "]" | "}" => depth += 1,
+            "(" if depth == 0 => {
+                return (j > 0 && program.sig[j - 1].kind == TokenKind::Ident).then(|| j - 1);
+            }
+            "(" | "[" | "{" if depth > 0 => depth -= 1,
+            "[" | "{" | ";" => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// How the pointer is used at its occurrence `k`. `allocated`: `k` is the
+/// target of a recognized allocation. `launch`: the site's launch (in the
+/// parent; `None` in the child).
+fn classify(
+    program: &Program,
+    view: &str,
+    k: usize,
+    allocated: bool,
+    launch: Option<&crate::program::Launch>,
+) -> Use {
+    let name = text(program, view, k);
+    let prev = text(program, view, k - 1);
+    let next = text(program, view, k + 1);
+    if allocated {
+        return if is_declaration(program, view, k) {
+            Use::Declared
+        } else {
+            Use::Kept
+        };
+    }
+    if let Some(launch) = launch {
+        if let Some(i) = launch.args.iter().position(|a| {
+            let t = program.sig_in(a.clone());
+            t.len() == 1 && t[0].start == program.sig[k].start
+        }) {
+            return Use::Launch(i);
+        }
+    }
+    if next == "=" {
+        let declared = is_declaration(program, view, k);
+        if launch.is_none() && !declared {
+            return Use::Escapes(format!("`{name}` is assigned"));
+        }
+        // `p = nullptr`, `p = NULL`, `p = 0` (a cast of them too).
+        let end = (k + 2..program.sig.len())
+            .find(|&j| matches!(text(program, view, j), ";" | ","))
+            .unwrap_or(k + 2);
+        let rhs: Vec<&str> = (k + 2..end)
+            .map(|j| text(program, view, j))
+            .filter(|t| !matches!(*t, "(" | ")" | "*"))
+            .collect();
+        let null = match rhs.as_slice() {
+            [v] => matches!(*v, "nullptr" | "NULL" | "0"),
+            [t, v] => is_identifier(t) && matches!(*v, "nullptr" | "NULL" | "0"),
+            _ => false,
+        };
+        if null {
+            return if declared { Use::Declared } else { Use::Kept };
+        }
+        return Use::Escapes(format!(
+            "`{name}` is assigned a value that is not an allocation dpopt recognizes"
+        ));
+    }
+    if is_declaration(program, view, k) {
+        return if matches!(next, ";" | ",") {
+            Use::Declared
+        } else {
+            Use::Escapes(format!(
+                "`{name}` is declared with an initializer dpopt does not follow"
+            ))
+        };
+    }
+    if matches!(prev, "(") && next == ")" {
+        let callee = text(program, view, k - 2);
+        if matches!(callee, "free" | "cudaFree")
+            && !matches!(text(program, view, k - 3), "." | "->" | "::")
+        {
+            return Use::Free(k - 2, callee == "cudaFree");
+        }
+    }
+    if matches!(next, "[" | "->" | "==" | "!=" | "&&" | "||" | "?")
+        || matches!(prev, "==" | "!=" | "!" | "&&" | "||")
+        || (prev == "*" && !matches!(next, "++" | "--" | "+=" | "-="))
+    {
+        return Use::Kept;
+    }
+    if prev == "(" && next == ")" && matches!(text(program, view, k - 2), "if" | "while") {
+        return Use::Kept;
+    }
+    if matches!(next, "+" | "-" | "++" | "--" | "+=" | "-=")
+        || matches!(prev, "++" | "--" | "+" | "-")
+    {
+        return Use::Escapes(format!("`{name}` is offset (pointer arithmetic)"));
+    }
+    if matches!(prev, "(" | ",") && matches!(next, ")" | ",") {
+        if let Some(call) = enclosing_call(program, view, k) {
+            let callee = text(program, view, call);
+            if NON_RETAINING.contains(&callee) {
+                return Use::Kept;
+            }
+            return Use::Escapes(format!("`{name}` is passed to `{callee}`"));
+        }
+        return Use::Escapes(format!(
+            "`{name}` is passed to a launch or a call dpopt does not follow"
+        ));
+    }
+    if prev == "=" {
+        return Use::Escapes(format!("`{name}` is stored or copied"));
+    }
+    if prev == "return" {
+        return Use::Escapes(format!("`{name}` is returned"));
+    }
+    Use::Escapes(format!("`{name}` is used in a way dpopt does not follow"))
+}
