@@ -11,7 +11,8 @@
 #   builds and launch counts; INPUTS=regex
 #   selects input lines "example|args" (e.g. INPUTS='road|s14').
 #
-# Variants of each example (every `#pragma dp` line replaced):
+# Variants of each example (every `#pragma dp` line replaced; bezier_alloc
+# also those of alloc_variants.txt below):
 #   orig  the program as written (plain CDP; nvcc ignores the pragma)
 #   CDPff the program as written, its launches in fire-and-forget streams
 #         (threshold 1: every child is launched, into DPOPT_DIRECT_STREAM)
@@ -60,9 +61,24 @@ TCAmk|#pragma dp threshold(128) coarsen(8) consldt(multiblock, 8) threads(64) bl
 Ak|#pragma dp consldt(warp) threads(32) blocks(8)|w-t32b8=-
 Agk|#pragma dp consldt(grid) threads(128) blocks(1024)|g-t128b1024=-
 VARIANTS
+  # Variants of the examples whose parents allocate per thread (alloc(...),
+  # docs/PRAGMA.md "Aggregated allocations"): the allocations aggregated per
+  # warp (L) or block (Lb) alone and with T+C; aggregated launches with the
+  # allocations left per thread (alloc(none)). orig and TC are the per-thread
+  # allocation as written; A, Ab, Am, Ag aggregate them by default.
+  cat > "$BUILD/alloc_variants.txt" <<'VARIANTS'
+L|#pragma dp alloc(warp)|lw=-
+Lb|#pragma dp alloc(block)|lb=-
+TCL|#pragma dp threshold(128) coarsen(8) alloc(warp)|t128c8=- t32c4=-DDPOPT_THRESHOLD=32,-DDPOPT_COARSEN=4
+TCLb|#pragma dp threshold(128) coarsen(8) alloc(block)|t128c8=- t32c4=-DDPOPT_THRESHOLD=32,-DDPOPT_COARSEN=4
+TCAn|#pragma dp threshold(128) coarsen(8) consldt(warp) alloc(none)|t128c8=-
+TCAbn|#pragma dp threshold(128) coarsen(8) consldt(block) alloc(none)|t128c8=-
+VARIANTS
   for ex in examples/*.cu; do
     local name; name=$(basename "$ex" .cu)
-    while IFS='|' read -r v pragma configs; do
+    local variants=("$BUILD/variants.txt")
+    [ "$name" = bezier_alloc ] && variants+=("$BUILD/alloc_variants.txt")
+    cat "${variants[@]}" | while IFS='|' read -r v pragma configs; do
       if [ "$v" = orig ]; then
         cp "$ex" "$BUILD/src/${name}__orig.cu"
       else
@@ -79,7 +95,7 @@ VARIANTS
         # job lines: example variant config source defines
         echo "$name $v ${c%%=*} ${name}__$v ${c#*=}" >> "$BUILD/jobs.txt"
       done
-    done < "$BUILD/variants.txt"
+    done
     rm -f "$BUILD/tmp.cu" "$BUILD/tmp.err"
   done
   # Headers of the fixtures (header_child.cuh), next to their sources as
@@ -238,6 +254,10 @@ bezier|--lines 16384 --max-tess 1024
 bezier|--lines 65536 --max-tess 256
 bezier|--lines 16384 --max-tess 32
 bezier|--lines 65536 --max-tess 2048
+bezier_alloc|--lines 16384 --max-tess 1024
+bezier_alloc|--lines 65536 --max-tess 256
+bezier_alloc|--lines 16384 --max-tess 32
+bezier_alloc|--lines 65536 --max-tess 2048
 sssp|--scale 14 --ef 16
 sssp|--scale 16 --ef 8
 sssp|--scale 16 --ef 37

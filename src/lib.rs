@@ -72,6 +72,9 @@ pub struct SiteSummary {
     /// How the site's launches are aggregated, e.g. `consldt(warp): per
     /// parent start, deg; passed once row, col`.
     pub aggregation: Option<String>,
+    /// The parent's allocations of the launch's pointers: how each is
+    /// aggregated, or why it is left per thread.
+    pub allocations: Vec<String>,
 }
 
 impl Outcome {
@@ -237,6 +240,7 @@ pub fn run_migrating(
                 )
             });
             SiteSummary {
+                allocations: explain::allocations(file, &program, s),
                 id: s.id.clone(),
                 location: file.location(program.pragmas[s.pragma].span.start),
                 child: child.name.clone(),

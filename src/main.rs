@@ -510,7 +510,7 @@ fn check_one(input: &str, explain: bool, migrate: bool, common: &Common) -> Exit
             .sites
             .iter()
             .map(|site| {
-                serde_json::json!({
+                let mut json = serde_json::json!({
                     "site": site.id,
                     "location": site.location,
                     "child": site.child,
@@ -520,7 +520,11 @@ fn check_one(input: &str, explain: bool, migrate: bool, common: &Common) -> Exit
                         .map(|(m, v)| serde_json::json!({"name": m, "value": v}))
                         .collect::<Vec<_>>(),
                     "aggregation": site.aggregation,
-                })
+                });
+                if !site.allocations.is_empty() {
+                    json["allocations"] = serde_json::json!(site.allocations);
+                }
+                json
             })
             .collect();
         // The syncs `--migrate-sync` migrates to continuations.
@@ -553,6 +557,9 @@ fn check_one(input: &str, explain: bool, migrate: bool, common: &Common) -> Exit
                 macros.join(" ")
             );
             if let Some(a) = &site.aggregation {
+                println!("    {a}");
+            }
+            for a in &site.allocations {
                 println!("    {a}");
             }
         }

@@ -1,6 +1,7 @@
 //! Untouched code stays untouched: a file without `#pragma dp` comes out
 //! byte-identical, and in a transformed file every byte outside the
-//! rewritten launch sites appears unchanged and in order.
+//! rewritten launch sites appears unchanged and in order, but for the names
+//! of the calls that allocate and free aggregated allocations.
 
 mod common;
 
@@ -49,6 +50,23 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
                 .expect("pragma has a launch");
             cuts.push((pragma.span.start, launch.span.end));
         }
+        // The callees of aggregated allocations and of their frees are
+        // renamed: their lines appear with those names replaced.
+        let plan = dpopt::analyzer::analyze(&file, &program).plan;
+        let mut renamed: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+        for a in plan.sites.iter().flat_map(|s| &s.allocations) {
+            for c in &a.calls {
+                let name = dpopt::names::alloc_call(c.cuda, a.granularity, c.tag, a.headers());
+                renamed.push((c.callee.clone(), name));
+            }
+            for f in &a.frees {
+                renamed.push((
+                    f.callee.clone(),
+                    dpopt::names::free_call(f.cuda).to_string(),
+                ));
+            }
+        }
+        renamed.sort_by_key(|r| r.0.start);
         // Every original line outside the sites appears unchanged, in order.
         let output_lines: Vec<&[u8]> = output.split_inclusive(|&b| b == b'\n').collect();
         let mut cursor = 0;
@@ -60,6 +78,15 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
             if cuts.iter().any(|&(s, e)| s < range.end && range.start < e) {
                 continue;
             }
+            let mut expected = Vec::new();
+            let mut at = range.start;
+            for (callee, name) in renamed.iter().filter(|r| range.contains(&r.0.start)) {
+                expected.extend_from_slice(&bytes[at..callee.start]);
+                expected.extend_from_slice(name.as_bytes());
+                at = callee.end;
+            }
+            expected.extend_from_slice(&bytes[at..range.end]);
+            let line = &expected[..];
             let found = output_lines[cursor..]
                 .iter()
                 .position(|l| *l == line)

@@ -162,7 +162,13 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
     // The body's own file and line (a header's, for a child defined there).
     let (body_line, body_file) = r.file.line_directive_at(child.body.start);
     const BODY: &str = "\u{E000}body\u{E001}";
+    let aggregated = plan
+        .sites
+        .iter()
+        .any(|&s| r.plan.sites[s].aggregation.is_some());
+    let uses_body = serial.is_some() || coarse.is_some() || aggregated;
     let ctx = DefinitionsContext {
+        uses_body,
         child: child.name.clone(),
         template_header: tpl.header,
         template_names: tpl.args,
@@ -190,6 +196,9 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
     };
     let text = r.templates.render(&ctx);
     let text = with_newlines(&text, r.file.newline);
+    if !uses_body {
+        return r.codec.to_bytes(&text);
+    }
     let body = r.render(child.body.clone(), Some(plan.child), &[]);
     let (before, after) = text.split_once(BODY).expect("body placeholder");
     let mut out = r.codec.to_bytes(before);

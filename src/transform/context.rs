@@ -150,6 +150,11 @@ pub struct MacroEntry {
 #[derive(Debug, Serialize)]
 pub struct DefinitionsContext {
     pub child: String,
+    /// Some version of the child calls the body function: a serial version,
+    /// a coarsened kernel or an aggregated kernel (a site whose clauses
+    /// change none of them, `alloc(...)` or `parent_threads(...)` alone,
+    /// launches the child itself).
+    pub uses_body: bool,
     pub template_header: String,
     pub template_names: String,
     pub inline: &'static str,
