@@ -650,3 +650,302 @@ fn classify(
     }
     Use::Escapes(format!("`{name}` is used in a way dpopt does not follow"))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::diagnostic::Diagnostic;
+    use crate::lexer::lex;
+    use crate::parser::parse;
+    use crate::plan::Plan;
+    use crate::source::SourceFile;
+
+    fn analysis(text: &str) -> (Plan, Vec<Diagnostic>, String) {
+        let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
+        let program = parse(&file, lex(&file));
+        let a = crate::analyzer::analyze(&file, &program);
+        (a.plan, a.diagnostics, text.to_string())
+    }
+
+    /// (pointer, granularity, explicit, callees, frees as `name@function`)
+    /// of every aggregated allocation; the codes of the diagnostics.
+    fn summary(text: &str) -> (Vec<String>, Vec<&'static str>) {
+        let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
+        let program = parse(&file, lex(&file));
+        let (plan, diagnostics, text) = analysis(text);
+        let allocations = plan
+            .sites
+            .iter()
+            .flat_map(|s| &s.allocations)
+            .map(|a| {
+                let calls: Vec<&str> = a.calls.iter().map(|c| &text[c.callee.clone()]).collect();
+                let frees: Vec<String> = a
+                    .frees
+                    .iter()
+                    .map(|f| {
+                        format!(
+                            "{}@{}",
+                            &text[f.callee.clone()],
+                            program.functions[f.function].name
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{} {} {} [{}] [{}]",
+                    a.pointer,
+                    a.granularity.spelling(),
+                    if a.explicit { "clause" } else { "default" },
+                    calls.join(" "),
+                    frees.join(" ")
+                )
+            })
+            .collect();
+        (
+            allocations,
+            diagnostics.iter().map(|d| d.kind.code()).collect(),
+        )
+    }
+
+    const CHILD: &str =
+        "__global__ void child(float *buf, int n) { if (threadIdx.x < n) buf[threadIdx.x] = n; }\n";
+
+    fn parent(body: &str, pragma: &str) -> String {
+        format!("{CHILD}__global__ void parent(int n, float **keep) {{\n{body}\n#pragma dp {pragma}\n  child<<<1, 32>>>(buf, n);\n}}\n")
+    }
+
+    #[test]
+    fn allocation_forms_are_recognized() {
+        for (body, callee) in [
+            ("float *buf = (float *)malloc(n * 4);", "malloc"),
+            (
+                "float *buf;\n  buf = static_cast<float *>(malloc(n * 4));",
+                "malloc",
+            ),
+            (
+                "float *buf = reinterpret_cast<float *>(malloc(n * 4));",
+                "malloc",
+            ),
+            ("auto buf = (float *)malloc(n * 4);", "malloc"),
+            (
+                "float *buf = nullptr;\n  if ((buf = (float *)malloc(n * 4)) == NULL) return;",
+                "malloc",
+            ),
+            ("float *buf;\n  cudaMalloc(&buf, n * 4);", "cudaMalloc"),
+            (
+                "float *buf;\n  if (cudaMalloc((void **)&buf, n * 4) != cudaSuccess) return;",
+                "cudaMalloc",
+            ),
+            (
+                "float *buf;\n  cudaMalloc(reinterpret_cast<void **>(&buf), n * 4);",
+                "cudaMalloc",
+            ),
+        ] {
+            let (allocations, codes) = summary(&parent(body, "alloc(warp)"));
+            assert_eq!(codes, Vec::<&str>::new(), "{body}");
+            assert_eq!(
+                allocations,
+                [format!("buf warp clause [{callee}] []")],
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_allocation_of_the_pointer_and_every_free_is_rewritten() {
+        let text = format!(
+            "__global__ void child(float *buf, int n) {{\n  buf[threadIdx.x] = n;\n  if (threadIdx.x == 0) cudaFree(buf);\n}}\n\
+             __global__ void parent(int n) {{\n  float *buf = nullptr;\n  if (n % 2) buf = (float *)malloc(n * 4);\n  \
+             else if (cudaMalloc((void **)&buf, n * 4) != cudaSuccess) buf = nullptr;\n  if (!buf) return;\n  \
+             memset(buf, 0, n * 4);\n\
+             #pragma dp alloc(block)\n  child<<<1, 32>>>(buf, n);\n  if (cudaGetLastError() != cudaSuccess) free(buf);\n}}\n"
+        );
+        let (allocations, codes) = summary(&text);
+        assert_eq!(codes, Vec::<&str>::new());
+        assert_eq!(
+            allocations,
+            ["buf block clause [malloc cudaMalloc] [free@parent cudaFree@child]"]
+        );
+    }
+
+    #[test]
+    fn consldt_aggregates_allocations_by_default_at_its_granularity() {
+        let body = "float *buf = (float *)malloc(n * 4);";
+        for (pragma, expected) in [
+            ("consldt(warp)", vec!["buf warp default [malloc] []"]),
+            ("consldt(block)", vec!["buf block default [malloc] []"]),
+            (
+                "consldt(multiblock, 8)",
+                vec!["buf block default [malloc] []"],
+            ),
+            ("consldt(grid)", vec!["buf block default [malloc] []"]),
+            (
+                "consldt(grid) alloc(warp)",
+                vec!["buf warp clause [malloc] []"],
+            ),
+            ("consldt(warp) alloc(none)", vec![]),
+            ("coarsen(2)", vec![]),
+        ] {
+            let (allocations, codes) = summary(&parent(body, pragma));
+            assert_eq!(codes, Vec::<&str>::new(), "{pragma}");
+            assert_eq!(allocations, expected, "{pragma}");
+        }
+    }
+
+    #[test]
+    fn uses_dpopt_cannot_follow_refuse_the_allocation() {
+        for (body, what) in [
+            (
+                "float *buf = (float *)malloc(n * 4);\n  keep[0] = buf;",
+                "stored or copied",
+            ),
+            (
+                "float *buf = (float *)malloc(n * 4);\n  helper(buf);",
+                "passed to `helper`",
+            ),
+            (
+                "float *buf = (float *)malloc(n * 4);\n  float *alias = buf;",
+                "stored or copied",
+            ),
+            (
+                "float *buf = (float *)malloc(n * 4);\n  buf += 4;",
+                "offset",
+            ),
+            (
+                "float *buf = (float *)malloc(n * 4);\n  keep[1] = buf + 1;",
+                "offset",
+            ),
+            (
+                "float *buf = (float *)malloc(n * 4);\n  buf = keep[0];",
+                "not an allocation",
+            ),
+        ] {
+            let (allocations, codes) = summary(&parent(body, "alloc(warp)"));
+            assert!(allocations.is_empty(), "{body}");
+            assert_eq!(codes, ["dpopt::alloc_escape"], "{body}");
+            let (_, diagnostics, _) = analysis(&parent(body, "alloc(warp)"));
+            assert!(
+                diagnostics[0].kind.message().contains(what),
+                "{body}: {}",
+                diagnostics[0].kind.message()
+            );
+            // Under consldt the same is a warning, and the allocation stays.
+            let (allocations, codes) = summary(&parent(body, "consldt(warp)"));
+            assert!(allocations.is_empty(), "{body}");
+            assert_eq!(codes, ["dpopt::alloc_not_aggregated"], "{body}");
+        }
+    }
+
+    #[test]
+    fn the_child_parameter_is_followed_too() {
+        for (child, code) in [
+            (
+                "buf[threadIdx.x] = n; float2 *p = (float2 *)&buf[0]; (void)p;",
+                None,
+            ),
+            ("if (buf != nullptr && threadIdx.x == 0) free(buf);", None),
+            ("keep(buf);", Some("dpopt::alloc_escape")),
+            ("buf = nullptr;", Some("dpopt::alloc_escape")),
+            (
+                "float *buf2 = buf; buf2[0] = 1;",
+                Some("dpopt::alloc_escape"),
+            ),
+            ("other<<<1, 1>>>(buf);", Some("dpopt::alloc_escape")),
+        ] {
+            let text = format!(
+                "__device__ void keep(float *);\n__global__ void other(float *b) {{ b[0] = 0; }}\n\
+                 __global__ void child(float *buf, int n) {{ {child} }}\n\
+                 __global__ void parent(int n) {{\n  float *buf = (float *)malloc(n * 4);\n#pragma dp alloc(warp)\n  child<<<1, 32>>>(buf, n);\n}}\n"
+            );
+            let (allocations, codes) = summary(&text);
+            match code {
+                None => {
+                    assert_eq!(codes, Vec::<&str>::new(), "{child}");
+                    assert_eq!(allocations.len(), 1, "{child}");
+                }
+                Some(code) => {
+                    assert_eq!(codes, [code], "{child}");
+                    assert!(allocations.is_empty(), "{child}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_child_that_frees_must_be_launched_only_by_the_site() {
+        let text = "__global__ void child(float *buf) { if (threadIdx.x == 0) free(buf); }\n\
+                    __global__ void parent(int n) {\n  float *buf = (float *)malloc(n * 4);\n#pragma dp alloc(warp)\n  child<<<1, 32>>>(buf);\n}\n\
+                    __global__ void again(float *p) { child<<<1, 32>>>(p); }\n";
+        let (allocations, codes) = summary(text);
+        assert!(allocations.is_empty());
+        assert_eq!(codes, ["dpopt::alloc_free"]);
+        // Without the free, the other launch does not matter.
+        let (allocations, codes) =
+            summary(&text.replace("if (threadIdx.x == 0) free(buf);", "buf[0] = 1;"));
+        assert_eq!(codes, Vec::<&str>::new());
+        assert_eq!(allocations, ["buf warp clause [malloc] []"]);
+    }
+
+    #[test]
+    fn what_is_not_a_local_allocation_is_refused_or_not_found() {
+        // Not declared in the parent.
+        let text = format!("{CHILD}__global__ void parent(float *buf, int n) {{\n  buf = (float *)malloc(n * 4);\n#pragma dp alloc(warp)\n  child<<<1, 32>>>(buf, n);\n}}\n");
+        assert_eq!(summary(&text).1, ["dpopt::alloc_unsupported"]);
+        // A __host__ __device__ parent.
+        let text = format!("{CHILD}__host__ __device__ void parent(int n) {{\n  float *buf = (float *)malloc(n * 4);\n#pragma dp alloc(warp)\n  child<<<1, 32>>>(buf, n);\n}}\n");
+        assert_eq!(summary(&text).1, ["dpopt::alloc_unsupported"]);
+        // An allocation into memory, or whose value is used further, is
+        // no allocation of a local pointer.
+        for body in [
+            "float *buf = keep[0];\n  keep[0] = (float *)malloc(n * 4);",
+            "float *buf = (float *)malloc(n * 4) + 1;",
+        ] {
+            assert_eq!(
+                summary(&parent(body, "alloc(warp)")).1,
+                ["dpopt::alloc_not_found"],
+                "{body}"
+            );
+            assert_eq!(
+                summary(&parent(body, "consldt(warp)")).1,
+                Vec::<&str>::new(),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn block_allocation_needs_a_block_without_waits() {
+        let body = "float *buf = (float *)malloc(n * 4);\n  __syncwarp();";
+        assert_eq!(
+            summary(&parent(body, "alloc(block)")).1,
+            ["dpopt::alloc_block"]
+        );
+        assert_eq!(summary(&parent(body, "alloc(warp)")).1, Vec::<&str>::new());
+        // consldt(grid) allocates per block by default: left per thread.
+        assert_eq!(
+            summary(&parent(body, "consldt(grid)")).1,
+            ["dpopt::alloc_not_aggregated"]
+        );
+        // consldt(block) reports the wait itself.
+        assert_eq!(
+            summary(&parent(body, "consldt(block)")).1,
+            ["dpopt::block_aggregation"]
+        );
+    }
+
+    #[test]
+    fn calls_get_tags_unique_in_the_file() {
+        let text = format!(
+            "{CHILD}__global__ void p1(int n) {{\n  float *buf = (float *)malloc(n * 4);\n#pragma dp alloc(warp)\n  child<<<1, 32>>>(buf, n);\n}}\n\
+             __global__ void p2(int n) {{\n  float *buf;\n  cudaMalloc(&buf, 4);\n  if (n) cudaMalloc(&buf, n * 4);\n#pragma dp alloc(block)\n  child<<<1, 32>>>(buf, n);\n}}\n"
+        );
+        let (plan, diagnostics, _) = analysis(&text);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let tags: Vec<usize> = plan
+            .sites
+            .iter()
+            .flat_map(|s| &s.allocations)
+            .flat_map(|a| &a.calls)
+            .map(|c| c.tag)
+            .collect();
+        assert_eq!(tags, [1, 2, 3]);
+    }
+}
