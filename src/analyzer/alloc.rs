@@ -751,14 +751,12 @@ mod tests {
 
     #[test]
     fn every_allocation_of_the_pointer_and_every_free_is_rewritten() {
-        let text = format!(
-            "__global__ void child(float *buf, int n) {{\n  buf[threadIdx.x] = n;\n  if (threadIdx.x == 0) cudaFree(buf);\n}}\n\
-             __global__ void parent(int n) {{\n  float *buf = nullptr;\n  if (n % 2) buf = (float *)malloc(n * 4);\n  \
+        let text = "__global__ void child(float *buf, int n) {\n  buf[threadIdx.x] = n;\n  if (threadIdx.x == 0) cudaFree(buf);\n}\n\
+             __global__ void parent(int n) {\n  float *buf = nullptr;\n  if (n % 2) buf = (float *)malloc(n * 4);\n  \
              else if (cudaMalloc((void **)&buf, n * 4) != cudaSuccess) buf = nullptr;\n  if (!buf) return;\n  \
              memset(buf, 0, n * 4);\n\
-             #pragma dp alloc(block)\n  child<<<1, 32>>>(buf, n);\n  if (cudaGetLastError() != cudaSuccess) free(buf);\n}}\n"
-        );
-        let (allocations, codes) = summary(&text);
+             #pragma dp alloc(block)\n  child<<<1, 32>>>(buf, n);\n  if (cudaGetLastError() != cudaSuccess) free(buf);\n}\n";
+        let (allocations, codes) = summary(text);
         assert_eq!(codes, Vec::<&str>::new());
         assert_eq!(
             allocations,
