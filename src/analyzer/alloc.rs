@@ -470,7 +470,8 @@ fn assigned(program: &Program, view: &str, callee: usize, close: usize) -> Optio
     if text(program, view, j) != "=" || program.sig[j - 1].kind != TokenKind::Ident {
         return None;
     }
-    if matches!(text(program, view, j - 2), "." | "->" | "::") {
+    let target = j - 1;
+    if !assignment_value_unused(program, view, target) {
         return None;
     }
     // The value goes nowhere else: only the parentheses opened before the
@@ -483,6 +484,37 @@ fn assigned(program: &Program, view: &str, callee: usize, close: usize) -> Optio
         after += 1;
     }
     matches!(text(program, view, after), ";" | "," | ")").then_some(j - 1)
+}
+
+/// Is `target = ...` (at the target's index) a statement, a declaration,
+/// an `if`/`while` condition or a parenthesis compared with something
+/// (`if ((p = ...) == NULL)`): nothing else receives the value?
+fn assignment_value_unused(program: &Program, view: &str, target: usize) -> bool {
+    if is_declaration(program, view, target) {
+        return true;
+    }
+    let before = target - 1;
+    match text(program, view, before) {
+        ";" | "{" | "}" | "else" | "do" => true,
+        // The end of a control header: `if (...) p = ...;`.
+        ")" => (0..before)
+            .rev()
+            .find(|&o| program.partner.get(o).copied().flatten() == Some(before))
+            .is_some_and(|open| {
+                open > 0 && matches!(text(program, view, open - 1), "if" | "while" | "for")
+            }),
+        "(" => {
+            let control = before > 0 && matches!(text(program, view, before - 1), "if" | "while");
+            let compared = program
+                .partner
+                .get(before)
+                .copied()
+                .flatten()
+                .is_some_and(|close| matches!(text(program, view, close + 1), "==" | "!="));
+            control || compared
+        }
+        _ => false,
+    }
 }
 
 /// Keywords after which a name is an expression, not a declaration.
@@ -498,8 +530,27 @@ const EXPRESSION_KEYWORDS: &[&str] = &[
     "new",
 ];
 
-/// Functions that read or write through a pointer and keep nothing of it.
-const NON_RETAINING: &[&str] = &["memcpy", "memset", "memmove"];
+/// Functions that read or write through a pointer they are given and keep
+/// nothing of it: the pointer may be any argument.
+const NON_RETAINING: &[&str] = &[
+    "memcpy", "memset", "memmove", "sizeof", "__ldg", "__ldcg", "__ldca", "__ldcs", "__ldlu",
+    "__ldcv",
+];
+
+/// Functions that keep nothing of the pointer given as their first argument
+/// (their other arguments are values they store: a pointer there escapes).
+fn non_retaining_first(name: &str) -> bool {
+    name.starts_with("atomic") || matches!(name, "__stcg" | "__stcs" | "__stwb" | "__stwt")
+}
+
+/// Where the expression that starts at token `first` is an argument of a
+/// call that keeps nothing of the pointer it computes.
+fn passed_to_non_retaining(program: &Program, view: &str, first: usize) -> Option<bool> {
+    let call = enclosing_call(program, view, first)?;
+    let callee = text(program, view, call);
+    let first_argument = (call + 2..first).all(|j| text(program, view, j) == "(");
+    Some(NON_RETAINING.contains(&callee) || (first_argument && non_retaining_first(callee)))
+}
 
 /// Is token `k` (an identifier) declared there: `T *p`, `T p`, `auto p`?
 fn is_declaration(program: &Program, view: &str, k: usize) -> bool {
@@ -616,6 +667,30 @@ fn classify(
             return Use::Free(k - 2, callee == "cudaFree");
         }
     }
+    // `&p[i]`, `&p->m`, `&*p`, `&(p[i])`: an address inside the slice (the
+    // slice itself for element 0), safe only where a call uses it and keeps
+    // nothing. A `&` after an operand is a binary and.
+    let mut open = k - 1;
+    while text(program, view, open) == "(" {
+        open -= 1;
+    }
+    if prev == "*" {
+        open = k - 2;
+    }
+    let unary = |j: usize| {
+        text(program, view, j) == "&"
+            && !(matches!(
+                program.sig[j - 1].kind,
+                TokenKind::Ident | TokenKind::Number
+            ) && !EXPRESSION_KEYWORDS.contains(&text(program, view, j - 1))
+                || text(program, view, j - 1) == "]")
+    };
+    if unary(open) {
+        return match passed_to_non_retaining(program, view, open) {
+            Some(true) => Use::Kept,
+            _ => Use::Escapes(format!("an address inside `{name}` is taken")),
+        };
+    }
     if matches!(next, "[" | "->" | "==" | "!=" | "&&" | "||" | "?")
         || matches!(prev, "==" | "!=" | "!" | "&&" | "||")
         || (prev == "*" && !matches!(next, "++" | "--" | "+=" | "-="))
@@ -633,7 +708,7 @@ fn classify(
     if matches!(prev, "(" | ",") && matches!(next, ")" | ",") {
         if let Some(call) = enclosing_call(program, view, k) {
             let callee = text(program, view, call);
-            if NON_RETAINING.contains(&callee) {
+            if passed_to_non_retaining(program, view, k) == Some(true) {
                 return Use::Kept;
             }
             return Use::Escapes(format!("`{name}` is passed to `{callee}`"));
@@ -815,6 +890,13 @@ mod tests {
                 "float *buf = (float *)malloc(n * 4);\n  buf = keep[0];",
                 "not an allocation",
             ),
+            ("float *buf = (float *)malloc(n * 4);\n  float *q = &buf[0];", "address inside"),
+            ("float *buf = (float *)malloc(n * 4);\n  float *q = &(buf[0]);", "address inside"),
+            ("float *buf = (float *)malloc(n * 4);\n  float *q = &*buf;", "address inside"),
+            (
+                "float *buf = (float *)malloc(n * 4);\n  atomicExch((unsigned long long *)keep, (unsigned long long)&buf[0]);",
+                "address inside",
+            ),
         ] {
             let (allocations, codes) = summary(&parent(body, "alloc(warp)"));
             assert!(allocations.is_empty(), "{body}");
@@ -836,8 +918,16 @@ mod tests {
     fn the_child_parameter_is_followed_too() {
         for (child, code) in [
             (
-                "buf[threadIdx.x] = n; float2 *p = (float2 *)&buf[0]; (void)p;",
+                "buf[threadIdx.x] = n; float v = __ldcg(&buf[1]); atomicAdd(&buf[0], v);",
                 None,
+            ),
+            (
+                "memcpy(buf, &n, sizeof(int)); __stcg(&buf[2], 1.0f); int b = n & buf[0] > 0;",
+                None,
+            ),
+            (
+                "float2 *p = (float2 *)&buf[0]; (void)p;",
+                Some("dpopt::alloc_escape"),
             ),
             ("if (buf != nullptr && threadIdx.x == 0) free(buf);", None),
             ("keep(buf);", Some("dpopt::alloc_escape")),
@@ -895,6 +985,8 @@ mod tests {
         for body in [
             "float *buf = keep[0];\n  keep[0] = (float *)malloc(n * 4);",
             "float *buf = (float *)malloc(n * 4) + 1;",
+            "float *buf;\n  keep[0] = (buf = (float *)malloc(n * 4));",
+            "float *other, *buf;\n  other = buf = (float *)malloc(n * 4);",
         ] {
             assert_eq!(
                 summary(&parent(body, "alloc(warp)")).1,
