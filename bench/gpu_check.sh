@@ -5,7 +5,8 @@
 #
 #   bench/gpu_check.sh prepare        # here: needs cargo; writes gpu-build/
 #   bench/gpu_check.sh run [FILTER]   # on the GPU: needs nvcc; reads gpu-build/,
-#                                     # writes $OUT (or ./gpu-out) results.csv, summary.md
+#                                     # writes $OUT (or ./gpu-out) results.csv, summary.md,
+#                                     # launches.csv, allocations.csv (alloc(...)), suite.csv
 #   FILTER: regex over job lines "example variant config ..."; JOBS=file
 #   reads job lines from another file; STATS=0 skips the -DDPOPT_STATS
 #   builds and launch counts; INPUTS=regex
@@ -390,6 +391,7 @@ suite_csv() {
 count_launches() {
   local out=$1
   echo "example,input,variant,config,launch_requests,serialized,direct,aggregated,parents_aggregated,fallbacks,device_launches" > "$out/launches.csv"
+  echo "example,input,variant,config,alloc_requests,shared_allocations,own_allocations" > "$out/allocations.csv"
   while read -r example variant config src defs; do
     local bin="$BUILD/bin/${src}__${config}__stats"
     [ -x "$bin" ] || continue
@@ -405,6 +407,13 @@ count_launches() {
         END { if (req == "") exit; launches = (n == 0) ? req : d + a
               printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", e, i, v, c, req, s, d, a, p, f, launches }' \
         "$BUILD/stats.txt" >> "$out/launches.csv"
+      # Aggregated allocations (alloc(...)): the allocation calls, the shared
+      # allocations made and the calls that allocated on their own (of the
+      # last implementation run, the cdp one).
+      awk -v e="$example" -v i="${args// /_}" -v v="$variant" -v c="$config" '
+        /^dpopt_alloc / { for (k = 2; k <= NF; k++) { split($k, kv, "="); x[kv[1]] = kv[2] }; n++ }
+        END { if (n) printf "%s,%s,%s,%s,%s,%s,%s\n", e, i, v, c, x["requests"], x["shared_allocations"], x["own_allocations"] }' \
+        "$BUILD/stats.txt" >> "$out/allocations.csv"
     done <<< "$inputs"
   done < "$BUILD/selected.txt"
   echo "$(date +%T) counted launches: $(($(wc -l < "$out/launches.csv") - 1)) rows"

@@ -100,6 +100,7 @@ static __device__ unsigned long long dpopt_alloc_shared(const unsigned long long
         dpopt_alloc_header *const dpopt_h = static_cast<dpopt_alloc_header *>(dpopt_p);
         dpopt_h->refs = dpopt_slices;
         dpopt_h->cuda = dpopt_cuda ? 1u : 0u;
+        __threadfence();  /* before any thread, or the child it launches, can release a slice */
     }
     return (unsigned long long)dpopt_p;
 }
