@@ -242,20 +242,7 @@ fn check_shows_what_becomes_of_the_parents_allocations() {
     let text = std::fs::read_to_string(corpus)
         .unwrap()
         .replace("threshold(128) coarsen(2)", "consldt(block)");
-    let mut child = dpopt()
-        .args(["check", "--message-format", "json", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = run_in(&["check", "--message-format", "json", "-"], Some(&text));
     assert_eq!(out.status.code(), Some(0));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("dpopt::alloc_not_aggregated"), "{stderr}");
