@@ -263,7 +263,15 @@ impl Context<'_> {
                                 &function.name,
                             ))
                         }
-                        Use::Launch(_) => unreachable!("no launch is followed in the child"),
+                        // (`classify` follows no launch in the child: one
+                        // there passes the pointer on.)
+                        Use::Launch(_) => {
+                            return Err(escape(
+                                format!("`{name}` is passed to a launch"),
+                                sig[k].range(),
+                                &function.name,
+                            ))
+                        }
                         Use::Escapes(what) => {
                             return Err(escape(what, sig[k].range(), &function.name))
                         }
@@ -431,30 +439,28 @@ fn address_taken(program: &Program, view: &str, args: Range<usize>) -> Option<us
 /// `p = CAST malloc(size)` whose value is not used further (`;`, `,` or a
 /// closing parenthesis follows): the index of `p`.
 fn assigned(program: &Program, view: &str, callee: usize, close: usize) -> Option<usize> {
-    let mut j = callee - 1;
+    let mut j = callee.checked_sub(1)?;
     let mut opened = 0;
     loop {
         match text(program, view, j) {
             // `static_cast<T *>(` or a parenthesis around the call.
             "(" => {
                 opened += 1;
-                j -= 1;
+                j = j.checked_sub(1)?;
                 if text(program, view, j) == ">" {
-                    while j > 0 && text(program, view, j) != "<" {
-                        j -= 1;
+                    while text(program, view, j) != "<" {
+                        j = j.checked_sub(1)?;
                     }
-                    j -= 1;
+                    j = j.checked_sub(1)?;
                     if !matches!(text(program, view, j), "static_cast" | "reinterpret_cast") {
                         return None;
                     }
-                    j -= 1;
+                    j = j.checked_sub(1)?;
                 }
             }
             // A C-style cast `(T *)`.
             ")" => {
-                let open = (0..j)
-                    .rev()
-                    .find(|&o| program.partner.get(o).copied().flatten() == Some(j))?;
+                let open = program.partner.get(j).copied().flatten()?;
                 let typeish = (open + 1..j).all(|t| {
                     program.sig[t].kind == TokenKind::Ident
                         || matches!(text(program, view, t), "*" | "::" | "<" | ">")
@@ -462,12 +468,12 @@ fn assigned(program: &Program, view: &str, callee: usize, close: usize) -> Optio
                 if !typeish {
                     return None;
                 }
-                j = open - 1;
+                j = open.checked_sub(1)?;
             }
             _ => break,
         }
     }
-    if text(program, view, j) != "=" || program.sig[j - 1].kind != TokenKind::Ident {
+    if j == 0 || text(program, view, j) != "=" || program.sig[j - 1].kind != TokenKind::Ident {
         return None;
     }
     let target = j - 1;
@@ -497,9 +503,11 @@ fn assignment_value_unused(program: &Program, view: &str, target: usize) -> bool
     match text(program, view, before) {
         ";" | "{" | "}" | "else" | "do" => true,
         // The end of a control header: `if (...) p = ...;`.
-        ")" => (0..before)
-            .rev()
-            .find(|&o| program.partner.get(o).copied().flatten() == Some(before))
+        ")" => program
+            .partner
+            .get(before)
+            .copied()
+            .flatten()
             .is_some_and(|open| {
                 open > 0 && matches!(text(program, view, open - 1), "if" | "while" | "for")
             }),
