@@ -40,14 +40,19 @@ impl Granularity {
 }
 
 /// What a variant name of the suite says: `orig`, `CDPff`, or the letters
-/// T (threshold), C (coarsen), A (aggregate) followed by a lower-case suffix
+/// T (threshold), C (coarsen), A (aggregate), L (aggregated allocations
+/// alone, `alloc(...)` without `consldt`) followed by a lower-case suffix
 /// naming the granularity (`b` block, `m` multiblock, `g` grid, otherwise
-/// warp; `k` fixed `threads`/`blocks`, `a` an aggregation threshold).
+/// warp; `k` fixed `threads`/`blocks`, `a` an aggregation threshold, `n`
+/// allocations left per thread).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Variant {
     pub threshold: bool,
     pub coarsen: bool,
     pub aggregate: Option<Granularity>,
+    /// The parent's allocations aggregated without launch aggregation
+    /// (`alloc(...)` alone): a family of its own, not T, C or T+C.
+    pub alloc: bool,
     /// The program as written (`orig`) or with fire-and-forget launches (`CDPff`).
     pub baseline: bool,
 }
@@ -59,6 +64,7 @@ impl Variant {
                 threshold: false,
                 coarsen: false,
                 aggregate: None,
+                alloc: false,
                 baseline: true,
             };
         }
@@ -82,11 +88,13 @@ impl Variant {
             threshold: upper.contains('T'),
             coarsen: upper.contains('C'),
             aggregate,
+            alloc: upper.contains('L'),
             baseline: false,
         }
     }
 
-    /// The family the report compares: "T", "C", "T+C", "A", "T+A", "C+A", "T+C+A".
+    /// The family the report compares: "T", "C", "T+C", "A", "T+A", "C+A",
+    /// "T+C+A"; with aggregated allocations alone "L", "T+L", "C+L", "T+C+L".
     pub fn family(&self) -> Option<String> {
         if self.baseline {
             return None;
@@ -100,6 +108,9 @@ impl Variant {
         }
         if self.aggregate.is_some() {
             parts.push("A");
+        }
+        if self.alloc {
+            parts.push("L");
         }
         (!parts.is_empty()).then(|| parts.join("+"))
     }
@@ -185,6 +196,11 @@ mod tests {
         assert_eq!(Variant::parse("TC").family().as_deref(), Some("T+C"));
         assert!(Variant::parse("CDPff").baseline);
         assert_eq!(Variant::parse("orig").family(), None);
+        // Aggregated allocations alone are no T+C, and their launches no A.
+        assert_eq!(Variant::parse("TCLb").family().as_deref(), Some("T+C+L"));
+        assert_eq!(Variant::parse("L").family().as_deref(), Some("L"));
+        assert_eq!(Variant::parse("TCL").aggregate, None);
+        assert_eq!(Variant::parse("TCAbn").aggregate, Some(Granularity::Block));
         assert_eq!(threshold_of("t128c8g8"), Some(128));
         assert_eq!(threshold_of("c8"), None);
     }
