@@ -20,6 +20,8 @@
 #   T     threshold only      (-DDPOPT_THRESHOLD=...)
 #   C     coarsening only     (-DDPOPT_COARSEN=...)
 #   TC    threshold + coarsen (both macros)
+#   (configs ending in -unc: built with -DDPOPT_UNCOUNTED_LAUNCHES, what the
+#   count of launches against the pending-launch limit costs)
 # Each binary also runs the flat (no-CDP) implementation of the example and
 # its load-balanced flat version (impl=flat-lb; bench/lb_check.sh checks
 # those alone, quickly).
@@ -39,10 +41,10 @@ prepare() {
   cat > "$BUILD/variants.txt" <<'VARIANTS'
 orig||-=-
 CDPff|#pragma dp threshold(1)|ff=-
-T|#pragma dp threshold(128)|t32=-DDPOPT_THRESHOLD=32 t128=- t512=-DDPOPT_THRESHOLD=512 t128-null=-DDPOPT_DIRECT_STREAM=0
+T|#pragma dp threshold(128)|t32=-DDPOPT_THRESHOLD=32 t128=- t128-unc=-DDPOPT_UNCOUNTED_LAUNCHES t512=-DDPOPT_THRESHOLD=512 t128-null=-DDPOPT_DIRECT_STREAM=0
 C|#pragma dp coarsen(8)|c2=-DDPOPT_COARSEN=2 c8=-
-TC|#pragma dp threshold(128) coarsen(8)|t128c8=- t32c4=-DDPOPT_THRESHOLD=32,-DDPOPT_COARSEN=4 t512c2=-DDPOPT_THRESHOLD=512,-DDPOPT_COARSEN=2 t1024c8=-DDPOPT_THRESHOLD=1024
-A|#pragma dp consldt(warp)|warp=- warp-null=-DDPOPT_AGG_STREAM=0
+TC|#pragma dp threshold(128) coarsen(8)|t128c8=- t128c8-unc=-DDPOPT_UNCOUNTED_LAUNCHES t32c4=-DDPOPT_THRESHOLD=32,-DDPOPT_COARSEN=4 t512c2=-DDPOPT_THRESHOLD=512,-DDPOPT_COARSEN=2 t1024c8=-DDPOPT_THRESHOLD=1024
+A|#pragma dp consldt(warp)|warp=- warp-unc=-DDPOPT_UNCOUNTED_LAUNCHES warp-null=-DDPOPT_AGG_STREAM=0
 TA|#pragma dp threshold(128) consldt(warp)|t128=- t512=-DDPOPT_THRESHOLD=512
 CA|#pragma dp coarsen(8) consldt(warp)|c8=-
 TCA|#pragma dp threshold(128) coarsen(8) consldt(warp)|t128c8=- t512c8=-DDPOPT_THRESHOLD=512 t1024c8=-DDPOPT_THRESHOLD=1024
@@ -50,14 +52,14 @@ TCAa|#pragma dp threshold(128) coarsen(8) consldt(warp) agg_threshold(4)|t128c8a
 Ag|#pragma dp consldt(grid)|grid=- grid-pool64=-DDPOPT_POOL_RECORDS=64
 TAg|#pragma dp threshold(128) consldt(grid)|t128=- t512=-DDPOPT_THRESHOLD=512
 CAg|#pragma dp coarsen(8) consldt(grid)|c8=-
-TCAg|#pragma dp threshold(128) coarsen(8) consldt(grid)|t128c8=- t512c8=-DDPOPT_THRESHOLD=512 t128c8-pool64=-DDPOPT_POOL_RECORDS=64
+TCAg|#pragma dp threshold(128) coarsen(8) consldt(grid)|t128c8=- t128c8-unc=-DDPOPT_UNCOUNTED_LAUNCHES t512c8=-DDPOPT_THRESHOLD=512 t128c8-pool64=-DDPOPT_POOL_RECORDS=64
 Ab|#pragma dp consldt(block)|block=- block-p7168=-DDPOPT_PARAM_BYTES=7168
 TAb|#pragma dp threshold(128) consldt(block)|t128=-
 TCAb|#pragma dp threshold(128) coarsen(8) consldt(block)|t128c8=-
 Am|#pragma dp consldt(multiblock, 8)|g1=-DDPOPT_GROUP=1 g8=- g64=-DDPOPT_GROUP=64 g8-pool64=-DDPOPT_POOL_RECORDS=64
 TAm|#pragma dp threshold(128) consldt(multiblock, 8)|t128g8=-
 CAm|#pragma dp coarsen(8) consldt(multiblock, 8)|c8g8=-
-TCAm|#pragma dp threshold(128) coarsen(8) consldt(multiblock, 8)|t128c8g8=- t512c8g8=-DDPOPT_THRESHOLD=512 t128c8g64=-DDPOPT_GROUP=64
+TCAm|#pragma dp threshold(128) coarsen(8) consldt(multiblock, 8)|t128c8g8=- t128c8g8-unc=-DDPOPT_UNCOUNTED_LAUNCHES t512c8g8=-DDPOPT_THRESHOLD=512 t128c8g64=-DDPOPT_GROUP=64
 TCAmk|#pragma dp threshold(128) coarsen(8) consldt(multiblock, 8) threads(64) blocks(512)|t128c8g8k=-
 Ak|#pragma dp consldt(warp) threads(32) blocks(8)|w-t32b8=-
 Agk|#pragma dp consldt(grid) threads(128) blocks(1024)|g-t128b1024=-

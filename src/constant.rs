@@ -584,7 +584,7 @@ mod tests {
         let (file, program, c) = constants(
             "#define B 128\n__global__ void p(int n) {\n  dim3 grid(4, 2);\n  dim3 block = dim3(B);\n  dim3 g2(n);\n  dim3 g3(2);\n  g3.x = n;\n}\n",
         );
-        let p = &program.functions[0];
+        let p = &program.functions[crate::program::FunctionId(0)];
         assert_eq!(c.threads("grid", p, &program, &file.view), Some(8));
         assert_eq!(c.threads("block", p, &program, &file.view), Some(128));
         assert_eq!(c.threads("dim3(2, B)", p, &program, &file.view), Some(256));

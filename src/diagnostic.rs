@@ -1,7 +1,9 @@
 //! Diagnostics: every problem dpopt reports is a `DiagnosticKind`, rendered by
 //! miette with the offending source span, `FILE:LINE:COL`, and a fix.
 
-use crate::hazard::Unseen;
+// The types the kinds hold, for code that matches on them.
+pub use crate::hazard::Unseen;
+pub use crate::pragma::ClauseName;
 use crate::source::SourceFile;
 use miette::{LabeledSpan, NamedSource, Severity, SourceSpan};
 use std::ops::Range;
@@ -137,8 +139,11 @@ pub enum DiagnosticKind {
         threshold: i128,
         site: String,
     },
-    /// Two sites run by one kernel state different `parent_threads`.
-    ParentThreadsDiffer {
+    /// Two sites run by one kernel state different values of a clause that
+    /// belongs to the kernel (`Lands::Kernel`: `parent_threads`); its code
+    /// names the clause (`dpopt::parent_threads_differ`).
+    KernelClauseDiffers {
+        clause: ClauseName,
         kernel: String,
         first: String,
         second: String,
@@ -267,6 +272,17 @@ pub enum DiagnosticKind {
     },
 }
 
+/// What a kernel's clause states and how to choose it (`Lands::Kernel`).
+fn kernel_clause(clause: ClauseName) -> (&'static str, &'static str) {
+    match clause.takes() {
+        crate::pragma::Takes::Positive {
+            lands: crate::pragma::Lands::Kernel { what, advice, .. },
+            ..
+        } => (what, advice),
+        _ => ("value", "state one value"),
+    }
+}
+
 impl DiagnosticKind {
     pub fn code(&self) -> &'static str {
         use DiagnosticKind::*;
@@ -303,7 +319,7 @@ impl DiagnosticKind {
             FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
             TooDeep { .. } => "dpopt::too_deep",
             AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
-            ParentThreadsDiffer { .. } => "dpopt::parent_threads_differ",
+            KernelClauseDiffers { clause, .. } => clause.differ_code(),
             ThresholdDecided { .. } => "dpopt::threshold_decided",
             UnseenName { .. } => "dpopt::unseen_name",
             Unterminated { .. } => "dpopt::unterminated",
@@ -360,9 +376,18 @@ impl DiagnosticKind {
             AboveLimit { clause, value, limit } => {
                 format!("`{clause}({value})`: the value must be at most {limit}")
             }
-            ParentThreadsDiffer { kernel, first, second } => format!(
-                "kernel `{kernel}` runs sites stating different block sizes: `parent_threads({first})` and `parent_threads({second})`"
-            ),
+            KernelClauseDiffers {
+                clause,
+                kernel,
+                first,
+                second,
+            } => {
+                let name = clause.spelling();
+                format!(
+                    "kernel `{kernel}` runs sites stating different {}s: `{name}({first})` and `{name}({second})`",
+                    kernel_clause(*clause).0
+                )
+            }
             DuplicateClause { clause } => format!("clause `{clause}` is given twice"),
             BadGranularity { value, .. } => format!("`{value}` is not an aggregation granularity"),
             BadBufferKind { value } => format!("`{value}` is not an aggregation buffer kind"),
@@ -509,9 +534,12 @@ impl DiagnosticKind {
             NotPositive { .. } => "use a value of at least 1".to_string(),
             TooLarge { .. } => "use a value that a launch configuration can hold".to_string(),
             AboveLimit { clause, limit, .. } => format!("write `{clause}(N)` with N at most {limit}"),
-            ParentThreadsDiffer { kernel, .. } => format!(
-                "`{kernel}` has one block size: state the largest it is launched with, the same on every site it runs (or on one of them)"
-            ),
+            KernelClauseDiffers { clause, kernel, .. } => {
+                let (what, advice) = kernel_clause(*clause);
+                format!(
+                    "`{kernel}` has one {what}: {advice}, the same on every site it runs (or on one of them)"
+                )
+            }
             NotAnInteger { .. } => {
                 "write a decimal or hexadecimal literal such as `128`, or the name of a macro defined elsewhere".to_string()
             }
@@ -672,7 +700,7 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn new(kind: DiagnosticKind, span: Range<usize>, label: impl Into<String>) -> Self {
+    pub(crate) fn new(kind: DiagnosticKind, span: Range<usize>, label: impl Into<String>) -> Self {
         Diagnostic {
             kind,
             span,
@@ -681,7 +709,7 @@ impl Diagnostic {
         }
     }
 
-    pub fn with_note(mut self, span: Range<usize>, label: impl Into<String>) -> Self {
+    pub(crate) fn with_note(mut self, span: Range<usize>, label: impl Into<String>) -> Self {
         self.notes.push((span, label.into()));
         self
     }
@@ -906,7 +934,7 @@ impl miette::Diagnostic for Rendered {
 }
 
 /// Closest known word, for "did you mean".
-pub fn suggest(word: &str, known: &[&str]) -> Option<String> {
+pub(crate) fn suggest(word: &str, known: &[&str]) -> Option<String> {
     known
         .iter()
         .map(|k| (strsim::damerau_levenshtein(word, k), *k))

@@ -5,8 +5,7 @@
 
 use crate::names::SiteSymbols;
 use crate::plan::Plan;
-use crate::pragma::Value;
-use crate::program::Program;
+use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
 use crate::token::TokenKind;
 use crate::transform::child::{declarations, definitions};
@@ -16,7 +15,7 @@ use crate::transform::context::{
 use crate::transform::continuation;
 use crate::transform::templates::Templates;
 use crate::transform::{Renderer, OUTPUT_LINE_MARKER};
-use crate::writer::{OutFile, Sink};
+use crate::writer::{Fragment, OutFile, Sink};
 
 /// Generate the transformed file. `output_name` names the output in the
 /// `#line` directives of generated code (`<stdout>` when printed).
@@ -26,7 +25,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     static TEMPLATES: std::sync::OnceLock<Templates> = std::sync::OnceLock::new();
     let templates = TEMPLATES.get_or_init(Templates::new);
     let renderer = Renderer::new(file, program, plan, templates);
-    let mut inserts: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut inserts: Vec<(usize, Fragment)> = Vec::new();
     for child_plan in &plan.children {
         let child = &program.functions[child_plan.child];
         if let Some(at) = child_plan.elsewhere {
@@ -42,10 +41,10 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
             child_plan,
             file.line_of(at.max(child_plan.declare_at)),
         ));
-        inserts.push((at, fragment));
+        inserts.push((at, Fragment::generated_bytes(fragment)));
         let (at, prefix) = insertion_after(file, program, child.body.end);
-        let mut fragment = prefix;
-        fragment.extend(definitions(&renderer, child_plan, file.line_of(at)));
+        let mut fragment = Fragment::generated_bytes(prefix);
+        fragment.append(definitions(&renderer, child_plan, file.line_of(at)));
         inserts.push((at, fragment));
     }
     let mut overrides: Vec<(std::ops::Range<usize>, String)> = Vec::new();
@@ -58,11 +57,11 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
             site,
             file.line_of(at.max(kernel.first_declared)),
         ));
-        inserts.push((at, fragment));
+        inserts.push((at, Fragment::generated_bytes(fragment)));
         let (at, prefix) = insertion_after(file, program, kernel.body.end);
         let mut fragment = prefix;
         fragment.extend(continuation::definitions(&renderer, site, file.line_of(at)));
-        inserts.push((at, fragment));
+        inserts.push((at, Fragment::generated_bytes(fragment)));
         let text = String::from_utf8_lossy(&continuation::site_text(&renderer, site)).into_owned();
         if site.statement.end == site.postwork.start {
             overrides.push((site.statement.start..site.postwork.end, text));
@@ -82,10 +81,10 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         let (at, prefix) = insertion_after(file, program, f.body.end);
         let mut fragment = prefix;
         fragment.extend(bounds(&renderer, kernel, file.line_of(at)));
-        inserts.push((at, fragment));
+        inserts.push((at, Fragment::generated_bytes(fragment)));
     }
     if plan.uses.prelude() {
-        inserts.insert(0, (0, prelude(&renderer)));
+        inserts.insert(0, (0, Fragment::generated_bytes(prelude(&renderer))));
     }
     let input = file.input_bytes();
     if !plan.sites.is_empty() || !plan.postwork.is_empty() {
@@ -101,7 +100,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         if !plan.postwork.is_empty() {
             fragment.extend(continuation::stats(&renderer, &plan.postwork));
         }
-        inserts.push((len, fragment));
+        inserts.push((len, Fragment::generated_bytes(fragment)));
     }
     // Stable: at one offset, definitions of an earlier child come first.
     inserts.sort_by_key(|(at, _)| *at);
@@ -110,7 +109,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     let mut pos = 0;
     for (at, fragment) in inserts {
         renderer.render_into(&mut out, pos..at, None, &overrides);
-        out.generated(&fragment);
+        fragment.write_to(&mut out);
         pos = at;
     }
     renderer.render_into(&mut out, pos..input.len(), None, &overrides);
@@ -120,12 +119,12 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
 /// The declarations and definitions of a child defined in another file, for
 /// the line start `at` of the input: wrapped in the child's namespaces (the
 /// input is taken to include its header at namespace scope).
-fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> {
+fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Fragment {
     let child = &r.program.functions[plan.child];
     let resume = r.file.line_of(at);
     if child.namespace.is_empty() {
-        let mut out = declarations(r, plan, resume);
-        out.extend(definitions(r, plan, resume));
+        let mut out = Fragment::generated_bytes(declarations(r, plan, resume));
+        out.append(definitions(r, plan, resume));
         return out;
     }
     let namespaces = |open: bool| {
@@ -139,21 +138,15 @@ fn elsewhere(r: &Renderer, plan: &crate::plan::ChildPlan, at: usize) -> Vec<u8> 
             r.file.newline,
         ))
     };
-    let newline = r.file.newline.as_bytes();
-    let mut out = namespaces(true);
-    out.extend(declarations(r, plan, resume));
+    let mut out = Fragment::generated_bytes(namespaces(true));
+    out.generated(&declarations(r, plan, resume));
     let mut definitions = definitions(r, plan, resume);
     // The definitions end with `#line` back to the input: the namespaces
     // close before it.
-    let body = definitions.strip_suffix(newline).unwrap_or(&definitions);
-    let last = body
-        .iter()
-        .rposition(|&b| b == b'\n' || b == b'\r')
-        .map_or(0, |i| i + 1);
-    let resync = definitions.split_off(last);
-    out.extend(definitions);
-    out.extend(namespaces(false));
-    out.extend(resync);
+    let resync = definitions.split_off_last_generated_line();
+    out.append(definitions);
+    out.generated(&namespaces(false));
+    out.append(resync);
     out
 }
 
@@ -169,6 +162,14 @@ fn prelude(r: &Renderer) -> Vec<u8> {
         } else {
             ""
         },
+        // The count of unfinished launches is the same in every file with
+        // sites: copied as it is.
+        launch_budget: if r.plan.uses.stats {
+            crate::transform::templates::LAUNCH_BUDGET
+        } else {
+            ""
+        },
+        // The aggregated allocations' generic code, where a site has them.
         alloc_support: if r.plan.uses.alloc {
             crate::transform::templates::ALLOC_SUPPORT
         } else {
@@ -191,7 +192,7 @@ fn prelude(r: &Renderer) -> Vec<u8> {
 /// as written. It repeats the definition's head without default arguments
 /// (C++ forbids giving them twice) and with the template header's
 /// parameters only.
-fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
+fn bounds(r: &Renderer, kernel: FunctionId, resume_line: usize) -> Vec<u8> {
     let f = &r.program.functions[kernel];
     let head_start = f.start + f.template_header.as_ref().map_or(0, String::len);
     // The head's tokens as written, without comments, directives, splices or
@@ -219,7 +220,7 @@ fn bounds(r: &Renderer, kernel: usize, resume_line: usize) -> Vec<u8> {
         specifiers,
         name: r.codec.to_text(&r.file.bytes[f.name_span.clone()]),
         params: f.params.iter().map(|p| p.declaration.clone()).collect(),
-        threads: r.plan.parent_threads.get(&kernel).map(Value::to_source),
+        stated: r.plan.kernels.get(&kernel).cloned().unwrap_or_default(),
         resume: Resume {
             line_out: OUTPUT_LINE_MARKER,
             resume_line,
@@ -249,17 +250,22 @@ fn stats(r: &Renderer) -> Vec<u8> {
         .plan
         .sites
         .iter()
-        .map(|s| SiteSymbols::of(&s.id))
+        .map(|s| SiteSymbols::of(&s.id, &r.program.functions[s.child].namespace))
         .collect();
     let knobs = r
         .plan
         .sites
         .iter()
-        .flat_map(|s| &s.knobs)
-        .filter(|k| k.knob.at_run_time())
-        .map(|k| RuntimeKnob {
-            global: k.global(),
-            name: k.name.clone(),
+        .flat_map(|s| {
+            let scope = crate::names::scope(&r.program.functions[s.child].namespace);
+            s.knobs
+                .iter()
+                .filter(|k| k.knob.at_run_time())
+                .map(move |k| RuntimeKnob {
+                    global: k.global(),
+                    name: k.name.clone(),
+                    scope: scope.clone(),
+                })
         })
         .collect();
     let ctx = StatsContext {

@@ -110,7 +110,11 @@ pub fn explain(input: &SourceFile, options: Option<&unit::Options>) -> Explanati
 }
 
 /// The explanation of each site of a plan.
-pub fn explain_plan(file: &SourceFile, program: &Program, plan: &Plan) -> Vec<SiteExplanation> {
+pub(crate) fn explain_plan(
+    file: &SourceFile,
+    program: &Program,
+    plan: &Plan,
+) -> Vec<SiteExplanation> {
     plan.sites
         .iter()
         .map(|site| explain_site(file, program, plan, site))
@@ -280,7 +284,7 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
 
 /// One line per allocation of the launch's pointers: how it is aggregated
 /// (granularity, calls, frees), or why it is left per thread.
-pub fn allocations(file: &SourceFile, program: &Program, site: &Site) -> Vec<String> {
+pub(crate) fn allocations(file: &SourceFile, program: &Program, site: &Site) -> Vec<String> {
     let mut lines: Vec<String> = site
         .allocations
         .iter()

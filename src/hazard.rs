@@ -47,7 +47,7 @@
 //! A macro whose definition (`#define`) contains one of the intrinsics above
 //! counts where it is used.
 
-use crate::program::{Function, Program};
+use crate::program::{Function, FunctionId, Program};
 use crate::token::{Token, TokenKind};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -203,7 +203,7 @@ impl Summary {
 /// or a member function (`Program::methods`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum FnRef {
-    Free(usize),
+    Free(FunctionId),
     Method(usize),
 }
 
@@ -229,7 +229,7 @@ pub struct Hazards<'p> {
     program: &'p Program,
     view: &'p str,
     /// Free functions by name (every overload).
-    free: HashMap<&'p str, Vec<usize>>,
+    free: HashMap<&'p str, Vec<FunctionId>>,
     /// Member functions by name: defined in a class body, or defined outside
     /// it as `S::name` (those are free functions to the parser).
     methods: HashMap<&'p str, Vec<FnRef>>,
@@ -568,9 +568,9 @@ const EXPRESSION_KEYWORDS: &[&str] = &[
 
 impl<'p> Hazards<'p> {
     pub fn new(program: &'p Program, view: &'p str) -> Self {
-        let mut free: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut free: HashMap<&str, Vec<FunctionId>> = HashMap::new();
         let mut methods: HashMap<&str, Vec<FnRef>> = HashMap::new();
-        for (i, f) in program.functions.iter().enumerate() {
+        for (i, f) in program.functions.with_ids() {
             free.entry(f.name.as_str()).or_default().push(i);
             // `void S::f() {...}`: a member defined outside its class.
             if view[..f.name_span.start].trim_end().ends_with("::") {
@@ -611,9 +611,8 @@ impl<'p> Hazards<'p> {
         model
     }
 
-    /// What function `f` (an index into `Program::functions`) does, its
-    /// callees included.
-    pub fn of(&self, f: usize) -> Summary {
+    /// What function `f` does, its callees included.
+    pub fn of(&self, f: FunctionId) -> Summary {
         let key = FnRef::Free(f);
         if let Some(s) = self.cache.borrow().get(&key) {
             return s.clone();
@@ -871,7 +870,7 @@ impl<'p> Hazards<'p> {
             let k = fs.partition_point(|f| f.start <= offset);
             k > 0 && offset < fs[k - 1].body.end
         };
-        inside(&self.program.functions) || inside(&self.program.methods)
+        inside(self.program.functions.as_slice()) || inside(&self.program.methods)
     }
 
     /// Is `( * name ) (` at `open` a declaration (a type before it)?

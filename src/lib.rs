@@ -7,39 +7,49 @@
 //! 2. `analyzer` (+ `thread_count`): validate each pragma, build a `Plan`;
 //! 3. `transform`: generate launch sites and child definitions from templates;
 //! 4. `emit`: assemble the output file with `#line` directives.
+//!
+//! They are internal. The public API is what the command line, the tests,
+//! the benchmarks and the fuzzer use: `run`, `run_with`, `run_migrating`
+//! and their `Outcome`; `rewritten_ranges`, `renamed_calls` and
+//! `plan_text`, views of the pipeline for tests; and the modules `source` (`SourceFile`), `unit`
+//! (`Options`), `diagnostic`, `message_format`, `explain`, `output`,
+//! `nvcc_wrapper` and `tune`.
 
 // Diagnostics travel in `Err` on the cold path; their size does not matter.
 #![allow(clippy::result_large_err)]
 
-pub mod analyzer;
-pub mod conditional;
-pub mod constant;
+// The pipeline: internal.
+mod analyzer;
+mod conditional;
+mod constant;
+mod emit;
+mod expr;
+mod grammar;
+mod guard;
+mod hazard;
+mod lexer;
+mod names;
+mod parser;
+mod phases;
+mod plan;
+mod postwork;
+mod pragma;
+mod program;
+mod record;
+mod thread_count;
+mod token;
+mod transform;
+mod writer;
+
+// What the command line, the tests, the benchmarks and the fuzzer use.
 pub mod diagnostic;
-pub mod emit;
 pub mod explain;
-pub mod expr;
-pub mod grammar;
-pub mod guard;
-pub mod hazard;
-pub mod lexer;
 pub mod message_format;
-pub mod names;
 pub mod nvcc_wrapper;
 pub mod output;
-pub mod parser;
-pub mod phases;
-pub mod plan;
-pub mod postwork;
-pub mod pragma;
-pub mod program;
-pub mod record;
 pub mod source;
-pub mod thread_count;
-pub mod token;
-pub mod transform;
 pub mod tune;
 pub mod unit;
-pub mod writer;
 
 use diagnostic::Diagnostic;
 use source::SourceFile;
@@ -86,6 +96,42 @@ impl Outcome {
     pub fn source<'a>(&'a self, input: &'a SourceFile) -> &'a SourceFile {
         self.unit.as_ref().unwrap_or(input)
     }
+}
+
+/// The byte ranges of the input that a transform rewrites: each `#pragma
+/// dp` directive through the end of the launch statement it stands before.
+/// Everything outside them is copied as it is.
+pub fn rewritten_ranges(file: &SourceFile) -> Vec<std::ops::Range<usize>> {
+    let program = parser::parse(file, lexer::lex(file));
+    program
+        .pragmas
+        .iter()
+        .filter_map(|pragma| {
+            let launch = program
+                .launches
+                .iter()
+                .find(|l| Some(l.first_token) == pragma.next_token)?;
+            Some(pragma.span.start..launch.span.end)
+        })
+        .collect()
+}
+
+/// The calls a transform renames, in source order: the callees of the
+/// parent's aggregated allocations (`malloc`/`cudaMalloc`) and of their
+/// frees, each with the name that replaces it (in the file and in every copy
+/// of a body), for the preservation test.
+pub fn renamed_calls(file: &SourceFile) -> Vec<(std::ops::Range<usize>, String)> {
+    let program = parser::parse(file, lexer::lex(file));
+    analyzer::analyze(file, &program).plan.renamed_calls()
+}
+
+/// The analyzer's `Plan` of the input alone, as `{:#?}` writes it, and the
+/// diagnostics: what is decided before any code is generated (defaults,
+/// pools, knobs, serial bounds, deferral), for snapshots.
+pub fn plan_text(file: &SourceFile) -> (String, Vec<Diagnostic>) {
+    let program = parser::parse(file, lexer::lex(file));
+    let analysis = analyzer::analyze(file, &program);
+    (format!("{:#?}", analysis.plan), analysis.diagnostics)
 }
 
 /// Does the text hold a backslash that ends a line (blanks may follow it)?
@@ -175,7 +221,7 @@ pub fn run_migrating(
         (analysis.plan, diagnostics)
     };
     // Kernels whose bodies are copied for `#pragma dp` sites.
-    let copied: Vec<usize> = plan
+    let copied: Vec<program::FunctionId> = plan
         .sites
         .iter()
         .flat_map(|s| s.children().collect::<Vec<_>>())

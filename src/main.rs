@@ -462,7 +462,7 @@ fn transform_one(
     common.report(&file, &outcome);
     let mut read = vec![input.to_string()];
     if let Some(unit) = &outcome.unit {
-        read.extend(unit.parts.iter().map(|p| p.file.name.clone()));
+        read.extend(unit.other_files().map(str::to_string));
     }
     let Some(bytes) = outcome.output else {
         return Err(ExitCode::from(1));

@@ -20,6 +20,12 @@ pub fn coarse(child: &str) -> String {
     format!("dpopt_coarse_{child}")
 }
 
+/// The child's counted kernel: the child as dpopt launches it, counted
+/// against the pending-launch limit (templates/launch_budget.cuh).
+pub fn counted(child: &str) -> String {
+    format!("dpopt_counted_{child}")
+}
+
 /// The function that queues a deferred launch of the child.
 pub fn defer(child: &str) -> String {
     format!("dpopt_defer_{child}")
@@ -100,12 +106,28 @@ impl PostworkSymbols {
     }
 }
 
+/// The namespaces a generated variable is declared in, as an absolute
+/// qualifier (`::a::b`; empty at global scope). An anonymous namespace has
+/// no name to write and needs none: its members are found in the namespace
+/// around it.
+pub fn scope(namespaces: &[String]) -> String {
+    namespaces
+        .iter()
+        .filter(|n| !n.is_empty())
+        .map(|n| format!("::{n}"))
+        .collect()
+}
+
 /// The symbols of one site's generated code (the templates write
 /// `{{ n.record }}` where the site's record type goes, ...).
 #[derive(Debug, Clone, Serialize)]
 pub struct SiteSymbols {
     /// The site's id (`<parent>_<k>`).
     pub id: String,
+    /// Where the site's counters and run-time knobs are declared: the
+    /// child's namespaces (`scope`), which the site's launch, in the
+    /// parent, and the host functions at the end of the file are outside of.
+    pub scope: String,
     pub count: String,
     pub record: String,
     pub shared: String,
@@ -133,12 +155,25 @@ pub struct SiteSymbols {
     pub stats_of: String,
     pub stream: String,
     pub stats: String,
+    /// The counters as code anywhere in the file names them (`stats`,
+    /// qualified with `scope`).
+    pub stats_ref: String,
 }
 
 impl SiteSymbols {
-    pub fn of(site: &str) -> SiteSymbols {
+    /// The symbols of site `site`, whose child is declared in
+    /// `child_namespace`.
+    pub fn of(site: &str, child_namespace: &[String]) -> SiteSymbols {
+        let scope = scope(child_namespace);
+        let stats = format!("dpopt_stats_{site}");
+        let stats_ref = if scope.is_empty() {
+            stats.clone()
+        } else {
+            format!("{scope}::{stats}")
+        };
         SiteSymbols {
             id: site.to_string(),
+            scope,
             count: format!("DPOPT_COUNT_{site}"),
             record: format!("dpopt_record_{site}"),
             shared: format!("dpopt_shared_{site}"),
@@ -165,7 +200,8 @@ impl SiteSymbols {
             site_stream: format!("DPOPT_SITE_STREAM_{site}"),
             stats_of: format!("DPOPT_STATS_OF_{site}"),
             stream: format!("DPOPT_STREAM_{site}"),
-            stats: format!("dpopt_stats_{site}"),
+            stats,
+            stats_ref,
         }
     }
 }
@@ -321,6 +357,20 @@ mod tests {
         assert_eq!(Knob::Threshold.name("k_1"), "DPOPT_THRESHOLD_k_1");
         assert_eq!(Knob::PoolBlocks.name("p_2"), "DPOPT_POOL_BLOCKS_p_2");
         assert_eq!(Knob::SerialDepth.name("tree"), "DPOPT_SERIAL_DEPTH_tree");
+    }
+
+    #[test]
+    fn counters_of_a_namespaced_child_are_named_from_anywhere() {
+        let global = SiteSymbols::of("p_1", &[]);
+        assert_eq!(
+            (global.scope.as_str(), global.stats_ref.as_str()),
+            ("", "dpopt_stats_p_1")
+        );
+        let nested = SiteSymbols::of("p_1", &["a".into(), String::new(), "b".into()]);
+        assert_eq!(nested.scope, "::a::b");
+        assert_eq!(nested.stats_ref, "::a::b::dpopt_stats_p_1");
+        let anonymous = SiteSymbols::of("p_1", &[String::new()]);
+        assert_eq!(anonymous.stats_ref, "dpopt_stats_p_1");
     }
 
     #[test]

@@ -128,7 +128,7 @@ const NO_LINK: &[&str] = &[
 
 /// The nvcc command line read: inputs, search directories, macros.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Parsed {
+pub(crate) struct Parsed {
     /// Indices (into the arguments) of the input files.
     pub inputs: Vec<usize>,
     pub include_dirs: Vec<PathBuf>,
@@ -153,7 +153,7 @@ pub struct Parsed {
 impl Parsed {
     /// Add what the arguments of an options file say (their inputs are
     /// counted, not transformed).
-    pub fn merge(&mut self, other: Parsed) {
+    pub(crate) fn merge(&mut self, other: Parsed) {
         self.include_dirs.extend(other.include_dirs);
         self.defines.extend(other.defines);
         self.relocatable |= other.relocatable;
@@ -169,7 +169,7 @@ impl Parsed {
 
 /// The arguments of an options file: words separated by blanks, with
 /// `"..."` and `'...'` quoting and backslash escapes, as nvcc reads them.
-pub fn options_file_words(text: &str) -> Vec<String> {
+pub(crate) fn options_file_words(text: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut word = String::new();
     let mut in_word = false;
@@ -252,7 +252,7 @@ fn is_flag(arg: &str) -> bool {
 }
 
 /// Read nvcc's arguments (without the program name).
-pub fn parse(args: &[String]) -> Parsed {
+pub(crate) fn parse(args: &[String]) -> Parsed {
     let mut p = Parsed::default();
     let mut i = 0;
     while i < args.len() {
@@ -337,7 +337,7 @@ fn is_nvcc(path: &str) -> bool {
 /// The nvcc command line to run, built from the user's: transformed
 /// inputs replaced, flags added.
 #[derive(Debug)]
-pub struct Rewritten {
+pub(crate) struct Rewritten {
     pub args: Vec<String>,
     /// The flags added (for the one note on standard error).
     pub added: Vec<String>,
@@ -346,7 +346,7 @@ pub struct Rewritten {
 /// Build the command line: `replacements` maps an argument index to the
 /// transformed file that replaces it; `original_dirs` are the directories
 /// of the transformed inputs, searched first for their quoted includes.
-pub fn rewrite(
+pub(crate) fn rewrite(
     args: &[String],
     parsed: &Parsed,
     replacements: &[(usize, PathBuf)],

@@ -8,11 +8,11 @@
 
 use crate::phases::{directive_text, is_dp_pragma_text, pragma_operator_text};
 use crate::program::{
-    Declaration as DeclaredFunction, ExecutionSpace, Function, Launch, Param, PragmaSite, Program,
-    TemplateParam, Using,
+    Declaration as DeclaredFunction, ExecutionSpace, Function, FunctionId, Functions, Launch,
+    Param, PragmaSite, Program, TemplateParam, Using,
 };
 use crate::source::SourceFile;
-use crate::token::{is_identifier, split_top_level, Angles, Token, TokenKind};
+use crate::token::{is_identifier, split_top_level, Angles, SigIdx, Token, TokenKind};
 
 pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     let sig: Vec<Token> = tokens
@@ -78,11 +78,18 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     }
     functions.sort_by_key(|f: &Function| f.body.start);
     for (i, f) in functions.iter().enumerate() {
-        program.by_name.entry(f.name.clone()).or_insert(i);
-        program.named.entry(f.name.clone()).or_default().push(i);
+        program
+            .by_name
+            .entry(f.name.clone())
+            .or_insert(FunctionId(i));
+        program
+            .named
+            .entry(f.name.clone())
+            .or_default()
+            .push(FunctionId(i));
     }
     assign_symbols(&mut functions);
-    program.functions = functions;
+    program.functions = Functions::new(functions);
     program.usings = usings;
     program.launches = find_launches(&program, view);
     (program.pragmas, program.pragmas_in_macro_arguments) = find_pragmas(&program, view);
@@ -766,9 +773,13 @@ fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
     };
     let start = sig[first].start;
     // Functions are sorted by body start and never nest.
-    let candidate = program.functions.partition_point(|f| f.body.start < start);
+    let candidate = program
+        .functions
+        .as_slice()
+        .partition_point(|f| f.body.start < start);
     let function = candidate
         .checked_sub(1)
+        .map(FunctionId)
         .filter(|&i| start < program.functions[i].body.end);
     Some(Launch {
         kernel: view[sig[first].start..sig[name_token].end].to_string(),
@@ -779,8 +790,7 @@ fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
         args,
         config_span: sig[chevrons].start..sig[close_chevrons].end,
         function,
-        first_token: first,
-        last_token: semicolon,
+        first_token: SigIdx(first),
     })
 }
 
@@ -832,8 +842,8 @@ fn find_pragmas(
         pragmas.push(PragmaSite {
             span,
             logical,
-            token: i,
-            next_token: (last + 1 < sig.len()).then_some(last + 1),
+            token: SigIdx(i),
+            next_token: (last + 1 < sig.len()).then_some(SigIdx(last + 1)),
         });
     }
     (pragmas, in_arguments)
@@ -946,9 +956,14 @@ mod tests {
              int table[] = {1, 2};\n\
              int main(void) { return 0; }\n",
         );
-        let names: Vec<_> = p.functions.iter().map(|f| f.name.as_str()).collect();
+        let names: Vec<_> = p
+            .functions
+            .as_slice()
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
         assert_eq!(names, ["child", "helper", "main"]);
-        let child = &p.functions[0];
+        let child = &p.functions[FunctionId(0)];
         assert!(child.space.global && !child.space.host);
         assert_eq!(
             child.template_header.as_deref(),
@@ -969,7 +984,7 @@ mod tests {
         assert_eq!(child.params[1].declaration, "const int n");
         assert_eq!(child.params[1].default.as_deref(), Some("3"));
         assert_eq!(child.params[2].name, None);
-        assert!(p.functions[2].space.host);
+        assert!(p.functions[FunctionId(2)].space.host);
     }
 
     #[test]
@@ -1004,7 +1019,7 @@ mod tests {
         let (file, p) = program("void f() {\n#pragma dp threshold(2)\n  k<<<1, 1>>>();\n}\n");
         assert_eq!(p.pragmas.len(), 1);
         let next = p.pragmas[0].next_token.unwrap();
-        assert_eq!(p.sig[next].text(&file.view), "k");
+        assert_eq!(p.sig[next.0].text(&file.view), "k");
         assert_eq!(p.launches[0].first_token, next);
     }
 
@@ -1021,7 +1036,7 @@ mod tests {
         let config: Vec<&str> = l.config.iter().map(|r| &file.view[r.clone()]).collect();
         assert_eq!(config, ["n", "32"]);
         assert_eq!(&file.view[l.kernel_span.clone()], "k");
-        assert_eq!(l.function, Some(1));
+        assert_eq!(l.function, Some(FunctionId(1)));
     }
 
     #[test]
@@ -1032,8 +1047,7 @@ mod tests {
         assert_eq!(&file.view[l.span.clone()], "k<<<1, 1>>>();");
         assert_eq!(&file.view[l.config_span.clone()], "<<<1, 1>>>");
         assert!(l.args.is_empty());
-        assert_eq!(p.sig[l.first_token].text(&file.view), "k");
-        assert_eq!(p.sig[l.last_token].text(&file.view), ";");
+        assert_eq!(p.sig[l.first_token.0].text(&file.view), "k");
     }
 
     #[test]
@@ -1045,9 +1059,14 @@ mod tests {
         );
         // A class body is opaque: its member functions are not functions
         // of the program (only kernels and functions at namespace level are).
-        let names: Vec<&str> = p.functions.iter().map(|f| f.name.as_str()).collect();
+        let names: Vec<&str> = p
+            .functions
+            .as_slice()
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
         assert_eq!(names, ["child"]);
-        let child = &p.functions[0];
+        let child = &p.functions[FunctionId(0)];
         // The forward declaration comes first: generated declarations go there.
         assert_eq!(child.first_declared, 0);
         assert!(child.start > 0);

@@ -50,11 +50,6 @@ impl LogicalText {
         };
         start..end.max(start)
     }
-
-    /// The source offset of the end of the text.
-    pub fn source_end(&self) -> usize {
-        *self.origin.last().expect("finished text has an end")
-    }
 }
 
 /// Phases 1-3 of a directive's text starting at source offset `offset`:

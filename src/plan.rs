@@ -1,8 +1,8 @@
 //! The analyzer's output: what to generate, per launch site and per child.
 
 use crate::names::Knob;
-use crate::pragma::{AllocChoice, Granularity, Value};
-use crate::program::Program;
+use crate::pragma::{AllocChoice, ClauseName, Granularity, Value};
+use crate::program::{FunctionId, Program};
 use crate::thread_count::ThreadCount;
 
 /// One `#pragma dp` site that will be rewritten.
@@ -18,21 +18,21 @@ pub struct Site {
     pub pragma: usize,
     /// Index into `Program::launches`.
     pub launch: usize,
-    /// Indices into `Program::functions`.
-    pub parent: usize,
-    pub child: usize,
+    pub parent: FunctionId,
+    pub child: FunctionId,
     /// Other definitions of the child in other branches of an `#if` group
     /// (at most one of them is compiled); each gets its own generated code.
-    pub alternatives: Vec<usize>,
+    pub alternatives: Vec<FunctionId>,
     pub threshold: Option<Value>,
     pub coarsen: Option<Value>,
     /// The child's thread count (only with `threshold`).
     pub count: Option<ThreadCount>,
     /// Aggregation (`consldt(...)`).
     pub aggregation: Option<Aggregation>,
-    /// `parent_threads(N)`: the largest block size of the kernels that run
-    /// the site (their launch bounds).
-    pub parent_threads: Option<Value>,
+    /// The clauses whose value belongs to the kernels that run the site
+    /// (`Lands::Kernel`: `parent_threads`), as the site states them; the
+    /// analyzer gathers them per kernel into `Plan::kernels`.
+    pub kernel_clauses: Vec<(ClauseName, Value)>,
     /// `alloc(...)` as written (the choice and the clause's span).
     pub alloc_clause: Option<(AllocChoice, std::ops::Range<usize>)>,
     /// The parent's allocations of the launch's pointers that are
@@ -109,7 +109,62 @@ pub struct FreeCall {
     /// `cudaFree` (else `free`).
     pub cuda: bool,
     /// The function that holds it (the parent or the child).
-    pub function: usize,
+    pub function: FunctionId,
+}
+
+/// A site of the plan: its index in `Plan::sites`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SiteId(pub usize);
+
+/// On one line, also in `{:#?}`.
+impl std::fmt::Debug for SiteId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SiteId({})", self.0)
+    }
+}
+
+/// The sites of a file, in the order of their pragmas: indexed by `SiteId`
+/// only.
+#[derive(Clone, Default)]
+pub struct Sites(Vec<Site>);
+
+impl Sites {
+    pub fn iter(&self) -> std::slice::Iter<'_, Site> {
+        self.0.iter()
+    }
+
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Site> {
+        self.0.iter_mut()
+    }
+
+    /// Every site with its id.
+    pub fn with_ids(&self) -> impl Iterator<Item = (SiteId, &Site)> {
+        self.0.iter().enumerate().map(|(i, s)| (SiteId(i), s))
+    }
+
+    pub fn push(&mut self, site: Site) -> SiteId {
+        self.0.push(site);
+        SiteId(self.0.len() - 1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::ops::Index<SiteId> for Sites {
+    type Output = Site;
+
+    fn index(&self, id: SiteId) -> &Site {
+        &self.0[id.0]
+    }
+}
+
+/// As the list it is.
+impl std::fmt::Debug for Sites {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
 }
 
 /// How one site's launches are aggregated.
@@ -192,7 +247,7 @@ impl Aggregation {
 
 impl Site {
     /// The child and its alternatives.
-    pub fn children(&self) -> impl Iterator<Item = usize> + '_ {
+    pub fn children(&self) -> impl Iterator<Item = FunctionId> + '_ {
         std::iter::once(self.child).chain(self.alternatives.iter().copied())
     }
 
@@ -279,11 +334,22 @@ impl SiteKnob {
     }
 }
 
+/// The values that belong to a kernel rather than to one site: clauses
+/// whose row says `Lands::Kernel`, one value per kernel however many of
+/// the sites it runs state it. The templates read them as they are
+/// (`BoundsContext::stated`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Kernel {
+    /// `parent_threads(N)`: the largest block size it is launched with; a
+    /// bounded kernel gets `__launch_bounds__(N)` instead of
+    /// `DPOPT_PARENT_BOUNDS`.
+    pub parent_threads: Option<Value>,
+}
+
 /// What is generated for one child kernel, shared by all its sites.
 #[derive(Debug, Clone)]
 pub struct ChildPlan {
-    /// Index into `Program::functions`.
-    pub child: usize,
+    pub child: FunctionId,
     /// Some site thresholds this child: a serial version is needed.
     pub serial: bool,
     /// Some site coarsens this child: a coarsened kernel is needed.
@@ -304,8 +370,7 @@ pub struct ChildPlan {
     pub defers: bool,
     /// The child's parameters as record members (`record.rs`).
     pub members: Vec<crate::record::Member>,
-    /// Indices into `Plan::sites`.
-    pub sites: Vec<usize>,
+    pub sites: Vec<SiteId>,
     /// Byte offset before which declarations and macros are inserted.
     pub declare_at: usize,
     /// For a child defined in another file (a header, a child source): the
@@ -317,17 +382,17 @@ pub struct ChildPlan {
 
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
-    pub sites: Vec<Site>,
+    pub sites: Sites,
     pub children: Vec<ChildPlan>,
-    /// Kernels (indices into `Program::functions`) that hold a rewritten
+    /// Kernels that hold a rewritten
     /// launch, directly or through the device functions they call, and
     /// declare no launch bounds of their own: they get
     /// `DPOPT_PARENT_BOUNDS` (`__launch_bounds__(1024)`), so that the
     /// generated code cannot make them unlaunchable with 1,024 threads.
-    pub bounded: Vec<usize>,
-    /// The bounded kernels whose sites state `parent_threads(N)`: they get
-    /// `__launch_bounds__(N)` instead.
-    pub parent_threads: std::collections::BTreeMap<usize, Value>,
+    pub bounded: Vec<FunctionId>,
+    /// What the sites a kernel runs state about it (`Kernel`), for the
+    /// kernels whose sites state any.
+    pub kernels: std::collections::BTreeMap<FunctionId, Kernel>,
     /// Device-side syncs migrated to continuations (`--migrate-sync`,
     /// `postwork.rs`).
     pub postwork: Vec<crate::postwork::SyncSite>,
@@ -407,13 +472,36 @@ impl Plan {
         }
     }
 
+    /// The callees the transform renames, in source order: each aggregated
+    /// allocation's `malloc`/`cudaMalloc` and each `free`/`cudaFree` of its
+    /// slices, with the name that replaces it (`names::alloc_call`,
+    /// `names::free_call`), in the file and in every copy of a body.
+    pub fn renamed_calls(&self) -> Vec<(std::ops::Range<usize>, String)> {
+        let mut renamed = Vec::new();
+        for a in self.sites.iter().flat_map(|s| &s.allocations) {
+            for call in &a.calls {
+                let name =
+                    crate::names::alloc_call(call.cuda, a.granularity, call.tag, a.headers());
+                renamed.push((call.callee.clone(), name));
+            }
+            for free in &a.frees {
+                renamed.push((
+                    free.callee.clone(),
+                    crate::names::free_call(free.cuda).to_string(),
+                ));
+            }
+        }
+        renamed.sort_by_key(|(callee, _)| callee.start);
+        renamed
+    }
+
     /// Whether a child with these sites has a queue of deferred launches
     /// (`ChildPlan::defers`).
     pub fn child_defers(
         &self,
         child: &crate::program::Function,
         serial: bool,
-        sites: &[usize],
+        sites: &[SiteId],
     ) -> bool {
         serial
             && child.template_header.is_none()

@@ -12,9 +12,10 @@
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Hazard, Hazards};
-use crate::program::Program;
+use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
 use crate::token::{Token, TokenKind};
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 /// The device-side calls that wait for children under CDP1.
@@ -26,7 +27,7 @@ pub struct SyncSite {
     /// Names the generated entities: `<kernel symbol>_sync<k>`.
     pub id: String,
     /// Index into `Program::functions` of the kernel holding the sync.
-    pub kernel: usize,
+    pub kernel: FunctionId,
     /// The name of the call as written (`cudaDeviceSynchronize`).
     pub call: String,
     /// The call's name.
@@ -133,7 +134,12 @@ const BLOCK_BARRIERS: &[&str] = &[
 /// was given (report what cannot be migrated as errors); without it every
 /// sync that could be migrated gets a warning and nothing is rewritten.
 /// `copied`: kernels whose bodies are copied for `#pragma dp` sites.
-pub fn analyze(file: &SourceFile, program: &Program, migrate: bool, copied: &[usize]) -> Analysis {
+pub fn analyze(
+    file: &SourceFile,
+    program: &Program,
+    migrate: bool,
+    copied: &[FunctionId],
+) -> Analysis {
     let view = &file.view;
     let mut out = Analysis::default();
     if !SYNC_CALLS.iter().any(|s| view.contains(s)) {
@@ -142,7 +148,7 @@ pub fn analyze(file: &SourceFile, program: &Program, migrate: bool, copied: &[us
     let hazards = Hazards::new(program, view);
     let shared_names = shared_names(program, view);
     let launchers = launching_functions(program, view);
-    for (f, function) in program.functions.iter().enumerate() {
+    for (f, function) in program.functions.with_ids() {
         if !function.space.runs_on_device() || !file.in_input(function.body.start) {
             continue;
         }
@@ -766,24 +772,25 @@ fn barrier_in(
 
 /// The functions of the file that launch kernels, directly or through the
 /// functions of the file they call.
-fn launching_functions(program: &Program, view: &str) -> Vec<usize> {
-    let mut launching: Vec<bool> = vec![false; program.functions.len()];
-    for l in &program.launches {
-        if let Some(f) = l.function {
-            launching[f] = true;
-        }
-    }
-    let callees: Vec<Vec<usize>> = program
+fn launching_functions(program: &Program, view: &str) -> Vec<FunctionId> {
+    let mut launching: BTreeSet<FunctionId> =
+        program.launches.iter().filter_map(|l| l.function).collect();
+    let callees: Vec<(FunctionId, Vec<FunctionId>)> = program
         .functions
-        .iter()
-        .map(|f| calls_before(program, view, f.body_tokens.start, f.body_tokens.end))
+        .with_ids()
+        .map(|(id, f)| {
+            (
+                id,
+                calls_before(program, view, f.body_tokens.start, f.body_tokens.end),
+            )
+        })
         .collect();
     // To a fixed point: each round marks the callers of marked functions.
     loop {
         let mut changed = false;
-        for (f, calls) in callees.iter().enumerate() {
-            if !launching[f] && calls.iter().any(|&g| launching[g]) {
-                launching[f] = true;
+        for (f, calls) in &callees {
+            if !launching.contains(f) && calls.iter().any(|g| launching.contains(g)) {
+                launching.insert(*f);
                 changed = true;
             }
         }
@@ -791,12 +798,12 @@ fn launching_functions(program: &Program, view: &str) -> Vec<usize> {
             break;
         }
     }
-    (0..launching.len()).filter(|&f| launching[f]).collect()
+    launching.into_iter().collect()
 }
 
 /// The functions of the file called between significant tokens `open` and
 /// `end` (`name (`, not a member call).
-fn calls_before(program: &Program, view: &str, open: usize, end: usize) -> Vec<usize> {
+fn calls_before(program: &Program, view: &str, open: usize, end: usize) -> Vec<FunctionId> {
     let sig = &program.sig;
     let mut out = Vec::new();
     for k in open + 1..end.min(sig.len()) {

@@ -3,6 +3,7 @@
 use crate::diagnostic::{suggest, Diagnostic, DiagnosticKind};
 use crate::grammar::{DpGrammar, Rule};
 use crate::phases::{directive_text, is_dp_pragma_text, LogicalText};
+use crate::plan::{Aggregation, Kernel, Site};
 use crate::token::is_identifier;
 use pest::Parser;
 use std::ops::Range;
@@ -13,6 +14,13 @@ use std::ops::Range;
 pub enum Value {
     Literal(u64),
     Macro(String),
+}
+
+/// A value in a template's context is its source text.
+impl serde::Serialize for Value {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_source())
+    }
 }
 
 impl Value {
@@ -56,17 +64,100 @@ impl Granularity {
     }
 }
 
+/// The clause a tuning clause is meaningless without.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    Threshold,
+    Aggregation,
+}
+
+impl Needs {
+    /// The clause needed.
+    pub const fn clause(self) -> ClauseName {
+        match self {
+            Needs::Threshold => ClauseName::Threshold,
+            Needs::Aggregation => ClauseName::Aggregate,
+        }
+    }
+
+    /// The error for `clause` given without it, and its label.
+    fn missing(self, clause: &str) -> (DiagnosticKind, &'static str) {
+        let clause = clause.to_string();
+        match self {
+            Needs::Threshold => (
+                DiagnosticKind::NeedsThreshold { clause },
+                "the count is only compared with a threshold",
+            ),
+            Needs::Aggregation => (
+                DiagnosticKind::NeedsAggregation { clause },
+                "aggregation tuning without aggregation",
+            ),
+        }
+    }
+}
+
+/// What a clause's arguments are, and for a positive integer where its
+/// value lands in the plan. The parse follows it (`clause_value`), so a
+/// clause of an existing kind needs no parsing code of its own.
+#[derive(Debug, Clone, Copy)]
+pub enum Takes {
+    /// One positive integer: a literal or a macro name (`N`). A literal
+    /// above `max` is refused when parsed, a macro the file defines above it
+    /// by the analyzer.
+    Positive { max: Option<Limit>, lands: Lands },
+    /// One expression, read by the analyzer (`child_threads`).
+    Expression,
+    /// Identifiers, read by the analyzer (`work`).
+    Names,
+    /// A granularity and, for `multiblock`, a group size (`consldt`).
+    Granularity,
+    /// A pool kind and sizes (`buffer`).
+    Buffer,
+    /// `warp`, `block` or `none`, read by the analyzer (`alloc`:
+    /// `analyzer/alloc.rs`).
+    AllocChoice,
+}
+
+/// The largest value a clause takes, and the label that says why.
+#[derive(Debug, Clone, Copy)]
+pub struct Limit {
+    pub max: u64,
+    pub why: &'static str,
+}
+
+/// Where the value of a positive-integer clause goes in the plan; the
+/// analyzer puts it there (`analyzer/sites.rs`, `analyzer/bounds.rs`)
+/// without knowing the clause.
+#[derive(Debug, Clone, Copy)]
+pub enum Lands {
+    /// A field of the site.
+    Site(fn(&mut Site, Value)),
+    /// A field of the site's aggregation (the clause needs `consldt`).
+    Aggregation(fn(&mut Aggregation, Value)),
+    /// One value per kernel: a field of the `plan::Kernel` of every kernel
+    /// that runs the site (the parent, or the kernels that call it). Sites
+    /// one kernel runs that state different values are an error
+    /// (`DiagnosticKind::KernelClauseDiffers`), which says the kernel has one
+    /// `what` and how to choose it (`advice`).
+    Kernel {
+        set: fn(&mut Kernel, Value),
+        what: &'static str,
+        advice: &'static str,
+    },
+}
+
 /// Declares [`ClauseName`], the one table of the clauses dpopt knows: each
 /// row gives the variant, the clause's spelling, its argument syntax (for
-/// "write `name(args)`" help), the clause it needs beside it, and what it
+/// "write `name(args)`" help), the clause it needs beside it, what its
+/// arguments are and where a value lands in the plan (`Takes`), and what it
 /// means (the help that lists the clauses, the tests that keep
-/// docs/PRAGMA.md's clause table complete). Parsing, names and validation
-/// are derived from it; `parse_arguments` matches on the variant
-/// exhaustively, so a new row without a parser does not compile.
+/// docs/PRAGMA.md's clause table complete). Parsing, names, validation and
+/// the plan's values are derived from it.
 macro_rules! clause_table {
-    ($($variant:ident = $spelling:literal, args $syntax:literal, needs $needs:expr, $meaning:literal;)*) => {
+    ($($variant:ident = $spelling:literal, args $syntax:literal, needs $needs:expr,
+        takes $takes:expr, $meaning:literal;)*) => {
         /// Which clause: one variant per row of the clause table.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum ClauseName {
             $($variant,)*
         }
@@ -90,9 +181,16 @@ macro_rules! clause_table {
             }
 
             /// The clause it is meaningless without, if any.
-            pub const fn needs(self) -> Option<ClauseName> {
+            pub const fn needs(self) -> Option<Needs> {
                 match self {
                     $(ClauseName::$variant => $needs,)*
+                }
+            }
+
+            /// What its arguments are and where its value lands.
+            pub fn takes(self) -> Takes {
+                match self {
+                    $(ClauseName::$variant => $takes,)*
                 }
             }
 
@@ -102,32 +200,59 @@ macro_rules! clause_table {
                     $(ClauseName::$variant => $meaning,)*
                 }
             }
+
+            /// The code of the error for sites one kernel runs that state
+            /// different values (`Lands::Kernel`).
+            pub const fn differ_code(self) -> &'static str {
+                match self {
+                    $(ClauseName::$variant => concat!("dpopt::", $spelling, "_differ"),)*
+                }
+            }
         }
     };
 }
 
 clause_table! {
     Threshold = "threshold", args "N", needs None,
+        takes Takes::Positive { max: None, lands: Lands::Site(|s, v| s.threshold = Some(v)) },
         "launch only when the child needs at least N threads; otherwise run them serially";
     Coarsen = "coarsen", args "F", needs None,
+        takes Takes::Positive { max: None, lands: Lands::Site(|s, v| s.coarsen = Some(v)) },
         "each child block does the work of F original blocks";
-    ChildThreads = "child_threads", args "EXPR", needs Some(ClauseName::Threshold),
+    ChildThreads = "child_threads", args "EXPR", needs Some(Needs::Threshold),
+        takes Takes::Expression,
         "the child's thread count, compared with the threshold";
     Aggregate = "consldt", args "warp|block|multiblock[, G]|grid", needs None,
+        takes Takes::Granularity,
         "aggregate the child grids of many parents into one grid";
-    AggThreshold = "agg_threshold", args "N", needs Some(ClauseName::Aggregate),
+    AggThreshold = "agg_threshold", args "N", needs Some(Needs::Aggregation),
+        takes Takes::Positive { max: None, lands: Lands::Aggregation(|a, v| a.agg_threshold = Some(v)) },
         "fewer than N launching threads launch their own children";
-    Work = "work", args "v, ...", needs Some(ClauseName::Aggregate),
+    Work = "work", args "v, ...", needs Some(Needs::Aggregation),
+        takes Takes::Names,
         "the launch arguments that vary between parents";
-    Buffer = "buffer", args "kind[, perBuffer[, total]]", needs Some(ClauseName::Aggregate),
+    Buffer = "buffer", args "kind[, perBuffer[, total]]", needs Some(Needs::Aggregation),
+        takes Takes::Buffer,
         "the records an aggregation pool holds";
-    Threads = "threads", args "N", needs Some(ClauseName::Aggregate),
+    Threads = "threads", args "N", needs Some(Needs::Aggregation),
+        takes Takes::Positive { max: None, lands: Lands::Aggregation(|a, v| a.threads = Some(v)) },
         "threads per block of every aggregated launch";
-    Blocks = "blocks", args "N", needs Some(ClauseName::Aggregate),
+    Blocks = "blocks", args "N", needs Some(Needs::Aggregation),
+        takes Takes::Positive { max: None, lands: Lands::Aggregation(|a, v| a.blocks = Some(v)) },
         "blocks of every aggregated launch, at most";
     ParentThreads = "parent_threads", args "N", needs None,
+        takes Takes::Positive {
+            // A block holds at most 1,024 threads on every architecture dpopt targets.
+            max: Some(Limit { max: MAX_BLOCK_THREADS, why: "more threads than a block can have" }),
+            lands: Lands::Kernel {
+                set: |k, v| k.parent_threads = Some(v),
+                what: "block size",
+                advice: "state the largest it is launched with",
+            },
+        },
         "the parent kernel is launched with at most N threads per block (N <= 1024): its launch bounds";
     Alloc = "alloc", args "warp|block|none", needs None,
+        takes Takes::AllocChoice,
         "one device-side malloc/cudaMalloc per warp or block for the pointers the parent allocates and passes to the launch, sliced per thread";
 }
 
@@ -172,76 +297,44 @@ impl AllocChoice {
     }
 }
 
+/// A clause's arguments, read as its `Takes` says.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClauseKind {
-    /// `threshold(N)`: launch only when the child needs at least N threads.
-    Threshold(Value),
-    /// `coarsen(F)`: each child block does the work of F original blocks.
-    Coarsen(Value),
-    /// `child_threads(EXPR)`: the child's thread count, stated by the user.
-    ChildThreads(String),
-    /// `consldt(granularity[, G])`: aggregation of the children's grids.
+pub enum ClauseValue {
+    /// `Takes::Positive`: `threshold(N)`, `coarsen(F)`, ...
+    Positive(Value),
+    /// `Takes::Expression`: `child_threads(EXPR)`.
+    Expression(String),
+    /// `Takes::Names`: `work(v, ...)`.
+    Names(Vec<String>),
+    /// `Takes::Granularity`: `consldt(granularity[, G])`.
     Aggregate {
         granularity: Granularity,
         group: Option<Value>,
     },
-    /// `agg_threshold(N)`: fewer launching threads launch directly.
-    AggThreshold(Value),
-    /// `work(v, ...)`: the arguments that vary between parents.
-    Work(Vec<String>),
-    /// `buffer(kind, sizes...)`: the aggregation pool.
+    /// `Takes::Buffer`: `buffer(kind, sizes...)`.
     Buffer { kind: String, sizes: Vec<Value> },
-    /// `threads(N)`: threads per block of aggregated launches.
-    Threads(Value),
-    /// `blocks(N)`: blocks of aggregated launches, at most.
-    Blocks(Value),
-    /// `parent_threads(N)`: the parent kernel's largest block size.
-    ParentThreads(Value),
-    /// `alloc(warp|block|none)`: aggregation of the parent's allocations.
+    /// `Takes::AllocChoice`: `alloc(warp|block|none)`.
     Alloc(AllocChoice),
 }
 
-impl ClauseKind {
-    /// The row of the clause table this clause belongs to.
-    pub fn clause(&self) -> ClauseName {
-        match self {
-            ClauseKind::Threshold(_) => ClauseName::Threshold,
-            ClauseKind::Coarsen(_) => ClauseName::Coarsen,
-            ClauseKind::ChildThreads(_) => ClauseName::ChildThreads,
-            ClauseKind::Aggregate { .. } => ClauseName::Aggregate,
-            ClauseKind::AggThreshold(_) => ClauseName::AggThreshold,
-            ClauseKind::Work(_) => ClauseName::Work,
-            ClauseKind::Buffer { .. } => ClauseName::Buffer,
-            ClauseKind::Threads(_) => ClauseName::Threads,
-            ClauseKind::Blocks(_) => ClauseName::Blocks,
-            ClauseKind::ParentThreads(_) => ClauseName::ParentThreads,
-            ClauseKind::Alloc(_) => ClauseName::Alloc,
-        }
-    }
-
-    pub fn name(&self) -> &'static str {
-        self.clause().spelling()
-    }
-
+impl ClauseValue {
     /// The values the clause takes (not its expressions).
     pub fn values(&self) -> Vec<&Value> {
         match self {
-            ClauseKind::Threshold(v)
-            | ClauseKind::Coarsen(v)
-            | ClauseKind::AggThreshold(v)
-            | ClauseKind::Threads(v)
-            | ClauseKind::Blocks(v)
-            | ClauseKind::ParentThreads(v) => vec![v],
-            ClauseKind::Aggregate { group, .. } => group.iter().collect(),
-            ClauseKind::Buffer { sizes, .. } => sizes.iter().collect(),
-            ClauseKind::ChildThreads(_) | ClauseKind::Work(_) | ClauseKind::Alloc(_) => Vec::new(),
+            ClauseValue::Positive(v) => vec![v],
+            ClauseValue::Aggregate { group, .. } => group.iter().collect(),
+            ClauseValue::Buffer { sizes, .. } => sizes.iter().collect(),
+            ClauseValue::Expression(_) | ClauseValue::Names(_) | ClauseValue::Alloc(_) => {
+                Vec::new()
+            }
         }
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Clause {
-    pub kind: ClauseKind,
+    pub name: ClauseName,
+    pub value: ClauseValue,
     /// Span of the whole clause in the source file.
     pub span: Range<usize>,
     /// The clause as the preprocessor reads it (no comments or splices),
@@ -258,95 +351,49 @@ pub struct Directive {
 }
 
 impl Directive {
-    pub fn threshold(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Threshold(v) => Some(v),
-            _ => None,
-        })
-    }
-
-    pub fn coarsen(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Coarsen(v) => Some(v),
-            _ => None,
-        })
-    }
-
-    /// `blocks(N)`: blocks of every aggregated launch, at most.
-    pub fn agg_blocks(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Blocks(v) => Some(v),
-            _ => None,
-        })
-    }
-
-    /// `threads(N)`: threads per block of every aggregated launch.
-    pub fn agg_threads(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Threads(v) => Some(v),
-            _ => None,
-        })
-    }
-
     /// The group size of `consldt(multiblock, G)`.
     pub fn group(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Aggregate { group, .. } => group.as_ref(),
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Aggregate { group, .. } => group.as_ref(),
             _ => None,
         })
     }
 
     /// The aggregation granularity, if `consldt(...)` is given.
     pub fn aggregation(&self) -> Option<Granularity> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Aggregate { granularity, .. } => Some(*granularity),
-            _ => None,
-        })
-    }
-
-    pub fn agg_threshold(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::AggThreshold(v) => Some(v),
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Aggregate { granularity, .. } => Some(*granularity),
             _ => None,
         })
     }
 
     /// Records in the pool of `consldt(grid)`: the last size of `buffer(...)`.
     pub fn pool_records(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Buffer { sizes, .. } => sizes.last(),
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Buffer { sizes, .. } => sizes.last(),
             _ => None,
         })
     }
 
     /// The names listed in `work(...)`.
     pub fn work(&self) -> Option<&[String]> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Work(w) => Some(w.as_slice()),
-            _ => None,
-        })
-    }
-
-    /// `parent_threads(N)`: the largest block size the parent kernel is
-    /// launched with.
-    pub fn parent_threads(&self) -> Option<&Value> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::ParentThreads(v) => Some(v),
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Names(w) if c.name == ClauseName::Work => Some(w.as_slice()),
             _ => None,
         })
     }
 
     /// `alloc(...)`: the choice and the clause's span.
     pub fn alloc(&self) -> Option<(AllocChoice, Range<usize>)> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::Alloc(choice) => Some((*choice, c.span.clone())),
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Alloc(choice) => Some((*choice, c.span.clone())),
             _ => None,
         })
     }
 
     pub fn child_threads(&self) -> Option<&str> {
-        self.clauses.iter().find_map(|c| match &c.kind {
-            ClauseKind::ChildThreads(e) => Some(e.as_str()),
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Expression(e) if c.name == ClauseName::ChildThreads => Some(e.as_str()),
             _ => None,
         })
     }
@@ -446,16 +493,21 @@ pub fn parse_directive(logical: &LogicalText) -> Result<Directive, Vec<Diagnosti
             ));
             continue;
         }
-        match clause_kind(clause_name, has_args, &args, &span) {
-            Ok(kind) => {
-                if clauses.iter().any(|c| c.kind.clause() == clause_name) {
+        match clause_value(clause_name, has_args, &args, &span) {
+            Ok(value) => {
+                if clauses.iter().any(|c| c.name == clause_name) {
                     errors.push(Diagnostic::new(
                         DiagnosticKind::DuplicateClause { clause: name },
                         span,
                         "second occurrence",
                     ));
                 } else {
-                    clauses.push(Clause { kind, span, text });
+                    clauses.push(Clause {
+                        name: clause_name,
+                        value,
+                        span,
+                        text,
+                    });
                 }
             }
             Err(diagnostic) => errors.push(diagnostic),
@@ -480,12 +532,13 @@ pub fn parse_directive(logical: &LogicalText) -> Result<Directive, Vec<Diagnosti
     }
 }
 
-fn clause_kind(
+/// A clause's arguments, read as its row's `Takes` says.
+fn clause_value(
     clause: ClauseName,
     has_args: bool,
     args: &[(String, Range<usize>)],
     span: &Range<usize>,
-) -> Result<ClauseKind, Diagnostic> {
+) -> Result<ClauseValue, Diagnostic> {
     let name = clause.spelling();
     if !has_args || args.is_empty() {
         return Err(Diagnostic::new(
@@ -517,32 +570,27 @@ fn clause_kind(
         count(1..=1, "one positive integer")?;
         value(0)
     };
-    Ok(match clause {
-        ClauseName::Threshold => ClauseKind::Threshold(one_value()?),
-        ClauseName::Coarsen => ClauseKind::Coarsen(one_value()?),
-        ClauseName::AggThreshold => ClauseKind::AggThreshold(one_value()?),
-        ClauseName::Threads => ClauseKind::Threads(one_value()?),
-        ClauseName::Blocks => ClauseKind::Blocks(one_value()?),
-        ClauseName::ParentThreads => {
-            let threads = one_value()?;
-            // A block holds at most 1,024 threads on every architecture
-            // dpopt targets; a macro's value is nvcc's to check.
-            if let Value::Literal(n) = threads {
-                if n > MAX_BLOCK_THREADS {
+    Ok(match clause.takes() {
+        Takes::Positive { max, .. } => {
+            let value = one_value()?;
+            // A macro's value is the analyzer's to check, where the file's
+            // constants are known.
+            if let (Value::Literal(n), Some(limit)) = (&value, max) {
+                if *n > limit.max {
                     return Err(Diagnostic::new(
                         DiagnosticKind::AboveLimit {
                             clause: name.to_string(),
                             value: args[0].0.clone(),
-                            limit: MAX_BLOCK_THREADS,
+                            limit: limit.max,
                         },
                         args[0].1.clone(),
-                        "more threads than a block can have",
+                        limit.why,
                     ));
                 }
             }
-            ClauseKind::ParentThreads(threads)
+            ClauseValue::Positive(value)
         }
-        ClauseName::Alloc => {
+        Takes::AllocChoice => {
             count(1..=1, "one of warp, block, none")?;
             let text = args[0].0.as_str();
             let Some(choice) = AllocChoice::from_spelling(text) else {
@@ -556,13 +604,13 @@ fn clause_kind(
                     "not warp, block or none",
                 ));
             };
-            ClauseKind::Alloc(choice)
+            ClauseValue::Alloc(choice)
         }
-        ClauseName::ChildThreads => {
+        Takes::Expression => {
             count(1..=1, "one expression")?;
-            ClauseKind::ChildThreads(args[0].0.clone())
+            ClauseValue::Expression(args[0].0.clone())
         }
-        ClauseName::Aggregate => {
+        Takes::Granularity => {
             count(1..=2, "a granularity and, for multiblock, a group size")?;
             let Some(granularity) = Granularity::from_spelling(&args[0].0) else {
                 let other = args[0].0.as_str();
@@ -592,9 +640,9 @@ fn clause_kind(
             } else {
                 None
             };
-            ClauseKind::Aggregate { granularity, group }
+            ClauseValue::Aggregate { granularity, group }
         }
-        ClauseName::Work => {
+        Takes::Names => {
             for (arg, range) in args {
                 if !is_identifier(arg) {
                     return Err(Diagnostic::new(
@@ -604,9 +652,9 @@ fn clause_kind(
                     ));
                 }
             }
-            ClauseKind::Work(args.iter().map(|a| a.0.clone()).collect())
+            ClauseValue::Names(args.iter().map(|a| a.0.clone()).collect())
         }
-        ClauseName::Buffer => {
+        Takes::Buffer => {
             count(1..=3, "a kind and up to two sizes")?;
             let kind = args[0].0.clone();
             if !["default", "halloc", "custom"].contains(&kind.as_str()) {
@@ -617,7 +665,7 @@ fn clause_kind(
                 ));
             }
             let sizes = (1..args.len()).map(value).collect::<Result<Vec<_>, _>>()?;
-            ClauseKind::Buffer { kind, sizes }
+            ClauseValue::Buffer { kind, sizes }
         }
     })
 }
@@ -701,27 +749,11 @@ fn too_deep(text: &str, limit: usize) -> Option<usize> {
 /// recognised but not applied by this version are errors.
 fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
-    let has = |clause: ClauseName| directive.clauses.iter().any(|c| c.kind.clause() == clause);
-    let aggregation = directive
-        .clauses
-        .iter()
-        .find(|c| c.kind.clause() == ClauseName::Aggregate);
+    let has = |clause: ClauseName| directive.clauses.iter().any(|c| c.name == clause);
     for clause in &directive.clauses {
-        let name = clause.kind.clause();
-        match name.needs() {
-            Some(needed) if !has(needed) => {
-                let kind = match needed {
-                    ClauseName::Threshold => DiagnosticKind::NeedsThreshold {
-                        clause: name.spelling().to_string(),
-                    },
-                    _ => DiagnosticKind::NeedsAggregation {
-                        clause: name.spelling().to_string(),
-                    },
-                };
-                let label = match needed {
-                    ClauseName::Threshold => "the count is only compared with a threshold",
-                    _ => "aggregation tuning without aggregation",
-                };
+        match clause.name.needs() {
+            Some(needed) if !has(needed.clause()) => {
+                let (kind, label) = needed.missing(clause.name.spelling());
                 errors.push(Diagnostic::new(kind, clause.span.clone(), label));
             }
             _ => {}
@@ -730,21 +762,15 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
     // Every granularity is applied (with `agg_threshold`, `work`, `threads`
     // and `blocks`), and `buffer(default, ...)` sizes the pool of multiblock
     // and grid; the other buffer kinds are not applied yet.
-    if let Some(c) = aggregation {
-        let grid = matches!(
-            c.kind,
-            ClauseKind::Aggregate {
-                granularity: Granularity::Grid | Granularity::MultiBlock,
-                ..
-            }
-        );
+    if let Some(granularity) = directive.aggregation() {
+        let pooled = matches!(granularity, Granularity::Grid | Granularity::MultiBlock);
         for clause in &directive.clauses {
-            let pool_of_grid = grid
-                && matches!(&clause.kind, ClauseKind::Buffer { kind, .. } if kind == "default");
-            if clause.kind.clause() == ClauseName::Buffer && !pool_of_grid {
+            let pool_of_grid = pooled
+                && matches!(&clause.value, ClauseValue::Buffer { kind, .. } if kind == "default");
+            if clause.name == ClauseName::Buffer && !pool_of_grid {
                 errors.push(Diagnostic::new(
                     DiagnosticKind::NotImplementedYet {
-                        clause: clause.kind.name().to_string(),
+                        clause: clause.name.spelling().to_string(),
                     },
                     clause.span.clone(),
                     "not implemented yet",
@@ -758,6 +784,14 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The value of a positive-integer clause (`Takes::Positive`).
+    fn value(d: &Directive, clause: ClauseName) -> Option<&Value> {
+        d.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Positive(v) if c.name == clause => Some(v),
+            _ => None,
+        })
+    }
 
     fn parse(text: &str) -> Result<Directive, Vec<DiagnosticKind>> {
         parse_directive(&directive_text(text, 0))
@@ -777,11 +811,17 @@ mod tests {
     #[test]
     fn threshold_and_coarsen() {
         let d = parse("#pragma dp threshold(128) coarsen(0x8)").unwrap();
-        assert_eq!(d.threshold(), Some(&Value::Literal(128)));
-        assert_eq!(d.coarsen(), Some(&Value::Literal(8)));
+        assert_eq!(value(&d, ClauseName::Threshold), Some(&Value::Literal(128)));
+        assert_eq!(value(&d, ClauseName::Coarsen), Some(&Value::Literal(8)));
         let d = parse("#pragma dp threshold(TH) \\\n coarsen(CF) // tuned\n").unwrap();
-        assert_eq!(d.threshold(), Some(&Value::Macro("TH".into())));
-        assert_eq!(d.coarsen(), Some(&Value::Macro("CF".into())));
+        assert_eq!(
+            value(&d, ClauseName::Threshold),
+            Some(&Value::Macro("TH".into()))
+        );
+        assert_eq!(
+            value(&d, ClauseName::Coarsen),
+            Some(&Value::Macro("CF".into()))
+        );
     }
 
     #[test]
@@ -858,8 +898,8 @@ mod tests {
             },]
         );
         let d = parse("#pragma dp consldt(warp) threads(128) blocks(64)").unwrap();
-        assert_eq!(d.agg_threads(), Some(&Value::Literal(128)));
-        assert_eq!(d.agg_blocks(), Some(&Value::Literal(64)));
+        assert_eq!(value(&d, ClauseName::Threads), Some(&Value::Literal(128)));
+        assert_eq!(value(&d, ClauseName::Blocks), Some(&Value::Literal(64)));
         let d = parse("#pragma dp consldt(multiblock, 8) buffer(default, 4096)").unwrap();
         assert_eq!(d.aggregation(), Some(Granularity::MultiBlock));
         assert_eq!(d.group(), Some(&Value::Literal(8)));
@@ -873,7 +913,10 @@ mod tests {
         );
         let d = parse("#pragma dp threshold(64) consldt(warp) agg_threshold(4) work(a)").unwrap();
         assert_eq!(d.aggregation(), Some(Granularity::Warp));
-        assert_eq!(d.agg_threshold(), Some(&Value::Literal(4)));
+        assert_eq!(
+            value(&d, ClauseName::AggThreshold),
+            Some(&Value::Literal(4))
+        );
         assert_eq!(d.work(), Some(&["a".to_string()][..]));
         let e = parse("#pragma dp consldt(blok)").unwrap_err();
         assert!(
@@ -910,7 +953,7 @@ mod tests {
     #[test]
     fn needs_column_drives_the_combination_checks() {
         let sample = |clause: ClauseName| match clause {
-            ClauseName::Aggregate => "consldt(warp)",
+            ClauseName::Aggregate => "consldt(grid)",
             ClauseName::ChildThreads => "child_threads(n)",
             ClauseName::Work => "work(a)",
             ClauseName::Buffer => "buffer(default, 64)",
@@ -926,15 +969,39 @@ mod tests {
             };
             let e = parse(&format!("#pragma dp {own}")).unwrap_err();
             let expected = match needed {
-                ClauseName::Threshold => DiagnosticKind::NeedsThreshold {
+                Needs::Threshold => DiagnosticKind::NeedsThreshold {
                     clause: clause.spelling().into(),
                 },
-                _ => DiagnosticKind::NeedsAggregation {
+                Needs::Aggregation => DiagnosticKind::NeedsAggregation {
                     clause: clause.spelling().into(),
                 },
             };
             assert_eq!(e, [expected], "{own}");
+            // With the clause it needs, the row parses.
+            let needed_text = match sample(needed.clause()) {
+                "" => format!("{}(4)", needed.clause().spelling()),
+                text => text.to_string(),
+            };
+            assert!(
+                parse(&format!("#pragma dp {own} {needed_text}")).is_ok(),
+                "{own} {needed_text}"
+            );
         }
+    }
+
+    #[test]
+    fn a_literal_above_the_rows_limit_is_refused() {
+        let e = parse("#pragma dp parent_threads(1025)").unwrap_err();
+        assert_eq!(
+            e,
+            [DiagnosticKind::AboveLimit {
+                clause: "parent_threads".into(),
+                value: "1025".into(),
+                limit: MAX_BLOCK_THREADS
+            }]
+        );
+        assert!(parse("#pragma dp parent_threads(1024)").is_ok());
+        assert!(parse("#pragma dp parent_threads(PT)").is_ok());
     }
 
     /// docs/PRAGMA.md's clause table has a row for every clause of the

@@ -1,7 +1,7 @@
 //! The parsed structure of a file: functions, launches and `#pragma dp`
 //! directives, as byte ranges into the source.
 
-use crate::token::Token;
+use crate::token::{SigIdx, Token};
 use std::ops::Range;
 
 /// Where a function runs, from its `__global__`/`__device__`/`__host__`.
@@ -99,6 +99,49 @@ impl Function {
     }
 }
 
+/// A function of the file: its index in `Program::functions`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FunctionId(pub usize);
+
+/// On one line, also in `{:#?}`.
+impl std::fmt::Debug for FunctionId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FunctionId({})", self.0)
+    }
+}
+
+/// The functions of the file (definitions), in source order: indexed by
+/// `FunctionId` only.
+#[derive(Debug, Clone, Default)]
+pub struct Functions(Vec<Function>);
+
+impl Functions {
+    pub fn new(functions: Vec<Function>) -> Functions {
+        Functions(functions)
+    }
+
+    /// Every function with its id.
+    pub fn with_ids(&self) -> impl Iterator<Item = (FunctionId, &Function)> {
+        self.0.iter().enumerate().map(|(i, f)| (FunctionId(i), f))
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = FunctionId> {
+        (0..self.0.len()).map(FunctionId)
+    }
+
+    pub fn as_slice(&self) -> &[Function] {
+        &self.0
+    }
+}
+
+impl std::ops::Index<FunctionId> for Functions {
+    type Output = Function;
+
+    fn index(&self, id: FunctionId) -> &Function {
+        &self.0[id.0]
+    }
+}
+
 /// A function declared without a body at namespace level
 /// (`__device__ void helper(int *);`).
 #[derive(Debug, Clone)]
@@ -121,12 +164,10 @@ pub struct Launch {
     pub args: Vec<Range<usize>>,
     /// Span of the whole `<<<...>>>`.
     pub config_span: Range<usize>,
-    /// Index into `Program::functions` of the function holding the launch.
-    pub function: Option<usize>,
-    /// Significant-token index of the first token of the statement.
-    pub first_token: usize,
-    /// Significant-token index of the `;`.
-    pub last_token: usize,
+    /// The function holding the launch.
+    pub function: Option<FunctionId>,
+    /// The first token of the statement.
+    pub first_token: SigIdx,
 }
 
 /// A `#pragma dp` directive (or `_Pragma("dp ...")` operator) and what
@@ -137,10 +178,10 @@ pub struct PragmaSite {
     pub span: Range<usize>,
     /// The pragma as the preprocessor reads it, mapped to the file.
     pub logical: crate::phases::LogicalText,
-    /// Significant-token index of the directive (of `_Pragma`).
-    pub token: usize,
-    /// Significant-token index of the next significant token, if any.
-    pub next_token: Option<usize>,
+    /// The directive (`_Pragma`).
+    pub token: SigIdx,
+    /// The next significant token, if any.
+    pub next_token: Option<SigIdx>,
 }
 
 /// Everything the later stages need to know about a file.
@@ -155,7 +196,7 @@ pub struct Program {
     pub sig: Vec<Token>,
     /// For each significant token that is a bracket, its partner's index.
     pub partner: Vec<Option<usize>>,
-    pub functions: Vec<Function>,
+    pub functions: Functions,
     /// Member functions defined inside a struct, class or union body (at
     /// any nesting), sorted by body start. Not part of `by_name`.
     pub methods: Vec<Function>,
@@ -170,9 +211,9 @@ pub struct Program {
     /// perform.
     pub pragmas_in_macro_arguments: Vec<(Range<usize>, String)>,
     /// First function of each name.
-    pub by_name: std::collections::HashMap<String, usize>,
+    pub by_name: std::collections::HashMap<String, FunctionId>,
     /// Every function of each (unqualified) name.
-    pub named: std::collections::HashMap<String, Vec<usize>>,
+    pub named: std::collections::HashMap<String, Vec<FunctionId>>,
     /// Offset of an unbalanced bracket, if any.
     pub unbalanced: Option<usize>,
     /// `using namespace` directives and `using` declarations at namespace
@@ -201,11 +242,11 @@ pub struct Using {
 /// What a name used in a function refers to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
-    Found(usize),
+    Found(FunctionId),
     NotFound,
     /// Several functions fit (overloads with the same number of arguments,
     /// or definitions in different `#if` branches).
-    Ambiguous(Vec<usize>),
+    Ambiguous(Vec<FunctionId>),
 }
 
 impl Program {
@@ -218,7 +259,7 @@ impl Program {
 
     /// Are two functions in different branches of one `#if` group, so that
     /// at most one of them is compiled?
-    pub fn exclusive(&self, a: usize, b: usize) -> bool {
+    pub fn exclusive(&self, a: FunctionId, b: FunctionId) -> bool {
         let (a, b) = (&self.functions[a].condition, &self.functions[b].condition);
         a.iter()
             .zip(b.iter())
@@ -228,7 +269,7 @@ impl Program {
 
     /// The definitions a launch may start: the one its name resolves to, or
     /// every candidate when that is ambiguous.
-    pub fn launched_kernels(&self, launch: &Launch) -> Vec<usize> {
+    pub fn launched_kernels(&self, launch: &Launch) -> Vec<FunctionId> {
         match self.resolve(
             &launch.kernel,
             launch.function,
@@ -241,7 +282,7 @@ impl Program {
         }
     }
 
-    pub fn function_named(&self, name: &str) -> Option<usize> {
+    pub fn function_named(&self, name: &str) -> Option<FunctionId> {
         self.by_name.get(name).copied()
     }
 
@@ -257,7 +298,7 @@ impl Program {
     pub fn resolve(
         &self,
         name: &str,
-        from: Option<usize>,
+        from: Option<FunctionId>,
         at: usize,
         arity: Option<usize>,
     ) -> Resolution {
@@ -276,7 +317,7 @@ impl Program {
             (0..=home.len()).rev().map(|k| &home[..k]).collect()
         };
         for scope in scopes {
-            let mut candidates: Vec<usize> = Vec::new();
+            let mut candidates: Vec<FunctionId> = Vec::new();
             let same_name = self.named.get(simple).map_or(&[][..], Vec::as_slice);
             let mut look_in = |ns: Vec<String>| {
                 for &i in same_name {
@@ -313,7 +354,7 @@ impl Program {
                 continue;
             }
             if let Some(n) = arity {
-                let fits: Vec<usize> = candidates
+                let fits: Vec<FunctionId> = candidates
                     .iter()
                     .copied()
                     .filter(|&i| self.functions[i].accepts(n))

@@ -1,8 +1,6 @@
 //! The input file: its original bytes, an ASCII view with the same offsets,
 //! and line/column arithmetic.
 
-use std::ops::Range;
-
 /// One CUDA source file as read from disk or stdin.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
@@ -19,7 +17,7 @@ pub struct SourceFile {
     pub view: String,
     /// Text shown in diagnostics: the file itself when it is valid UTF-8,
     /// otherwise the ASCII view (same offsets either way).
-    pub display: String,
+    pub(crate) display: String,
     line_starts: Vec<usize>,
     /// The line ending most of the file uses: `"\n"`, `"\r\n"` or `"\r"`
     /// (a lone carriage return ends a line for nvcc's preprocessor too).
@@ -27,10 +25,10 @@ pub struct SourceFile {
     /// When this is a translation unit read from several files (the input
     /// followed by the headers it includes and other sources: `unit.rs`),
     /// the files after the input, in offset order; empty for one file.
-    pub parts: Vec<Part>,
+    pub(crate) parts: Vec<Part>,
     /// Where dpopt looked for other files (headers, child sources), for
     /// the error that says a kernel's definition was not found.
-    pub searched: Vec<String>,
+    pub(crate) searched: Vec<String>,
     /// Bytes of the input itself (all of them for one file).
     input_len: usize,
 }
@@ -38,7 +36,7 @@ pub struct SourceFile {
 /// A file read after the input, as part of its translation unit: its bytes
 /// lie at `start..start + file.bytes.len()` (a line break may follow).
 #[derive(Debug, Clone)]
-pub struct Part {
+pub(crate) struct Part {
     pub start: usize,
     /// The file on its own (local offsets), for locations and reports.
     pub file: SourceFile,
@@ -52,7 +50,7 @@ pub struct Part {
 
 /// Why a file is part of a translation unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// Named by a quoted `#include`.
     Header,
     /// Named by `--child-source` (a separate translation unit, or a header
@@ -117,19 +115,25 @@ impl SourceFile {
         }
     }
 
+    /// The names of the files read after the input, as part of its
+    /// translation unit (headers, child sources): what a depfile lists.
+    pub fn other_files(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().map(|p| p.file.name.as_str())
+    }
+
     /// Length of the input file itself (the unit's first part).
-    pub fn input_len(&self) -> usize {
+    pub(crate) fn input_len(&self) -> usize {
         self.input_len
     }
 
     /// The input's own bytes.
-    pub fn input_bytes(&self) -> &[u8] {
+    pub(crate) fn input_bytes(&self) -> &[u8] {
         &self.bytes[..self.input_len]
     }
 
     /// This file as the first part of a unit: the bytes of the whole unit,
     /// the other files' parts and where dpopt looked for files.
-    pub fn into_unit(
+    pub(crate) fn into_unit(
         mut self,
         bytes: Vec<u8>,
         parts: Vec<Part>,
@@ -146,12 +150,12 @@ impl SourceFile {
     }
 
     /// Is the offset in the input file (not in a header or other source)?
-    pub fn in_input(&self, offset: usize) -> bool {
+    pub(crate) fn in_input(&self, offset: usize) -> bool {
         offset < self.input_len()
     }
 
     /// The part holding an offset beyond the input, if any.
-    pub fn part_at(&self, offset: usize) -> Option<&Part> {
+    pub(crate) fn part_at(&self, offset: usize) -> Option<&Part> {
         if self.in_input(offset) {
             return None;
         }
@@ -160,7 +164,7 @@ impl SourceFile {
     }
 
     /// The file holding an offset and the offset in it.
-    pub fn local(&self, offset: usize) -> (&SourceFile, usize) {
+    pub(crate) fn local(&self, offset: usize) -> (&SourceFile, usize) {
         match self.part_at(offset) {
             Some(p) => (&p.file, (offset - p.start).min(p.file.bytes.len())),
             None => (self, offset),
@@ -169,7 +173,7 @@ impl SourceFile {
 
     /// The 1-based line of an offset in the file holding it, and that
     /// file's name quoted for `#line`.
-    pub fn line_directive_at(&self, offset: usize) -> (usize, String) {
+    pub(crate) fn line_directive_at(&self, offset: usize) -> (usize, String) {
         let (file, at) = self.local(offset);
         (file.line_of(at), file.quoted_name())
     }
@@ -199,7 +203,7 @@ impl SourceFile {
     }
 
     /// Offset of the start of the line holding `offset`.
-    pub fn line_start(&self, offset: usize) -> usize {
+    pub(crate) fn line_start(&self, offset: usize) -> usize {
         self.line_starts[self.line_of(offset) - 1]
     }
 
@@ -208,13 +212,8 @@ impl SourceFile {
         &self.line_starts
     }
 
-    /// The ASCII view of a range (for analysis).
-    pub fn text(&self, range: Range<usize>) -> &str {
-        &self.view[range]
-    }
-
     /// The leading blanks of the line holding `offset`, in original bytes.
-    pub fn indentation_at(&self, offset: usize) -> String {
+    pub(crate) fn indentation_at(&self, offset: usize) -> String {
         let start = self.line_start(offset);
         self.view[start..]
             .chars()
@@ -223,13 +222,13 @@ impl SourceFile {
     }
 
     /// The file name quoted for a `#line` directive.
-    pub fn quoted_name(&self) -> String {
+    pub(crate) fn quoted_name(&self) -> String {
         quote_for_line_directive(&self.name)
     }
 }
 
 /// Quote a path for `#line N "path"`.
-pub fn quote_for_line_directive(name: &str) -> String {
+pub(crate) fn quote_for_line_directive(name: &str) -> String {
     let mut quoted = String::with_capacity(name.len() + 2);
     quoted.push('"');
     for c in name.chars() {
@@ -242,16 +241,6 @@ pub fn quote_for_line_directive(name: &str) -> String {
     }
     quoted.push('"');
     quoted
-}
-
-/// How many lines a text ends: `\r\n`, a lone `\n` and a lone `\r` each
-/// end one (as for nvcc's preprocessor).
-pub fn line_breaks(text: &str) -> usize {
-    let b = text.as_bytes();
-    b.iter()
-        .enumerate()
-        .filter(|&(i, &c)| c == b'\n' || (c == b'\r' && b.get(i + 1) != Some(&b'\n')))
-        .count()
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //! its left-hand side and drop added or subtracted constants.
 
 use crate::expr::{parse_expr, Expr};
-use crate::program::{Launch, Program};
-use crate::token::{is_call_at, split_top_level, Angles, TokenKind};
+use crate::program::{FunctionId, Launch, Program};
+use crate::token::{is_call_at, split_top_level, Angles, SigIdx, TokenKind};
 use std::ops::Range;
 
 /// Where one factor of the child's thread count comes from.
@@ -32,7 +32,12 @@ pub enum ThreadCount {
 }
 
 /// Analyse the grid expression of `launch` (inside function `parent`).
-pub fn thread_count(program: &Program, view: &str, launch: &Launch, parent: usize) -> ThreadCount {
+pub fn thread_count(
+    program: &Program,
+    view: &str,
+    launch: &Launch,
+    parent: FunctionId,
+) -> ThreadCount {
     let grid = launch.config[0].clone();
     let block = launch.config.get(1).map(|r| &view[r.clone()]).unwrap_or("");
     let Some(expr) = parse_expr(program.sig_in(grid.clone()), view) else {
@@ -187,7 +192,7 @@ fn variable_definition(
     view: &str,
     expr: &Expr,
     launch: &Launch,
-    parent: usize,
+    parent: FunctionId,
     depth: usize,
 ) -> Option<Vec<CountSource>> {
     let Expr::Leaf(range) = expr.stripped() else {
@@ -199,7 +204,7 @@ fn variable_definition(
     }
     let function = &program.functions[parent];
     let sig = &program.sig;
-    let body = function.body_tokens.start + 1..launch.first_token;
+    let body = function.body_tokens.start + 1..launch.first_token.0;
     // The last token naming the variable followed by `=`, `(` or `{` that
     // starts its definition.
     let def_at = body.clone().rev().find(|&i| {
@@ -213,7 +218,7 @@ fn variable_definition(
     let opener = sig[def_at + 1].text(view);
     let (init_tokens, init_is_dim3_args) = match opener {
         "=" => {
-            let end = (def_at + 2..launch.first_token)
+            let end = (def_at + 2..launch.first_token.0)
                 .find(|&i| matches!(sig[i].text(view), ";" | ","))
                 .filter(|&i| program.partner[i].is_none())?;
             (
@@ -226,7 +231,7 @@ fn variable_definition(
             (&sig[def_at + 2..close], true)
         }
     };
-    let scope_ok = encloses(program, view, def_at, launch.first_token);
+    let scope_ok = encloses(program, view, def_at, launch.first_token.0);
     let def_end = init_tokens.last()?.end;
     let pieces: Vec<Option<Expr>> = if init_is_dim3_args {
         split_top_level(init_tokens, view, Angles::Operators)
@@ -244,7 +249,7 @@ fn variable_definition(
             None => {
                 // One more level: `int nb = ...; dim3 g(nb);`.
                 let inner = Launch {
-                    first_token: def_at,
+                    first_token: SigIdx(def_at),
                     ..launch.clone()
                 };
                 return variable_definition(program, view, e, &inner, parent, depth + 1)

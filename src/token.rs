@@ -2,6 +2,18 @@
 
 use std::ops::Range;
 
+/// A significant token (not a blank, comment or line break): its index in
+/// `Program::sig`, the file's significant tokens.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SigIdx(pub usize);
+
+/// On one line, also in `{:#?}`.
+impl std::fmt::Debug for SigIdx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SigIdx({})", self.0)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenKind {
     Space,

@@ -27,7 +27,7 @@ pub struct Options {
 }
 
 /// The unit as one file, and its tokens (each file lexed on its own).
-pub struct Unit {
+pub(crate) struct Unit {
     pub file: SourceFile,
     pub tokens: Vec<Token>,
 }
@@ -58,7 +58,7 @@ struct Loader<'a> {
 /// Read the files the input's kernels may come from. Files that cannot be
 /// found or read are skipped (nvcc reports them); each one looked for is
 /// listed in `searched`.
-pub fn load(input: &SourceFile, options: &Options) -> Unit {
+pub(crate) fn load(input: &SourceFile, options: &Options) -> Unit {
     let tokens = lexer::lex(input);
     let mut loader = Loader {
         options,

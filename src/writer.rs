@@ -24,6 +24,90 @@ impl Sink for Vec<u8> {
     }
 }
 
+/// Text kept for later, the user's bytes and generated text apart, in the
+/// order written: a piece of a launch that a template places, a child's
+/// definitions around its copied body, a fragment that emit inserts.
+#[derive(Debug, Clone, Default)]
+pub struct Fragment {
+    chunks: Vec<(bool, Vec<u8>)>,
+}
+
+impl Fragment {
+    /// Generated text alone.
+    pub fn generated_bytes(bytes: Vec<u8>) -> Fragment {
+        Fragment {
+            chunks: vec![(false, bytes)],
+        }
+    }
+
+    /// Write it into `out` as it was written here.
+    pub fn write_to(&self, out: &mut impl Sink) {
+        for (user, bytes) in &self.chunks {
+            if *user {
+                out.user(bytes);
+            } else {
+                out.generated(bytes);
+            }
+        }
+    }
+
+    pub fn append(&mut self, other: Fragment) {
+        for (user, bytes) in other.chunks {
+            self.push(user, &bytes);
+        }
+    }
+
+    fn push(&mut self, user: bool, bytes: &[u8]) {
+        match self.chunks.last_mut() {
+            Some((u, b)) if *u == user => b.extend_from_slice(bytes),
+            _ => self.chunks.push((user, bytes.to_vec())),
+        }
+    }
+
+    /// Its line breaks (`\r\n`, `\n`, a lone `\r`).
+    pub fn line_breaks(&self) -> usize {
+        let bytes: Vec<u8> = self
+            .chunks
+            .iter()
+            .flat_map(|(_, b)| b.iter().copied())
+            .collect();
+        lines_with_endings(&bytes)
+            .filter(|l| l.ends_with(b"\n") || l.ends_with(b"\r"))
+            .count()
+    }
+
+    /// Split off its last line when that is generated text (the `#line`
+    /// that resumes the input after a child's definitions).
+    pub fn split_off_last_generated_line(&mut self) -> Fragment {
+        let Some((false, last)) = self.chunks.last_mut() else {
+            return Fragment::default();
+        };
+        let body = last
+            .strip_suffix(b"\r\n")
+            .or_else(|| last.strip_suffix(b"\n"))
+            .or_else(|| last.strip_suffix(b"\r"))
+            .unwrap_or(last);
+        let at = body
+            .iter()
+            .rposition(|&b| b == b'\n' || b == b'\r')
+            .map_or(0, |i| i + 1);
+        let tail = last.split_off(at);
+        if last.is_empty() {
+            self.chunks.pop();
+        }
+        Fragment::generated_bytes(tail)
+    }
+}
+
+impl Sink for Fragment {
+    fn user(&mut self, bytes: &[u8]) {
+        self.push(true, bytes);
+    }
+    fn generated(&mut self, bytes: &[u8]) {
+        self.push(false, bytes);
+    }
+}
+
 /// The output file being written.
 pub struct OutFile {
     bytes: Vec<u8>,
@@ -134,6 +218,36 @@ mod tests {
         out.user(b"\nb\n");
         out.generated(format!("{OUTPUT_LINE_MARKER}\r\n").as_bytes());
         assert_eq!(out.into_bytes(), b"a\r\nb\n#line 4 \"o\"\r\n".to_vec());
+    }
+
+    #[test]
+    fn a_fragment_keeps_user_bytes_apart() {
+        let mut f = Fragment::default();
+        f.generated(b"k<<<");
+        f.user(b"#line DPOPT_OUTPUT_LINE\r\n");
+        f.generated(format!(">>>\n{OUTPUT_LINE_MARKER}\n").as_bytes());
+        assert_eq!(f.line_breaks(), 3);
+        let mut out = OutFile::new("o", 0);
+        f.write_to(&mut out);
+        // The marker is replaced in generated text only.
+        assert_eq!(
+            String::from_utf8(out.into_bytes()).unwrap(),
+            "k<<<#line DPOPT_OUTPUT_LINE\r\n>>>\n#line 4 \"o\"\n"
+        );
+    }
+
+    #[test]
+    fn the_last_generated_line_splits_off() {
+        let mut f = Fragment::generated_bytes(b"a\n".to_vec());
+        f.user(b"body\n");
+        f.generated(b"x\n#line 7 \"in.cu\"\n");
+        let tail = f.split_off_last_generated_line();
+        let mut out = Vec::new();
+        tail.write_to(&mut out);
+        assert_eq!(out, b"#line 7 \"in.cu\"\n");
+        let mut head = Vec::new();
+        f.write_to(&mut head);
+        assert_eq!(head, b"a\nbody\nx\n");
     }
 
     #[test]

@@ -10,8 +10,8 @@
 //! exhaustive `match` over `DiagnosticKind` stops the build when a variant is
 //! added, and the test checks that every arm of that match has a case.
 
+use dpopt::diagnostic::{ClauseName, Unseen};
 use dpopt::diagnostic::{Diagnostic, DiagnosticKind};
-use dpopt::hazard::Unseen;
 use dpopt::source::SourceFile;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -469,7 +469,7 @@ case! {
           child<<<(n + 31) / 32, 32>>>(a, n);
         }
     ",
-    kind: ParentThreadsDiffer { .. },
+    kind: KernelClauseDiffers { .. },
     code: "dpopt::parent_threads_differ",
     severity: Error,
     line: 9,
@@ -1640,7 +1640,9 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         NotAnInteger { .. } => "dpopt::clause_value",
         TooLarge { .. } => "dpopt::clause_value",
         AboveLimit { .. } => "dpopt::clause_value",
-        ParentThreadsDiffer { .. } => "dpopt::parent_threads_differ",
+        // Each clause that belongs to the kernel has its own code; the one
+        // there is: `parent_threads`.
+        KernelClauseDiffers { .. } => "dpopt::parent_threads_differ",
         DuplicateClause { .. } => "dpopt::duplicate_clause",
         BadGranularity { .. } => "dpopt::clause_value",
         BadBufferKind { .. } => "dpopt::clause_value",
@@ -1738,7 +1740,8 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             value: s(),
             limit: 1,
         },
-        ParentThreadsDiffer {
+        KernelClauseDiffers {
+            clause: ClauseName::ParentThreads,
             kernel: s(),
             first: s(),
             second: s(),

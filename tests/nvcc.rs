@@ -220,6 +220,29 @@ fn registers_of(log: &str, mangled: &str) -> Vec<u32> {
         .collect()
 }
 
+/// Run `work` on every job, `workers` at a time; the errors it returned.
+fn in_parallel<T: Send>(
+    jobs: Vec<T>,
+    workers: usize,
+    work: impl Fn(T) -> Result<(), String> + Sync,
+) -> Vec<String> {
+    let queue = Mutex::new(jobs);
+    let failures = Mutex::new(Vec::<String>::new());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let Some(job) = queue.lock().unwrap().pop() else {
+                    break;
+                };
+                if let Err(e) = work(job) {
+                    failures.lock().unwrap().push(e);
+                }
+            });
+        }
+    });
+    failures.into_inner().unwrap()
+}
+
 #[test]
 fn transformed_programs_compile_for_sm_90() {
     let Some(nvcc) = common::nvcc_or_skip("transformed_programs_compile_for_sm_90") else {
@@ -230,29 +253,17 @@ fn transformed_programs_compile_for_sm_90() {
     let filter = std::env::var("DPOPT_NVCC_FILTER").ok();
     let mut all = jobs();
     all.retain(|(name, _)| filter.as_deref().map_or(true, |f| name.contains(f)));
-    let queue = Mutex::new(all);
-    let total = queue.lock().unwrap().len();
+    let total = all.len();
     assert!(
         total >= 12 || filter.is_some(),
         "too few programs to compile: {total}"
     );
-    let failures = Mutex::new(Vec::<String>::new());
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(4);
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                let Some((name, source)) = queue.lock().unwrap().pop() else {
-                    break;
-                };
-                if let Err(e) = compile(&nvcc, dir.path(), &name, &source) {
-                    failures.lock().unwrap().push(e);
-                }
-            });
-        }
+    let failures = in_parallel(all, workers, |(name, source)| {
+        compile(&nvcc, dir.path(), &name, &source)
     });
-    let failures = failures.into_inner().unwrap();
     assert!(
         failures.is_empty(),
         "{} of {total} failed:\n{}",
@@ -323,38 +334,90 @@ fn corpus_compiles_for_sm_90() {
     let total = jobs.len();
     assert!(total >= 24, "too few corpus programs to compile: {total}");
     let dir = tempfile::tempdir().unwrap();
-    let queue = Mutex::new(jobs);
-    let failures = Mutex::new(Vec::<String>::new());
     let started = std::time::Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| loop {
-                let Some((name, job)) = queue.lock().unwrap().pop() else {
-                    break;
-                };
-                let result = match job {
-                    Job::Original(path) => compile_original(&nvcc, dir.path(), &name, &path),
-                    Job::Variant { source, must_fail } => {
-                        match (compile(&nvcc, dir.path(), &name, &source), must_fail) {
-                            (Ok(()), true) => Err(format!(
-                                "{name}: compiles now: mark it `ok` in tests/corpus/expected.txt and update PROBLEMS.md"
-                            )),
-                            (Err(_), true) => Ok(()),
-                            (result, false) => result,
-                        }
-                    }
-                };
-                if let Err(e) = result {
-                    failures.lock().unwrap().push(e);
-                }
-            });
+    let failures = in_parallel(jobs, 2, |(name, job)| match job {
+        Job::Original(path) => compile_original(&nvcc, dir.path(), &name, &path),
+        Job::Variant { source, must_fail } => {
+            match (compile(&nvcc, dir.path(), &name, &source), must_fail) {
+                (Ok(()), true) => Err(format!(
+                    "{name}: compiles now: mark it `ok` in tests/corpus/expected.txt and update PROBLEMS.md"
+                )),
+                (Err(_), true) => Ok(()),
+                (result, false) => result,
+            }
         }
     });
     eprintln!(
         "corpus: {total} programs and variants compiled in {:.0} s",
         started.elapsed().as_secs_f64()
     );
-    let failures = failures.into_inner().unwrap();
+    assert!(
+        failures.is_empty(),
+        "{} of {total} failed:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// Does the program, with the headers it includes, define a namespace
+/// (`namespace NAME {`, `namespace a::b {` or `namespace {`)?
+fn defines_namespace(source: &[u8]) -> bool {
+    let file = dpopt::source::SourceFile::new("x.cu", source.to_vec());
+    let outcome = transform(&file, "x.cu", false);
+    let text = &outcome.source(&file).view;
+    text.match_indices("namespace").any(|(i, _)| {
+        let rest = text[i + "namespace".len()..].trim_start();
+        rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == ':')
+            .trim_start()
+            .starts_with('{')
+    })
+}
+
+/// A child in a namespace (in the file or in a header) has its launch
+/// counters and run-time knobs declared in that namespace, and the parent's
+/// launch, `dpopt_stats_report` and `dpopt_knobs_from_env` read them from
+/// outside it: every fixture and corpus program that defines a namespace,
+/// in every variant the other tests compile, compiles with `-DDPOPT_STATS
+/// -DDPOPT_RUNTIME_KNOBS`.
+#[test]
+fn namespaced_children_compile_with_stats_and_runtime_knobs() {
+    let Some(nvcc) =
+        common::nvcc_or_skip("namespaced_children_compile_with_stats_and_runtime_knobs")
+    else {
+        return;
+    };
+    let mut programs = jobs();
+    for e in common::corpus_expectations() {
+        if e.outcome == common::CorpusOutcome::Ok {
+            let source = common::corpus_variant(&e.program, &e.variant);
+            programs.push((format!("{}_{}", e.program, e.variant), source));
+        }
+    }
+    programs.retain(|(_, source)| defines_namespace(source));
+    for expected in [
+        "header_child",
+        "header_child_Agrid",
+        "namespaced_children",
+        "namespaces",
+        "forward_decl",
+        "child_in_header_as-annotated",
+        "child_in_header_TCAm",
+    ] {
+        assert!(
+            programs.iter().any(|(name, _)| name == expected),
+            "{expected} is not among the programs with namespaces"
+        );
+    }
+    let total = programs.len();
+    let defines = [
+        "-DDPOPT_STATS".to_string(),
+        "-DDPOPT_RUNTIME_KNOBS".to_string(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let failures = in_parallel(programs, 2, |(name, source)| {
+        compile_with(&nvcc, dir.path(), &name, &source, &defines)
+    });
+    eprintln!("namespaces: {total} programs and variants compiled with -DDPOPT_STATS -DDPOPT_RUNTIME_KNOBS");
     assert!(
         failures.is_empty(),
         "{} of {total} failed:\n{}",

@@ -13,14 +13,12 @@ fn plan_of(path: &str, pragma: Option<&str>) -> String {
         ),
         None => file,
     };
-    let program = dpopt::parser::parse(&file, dpopt::lexer::lex(&file));
-    let analysis = dpopt::analyzer::analyze(&file, &program);
+    let (plan, diagnostics) = dpopt::plan_text(&file);
     assert!(
-        !analysis.diagnostics.iter().any(|d| d.is_error()),
-        "{path}: {:?}",
-        analysis.diagnostics
+        !diagnostics.iter().any(|d| d.is_error()),
+        "{path}: {diagnostics:?}"
     );
-    format!("{:#?}", analysis.plan)
+    plan
 }
 
 #[test]
@@ -52,4 +50,14 @@ fn plan_of_grid_with_a_pool_size() {
 #[test]
 fn plan_of_a_template_child() {
     insta::assert_snapshot!(plan_of("tests/fixtures/template_aggregation.cu", None));
+}
+
+/// `parent_threads(N)` belongs to the kernel: the site states it
+/// (`kernel_clauses`), the plan holds it per kernel (`kernels`).
+#[test]
+fn plan_of_parent_threads() {
+    insta::assert_snapshot!(plan_of(
+        "examples/bfs.cu",
+        Some("#pragma dp threshold(64) parent_threads(256)")
+    ));
 }

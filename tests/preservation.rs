@@ -5,8 +5,6 @@
 
 mod common;
 
-use dpopt::lexer::lex;
-use dpopt::parser::parse;
 use dpopt::source::SourceFile;
 
 #[test]
@@ -36,37 +34,14 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
     for path in common::corpus() {
         let bytes = std::fs::read(&path).unwrap();
         let file = SourceFile::new("in.cu", bytes.clone());
-        let program = parse(&file, lex(&file));
-        let output = common::transform_with_headers(&file, "out.cu")
-            .output
-            .expect("transforms");
+        let outcome = common::transform_with_headers(&file, "out.cu");
         // Chunks between sites (pragma start .. end of the launch statement).
-        let mut cuts: Vec<(usize, usize)> = Vec::new();
-        for pragma in &program.pragmas {
-            let launch = program
-                .launches
-                .iter()
-                .find(|l| Some(l.first_token) == pragma.next_token)
-                .expect("pragma has a launch");
-            cuts.push((pragma.span.start, launch.span.end));
-        }
+        let cuts = dpopt::rewritten_ranges(&file);
+        assert_eq!(cuts.len(), outcome.sites.len(), "{}", path.display());
         // The callees of aggregated allocations and of their frees are
         // renamed: their lines appear with those names replaced.
-        let plan = dpopt::analyzer::analyze(&file, &program).plan;
-        let mut renamed: Vec<(std::ops::Range<usize>, String)> = Vec::new();
-        for a in plan.sites.iter().flat_map(|s| &s.allocations) {
-            for c in &a.calls {
-                let name = dpopt::names::alloc_call(c.cuda, a.granularity, c.tag, a.headers());
-                renamed.push((c.callee.clone(), name));
-            }
-            for f in &a.frees {
-                renamed.push((
-                    f.callee.clone(),
-                    dpopt::names::free_call(f.cuda).to_string(),
-                ));
-            }
-        }
-        renamed.sort_by_key(|r| r.0.start);
+        let renamed = dpopt::renamed_calls(&file);
+        let output = outcome.output.expect("transforms");
         // Every original line outside the sites appears unchanged, in order.
         let output_lines: Vec<&[u8]> = output.split_inclusive(|&b| b == b'\n').collect();
         let mut cursor = 0;
@@ -75,7 +50,10 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
         for line in bytes.split_inclusive(|&b| b == b'\n') {
             let range = offset..offset + line.len();
             offset += line.len();
-            if cuts.iter().any(|&(s, e)| s < range.end && range.start < e) {
+            if cuts
+                .iter()
+                .any(|c| c.start < range.end && range.start < c.end)
+            {
                 continue;
             }
             let mut expected = Vec::new();

@@ -4,7 +4,8 @@
 # pending_overflow fixture left at the default limit, and dpopt's generated variants, RUNS times each; a run
 # without a result in 8 s is a hang, and on the first hang of each binary cuda-gdb attaches and prints the
 # resident kernels and the parent's threads' call stacks.
-# Here: `bash bench/probes/overflow_hang_rootcause.sh prepare` (binaries into gpu-probe/rc/);
+# Here: `bash bench/probes/overflow_hang_rootcause.sh prepare` (binaries into gpu-probe/rc/), or `prepare-budget`
+# (the counted launches of the generated code, each also built with the count off: SPECS from its output);
 # on the GPU machine (carry gpu-probe): `bash bench/probes/overflow_hang_rootcause.sh run`.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,6 +24,36 @@ prepare)
   nvcc_here -DDPOPT_POOL_RECORDS=1 -o "$dir/b_g1" "$dir/po_G.cu" &
   nvcc_here -DDPOPT_POOL_RECORDS=1 -DDPOPT_STATS -o "$dir/b_g1s" "$dir/po_G.cu" &
   nvcc_here -DDPOPT_DEFER_MIN_THREADS=1 -o "$dir/b_all" "$dir/po_new.cu" &
+  wait; ls -la "$dir" ;;
+prepare-budget)
+  # The counted launches (templates/launch_budget.cuh) against the same programs built with
+  # -DDPOPT_UNCOUNTED_LAUNCHES (the count off: what the generated code did before), at every granularity.
+  cargo build --release --quiet
+  mkdir -p "$dir"
+  po=tests/fixtures/pending_overflow.cu
+  target/release/dpopt transform $po -o "$dir/po_new.cu"
+  for g in warp block "multiblock, 8" grid; do
+    t=$(echo "$g" | cut -c1 | tr wbmg WBMG)
+    sed "s/^\(#pragma dp .*\)\$/\1 consldt($g)/" $po > "$dir/po_$t.in.cu"
+    target/release/dpopt transform "$dir/po_$t.in.cu" -o "$dir/po_$t.cu"
+  done
+  target/release/dpopt transform tests/fixtures/header_child.cu -o "$dir/hc.cu"
+  target/release/dpopt transform tests/fixtures/overflow_large_children.cu -o "$dir/olc.cu"
+  j=0
+  build() { nvcc_here "$@" & j=$((j + 1)); if [ $((j % ${JOBS:-2})) = 0 ]; then wait; fi; }
+  for u in "" _u; do
+    U=; [ -n "$u" ] && U=-DDPOPT_UNCOUNTED_LAUNCHES
+    build $U -o "$dir/b_new$u" "$dir/po_new.cu"
+    build $U -DDPOPT_DEFER_MIN_THREADS=1 -o "$dir/b_all$u" "$dir/po_new.cu"
+    build $U -DDPOPT_POOL_RECORDS=1 -o "$dir/b_g1$u" "$dir/po_G.cu"
+    build $U -o "$dir/b_G$u" "$dir/po_G.cu"
+    build $U -o "$dir/b_W$u" "$dir/po_W.cu"
+    build $U -o "$dir/b_B$u" "$dir/po_B.cu"
+    build $U -DDPOPT_POOL_RECORDS=1 -o "$dir/b_M1$u" "$dir/po_M.cu"
+    build $U -Itests/fixtures -o "$dir/hc$u" "$dir/hc.cu"
+    build $U -o "$dir/olc$u" "$dir/olc.cu"
+  done
+  build -DDPOPT_POOL_RECORDS=1 -DDPOPT_STATS -o "$dir/b_g1s" "$dir/po_G.cu"
   wait; ls -la "$dir" ;;
 run)
   export PATH=/usr/local/cuda/bin:$PATH

@@ -16,7 +16,7 @@ use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Hazard, Hazards};
 use crate::plan::{AllocCall, AllocGranularity, Allocation, FreeCall, Plan, Site};
 use crate::pragma::{AllocChoice, Granularity};
-use crate::program::Program;
+use crate::program::{FunctionId, Program};
 use crate::token::{is_identifier, Token, TokenKind};
 use std::ops::Range;
 
@@ -29,12 +29,51 @@ pub(super) fn allocations(
     plan: &mut Plan,
     hazards: &Hazards,
 ) -> Vec<Diagnostic> {
+    let input = SiteInput {
+        program,
+        view,
+        file,
+        hazards,
+    };
     let mut diagnostics = Vec::new();
     let mut tag = 0;
-    for index in 0..plan.sites.len() {
-        let site = &plan.sites[index];
+    let decided: Vec<(Vec<Allocation>, Vec<String>)> = plan
+        .sites
+        .iter()
+        .map(|site| input.site(site, &mut tag, &mut diagnostics))
+        .collect();
+    for (site, (aggregated, left)) in plan.sites.iter_mut().zip(decided) {
+        site.allocations = aggregated;
+        site.allocations_left = left;
+    }
+    diagnostics
+}
+
+/// What every site's allocations are decided from.
+struct SiteInput<'a> {
+    program: &'a Program,
+    view: &'a str,
+    file: &'a crate::source::SourceFile,
+    hazards: &'a Hazards<'a>,
+}
+
+impl SiteInput<'_> {
+    /// One site's aggregated allocations and those left per thread (with
+    /// why); `tag` numbers the file's aggregated allocation calls.
+    fn site(
+        &self,
+        site: &Site,
+        tag: &mut usize,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> (Vec<Allocation>, Vec<String>) {
+        let Self {
+            program,
+            view,
+            file,
+            hazards,
+        } = *self;
         let (granularity, explicit) = match (&site.alloc_clause, &site.aggregation) {
-            (Some((AllocChoice::None, _)), _) | (None, None) => continue,
+            (Some((AllocChoice::None, _)), _) | (None, None) => return Default::default(),
             (Some((AllocChoice::Warp, _)), _) => (AllocGranularity::Warp, true),
             (Some((AllocChoice::Block, _)), _) => (AllocGranularity::Block, true),
             // KLAP: warp aggregation allocates per warp; the coarser
@@ -111,15 +150,12 @@ pub(super) fn allocations(
         }
         for allocation in &mut aggregated {
             for call in &mut allocation.calls {
-                tag += 1;
-                call.tag = tag;
+                *tag += 1;
+                call.tag = *tag;
             }
         }
-        let site = &mut plan.sites[index];
-        site.allocations = aggregated;
-        site.allocations_left = left;
+        (aggregated, left)
     }
-    diagnostics
 }
 
 /// One recognized allocation call of the pointer.
@@ -361,7 +397,7 @@ impl Context<'_> {
 }
 
 /// Significant-token indices of the body of function `f`, braces excluded.
-fn body(program: &Program, f: usize) -> Range<usize> {
+fn body(program: &Program, f: FunctionId) -> Range<usize> {
     let b = &program.functions[f].body_tokens;
     b.start + 1..b.end
 }
@@ -375,7 +411,7 @@ fn text<'v>(program: &Program, view: &'v str, k: usize) -> &'v str {
 fn occurrences<'a>(
     program: &'a Program,
     view: &'a str,
-    f: usize,
+    f: FunctionId,
     name: &'a str,
 ) -> impl Iterator<Item = usize> + 'a {
     body(program, f).filter(move |&k| {
@@ -389,7 +425,7 @@ fn occurrences<'a>(
 /// `cudaMalloc(&p, size)` (a cast of `&p` allowed) and
 /// `p = (T *)malloc(size)` (C-style, `static_cast` or `reinterpret_cast`, in
 /// a declaration too).
-fn allocation_calls(program: &Program, view: &str, f: usize, pointer: &str) -> Vec<Found> {
+fn allocation_calls(program: &Program, view: &str, f: FunctionId, pointer: &str) -> Vec<Found> {
     let range = body(program, f);
     let mut found = Vec::new();
     for k in range.clone() {

@@ -7,8 +7,9 @@ use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Finding, Hazard, Hazards};
 use crate::plan::Plan;
 use crate::pragma::Granularity;
-use crate::program::Program;
+use crate::program::{FunctionId, Program};
 use crate::token::calls;
+use std::collections::BTreeMap;
 
 /// Block and multiblock aggregation wait at a block barrier until every other
 /// thread of the block has launched or exited. That deadlocks when code
@@ -26,7 +27,7 @@ pub(super) fn check_block_aggregation(
     hazards: &Hazards,
 ) -> Vec<Diagnostic> {
     let mut diagnostics = Vec::new();
-    for site in &plan.sites {
+    for site in plan.sites.iter() {
         let Some(aggregation) = &site.aggregation else {
             continue;
         };
@@ -81,7 +82,7 @@ pub(super) fn check_block_aggregation(
 pub(super) fn first_wait(
     program: &Program,
     view: &str,
-    parent: usize,
+    parent: FunctionId,
     hazards: &Hazards,
 ) -> Option<Finding> {
     let (roots, _) = block_functions(program, view, parent);
@@ -94,20 +95,25 @@ pub(super) fn first_wait(
 /// The functions that can run in the blocks of `parent`: the roots (the
 /// parent and the device functions that, transitively, call it) and
 /// everything (roots included) that can run there (what they call).
-fn block_functions(program: &Program, view: &str, parent: usize) -> (Vec<usize>, Vec<usize>) {
-    let callees = |f: usize| -> Vec<usize> {
+fn block_functions(
+    program: &Program,
+    view: &str,
+    parent: FunctionId,
+) -> (Vec<FunctionId>, Vec<FunctionId>) {
+    let callees = |f: FunctionId| -> Vec<FunctionId> {
         let body = program.sig_in(program.functions[f].body.clone());
         calls(body, view)
             .filter_map(|(_, name)| program.function_named(name))
             .collect()
     };
-    let all: Vec<Vec<usize>> = (0..program.functions.len()).map(callees).collect();
+    let all: BTreeMap<FunctionId, Vec<FunctionId>> =
+        program.functions.ids().map(|f| (f, callees(f))).collect();
     // Callers of the parent, transitively (kernels that reach a device function).
     let mut roots = vec![parent];
     let mut i = 0;
     while i < roots.len() {
         let f = roots[i];
-        for (g, calls) in all.iter().enumerate() {
+        for (&g, calls) in &all {
             if calls.contains(&f)
                 && !roots.contains(&g)
                 && program.functions[g].space.runs_on_device()
@@ -121,7 +127,7 @@ fn block_functions(program: &Program, view: &str, parent: usize) -> (Vec<usize>,
     let mut set = roots.clone();
     let mut i = 0;
     while i < set.len() {
-        for &g in &all[set[i]] {
+        for &g in &all[&set[i]] {
             if !set.contains(&g) {
                 set.push(g);
             }

@@ -1,31 +1,22 @@
-//! The kernels that get `DPOPT_PARENT_BOUNDS`: those that run a rewritten
-//! launch, directly or through the device functions they call; and the
-//! block size that `parent_threads(N)` states for some of them.
+//! The kernels that run a rewritten launch, directly or through the device
+//! functions they call: those that get `DPOPT_PARENT_BOUNDS`, and what the
+//! sites they run state about them (`Lands::Kernel` clauses:
+//! `parent_threads(N)`).
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
-use crate::plan::Plan;
-use crate::pragma::Value;
-use crate::program::Program;
+use crate::plan::{Kernel, Plan, SiteId};
+use crate::pragma::{ClauseName, Lands, Takes, Value};
+use crate::program::{FunctionId, Program};
 use crate::token::calls;
 use std::collections::BTreeMap;
-
-/// The bounded kernels, and the block size stated for those whose sites
-/// state one.
-pub(super) struct Bounds {
-    pub kernels: Vec<usize>,
-    pub stated: BTreeMap<usize, Value>,
-    pub diagnostics: Vec<Diagnostic>,
-}
 
 /// The kernels that run a rewritten launch: the sites' parents when they
 /// are kernels, and the kernels that call (through any chain of calls) a
 /// device function that is one; those that declare `__launch_bounds__` or
-/// `__maxnreg__` themselves keep theirs. A kernel takes the
-/// `parent_threads(N)` of the sites it runs: every one that states it must
-/// state the same N.
-pub(super) fn kernels_to_bound(program: &Program, view: &str, plan: &Plan) -> Bounds {
-    let parents: Vec<usize> = plan.sites.iter().map(|s| s.parent).collect();
-    let mut kernels: Vec<usize> = reaching(program, view, parents)
+/// `__maxnreg__` themselves keep theirs.
+pub(super) fn kernels_to_bound(program: &Program, view: &str, plan: &Plan) -> Vec<FunctionId> {
+    let parents: Vec<FunctionId> = plan.sites.iter().map(|s| s.parent).collect();
+    let mut kernels: Vec<FunctionId> = reaching(program, view, parents)
         .into_iter()
         .filter(|&k| {
             let f = &program.functions[k];
@@ -50,68 +41,83 @@ pub(super) fn kernels_to_bound(program: &Program, view: &str, plan: &Plan) -> Bo
         .collect();
     kernels.sort_unstable();
     kernels.dedup();
-    // Per kernel, the first site stating a block size and that size.
-    let mut first: BTreeMap<usize, (usize, &Value)> = BTreeMap::new();
+    kernels
+}
+
+/// Per kernel, what the sites it runs state about it: the clauses whose
+/// row says `Lands::Kernel`, each put where its row says. Every site a
+/// kernel runs that states such a clause must state the same value.
+pub(super) fn kernel_clauses(
+    program: &Program,
+    view: &str,
+    plan: &Plan,
+) -> (BTreeMap<FunctionId, Kernel>, Vec<Diagnostic>) {
+    // Per kernel and clause, the first site stating it and its value.
+    let mut first: BTreeMap<(FunctionId, ClauseName), (SiteId, &Value)> = BTreeMap::new();
     let mut diagnostics = Vec::new();
-    let mut reach_of: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (i, site) in plan.sites.iter().enumerate() {
-        let Some(value) = &site.parent_threads else {
+    let mut reach_of: BTreeMap<FunctionId, Vec<FunctionId>> = BTreeMap::new();
+    for (i, site) in plan.sites.with_ids() {
+        if site.kernel_clauses.is_empty() {
             continue;
-        };
+        }
         let reach = reach_of
             .entry(site.parent)
             .or_insert_with(|| reaching(program, view, vec![site.parent]));
-        for &k in reach.iter().filter(|k| kernels.contains(k)) {
-            match first.get(&k) {
-                None => {
-                    first.insert(k, (i, value));
+        for &k in reach.iter().filter(|&&k| program.functions[k].space.global) {
+            for (clause, value) in &site.kernel_clauses {
+                match first.get(&(k, *clause)) {
+                    None => {
+                        first.insert((k, *clause), (i, value));
+                    }
+                    Some(&(other, stated)) if stated != value => {
+                        let pragma = |s: SiteId| program.pragmas[plan.sites[s].pragma].span.clone();
+                        let written =
+                            |v: &Value| format!("`{}({})` here", clause.spelling(), v.to_source());
+                        diagnostics.push(
+                            Diagnostic::new(
+                                DiagnosticKind::KernelClauseDiffers {
+                                    clause: *clause,
+                                    kernel: program.functions[k].name.clone(),
+                                    first: stated.to_source(),
+                                    second: value.to_source(),
+                                },
+                                pragma(i),
+                                written(value),
+                            )
+                            .with_note(pragma(other), written(stated))
+                            .with_note(
+                                program.functions[k].name_span.clone(),
+                                "the kernel that runs both",
+                            ),
+                        );
+                    }
+                    Some(_) => {}
                 }
-                Some(&(other, stated)) if stated != value => {
-                    let pragma = |s: usize| program.pragmas[plan.sites[s].pragma].span.clone();
-                    diagnostics.push(
-                        Diagnostic::new(
-                            DiagnosticKind::ParentThreadsDiffer {
-                                kernel: program.functions[k].name.clone(),
-                                first: stated.to_source(),
-                                second: value.to_source(),
-                            },
-                            pragma(i),
-                            format!("`parent_threads({})` here", value.to_source()),
-                        )
-                        .with_note(
-                            pragma(other),
-                            format!("`parent_threads({})` here", stated.to_source()),
-                        )
-                        .with_note(
-                            program.functions[k].name_span.clone(),
-                            "the kernel that runs both",
-                        ),
-                    );
-                }
-                Some(_) => {}
             }
         }
     }
-    let stated = first
-        .into_iter()
-        .map(|(k, (_, value))| (k, value.clone()))
-        .collect();
-    Bounds {
-        kernels,
-        stated,
-        diagnostics,
+    let mut kernels: BTreeMap<FunctionId, Kernel> = BTreeMap::new();
+    for ((k, clause), (_, value)) in first {
+        if let Takes::Positive {
+            lands: Lands::Kernel { set, .. },
+            ..
+        } = clause.takes()
+        {
+            set(kernels.entry(k).or_default(), value.clone());
+        }
     }
+    (kernels, diagnostics)
 }
 
 /// `start` and the functions running on the device that call one of them,
 /// through any chain of calls, up to the kernels.
-fn reaching(program: &Program, view: &str, start: Vec<usize>) -> Vec<usize> {
+fn reaching(program: &Program, view: &str, start: Vec<FunctionId>) -> Vec<FunctionId> {
     let mut reach = start;
     let mut i = 0;
     while i < reach.len() {
         let target = &program.functions[reach[i]];
         if !target.space.global {
-            for (k, f) in program.functions.iter().enumerate() {
+            for (k, f) in program.functions.with_ids() {
                 if reach.contains(&k) || !f.space.runs_on_device() {
                     continue;
                 }

@@ -5,7 +5,7 @@ use super::{cannot_see, with_calls};
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Finding, Hazard, Hazards, Summary};
 use crate::plan::Site;
-use crate::program::{Function, Program};
+use crate::program::{Function, FunctionId, Program};
 use crate::token::TokenKind;
 use std::ops::Range;
 
@@ -20,7 +20,12 @@ pub(super) struct ChildFacts {
 }
 
 impl ChildFacts {
-    pub(super) fn gather(program: &Program, view: &str, hazards: &Hazards, child: usize) -> Self {
+    pub(super) fn gather(
+        program: &Program,
+        view: &str,
+        hazards: &Hazards,
+        child: FunctionId,
+    ) -> Self {
         let summary = hazards.of(child);
         let body = program.sig_in(program.functions[child].body.clone());
         let returns = body

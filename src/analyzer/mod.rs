@@ -8,8 +8,9 @@
 //! site's clauses; `varying` decides which aggregated arguments vary
 //! between parents; `names` warns about clause values nothing declares;
 //! `pragma_macros` about `#pragma dp` hidden in macros; `placement` and
-//! `bounds` decide where a child's code goes and which kernels get
-//! `DPOPT_PARENT_BOUNDS` (or the launch bounds `parent_threads` states).
+//! `bounds` decide where a child's code goes, which kernels get
+//! `DPOPT_PARENT_BOUNDS`, and what the sites a kernel runs state about it
+//! (`parent_threads`).
 
 mod alloc;
 mod block_hazards;
@@ -26,9 +27,9 @@ pub use pragma_macros::pragma_macros;
 use crate::constant::Constants;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Finding, Hazard, Hazards};
-use crate::plan::{ChildPlan, Plan};
+use crate::plan::{ChildPlan, Plan, SiteId};
 use crate::pragma::parse_directive;
-use crate::program::Program;
+use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
 use std::collections::BTreeMap;
 
@@ -98,8 +99,8 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         program, view, &plan, &hazards,
     ));
     // Group sites by child and check the child can be transformed.
-    let mut by_child: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
-    for (i, site) in plan.sites.iter().enumerate() {
+    let mut by_child: BTreeMap<FunctionId, Vec<SiteId>> = BTreeMap::new();
+    for (i, site) in plan.sites.with_ids() {
         for child in site.children() {
             by_child.entry(child).or_default().push(i);
         }
@@ -146,13 +147,12 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         });
     }
     diagnostics.extend(alloc::allocations(program, view, file, &mut plan, &hazards));
-    let bounds = bounds::kernels_to_bound(program, view, &plan);
-    diagnostics.extend(bounds.diagnostics);
-    plan.bounded = bounds.kernels;
+    plan.bounded = bounds::kernels_to_bound(program, view, &plan);
     plan.bounded
         .retain(|&k| file.in_input(program.functions[k].start));
-    plan.parent_threads = bounds.stated;
-    plan.parent_threads.retain(|k, _| plan.bounded.contains(k));
+    let (kernels, differ) = bounds::kernel_clauses(program, view, &plan);
+    plan.kernels = kernels;
+    diagnostics.extend(differ);
     plan.settle(program);
     Analysis { plan, diagnostics }
 }
@@ -215,11 +215,51 @@ mod tests {
         );
         let (plan, diagnostics) = analysis(&text);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         // row: parameter; row[v]: indexing; m: assigned in the parent;
         // K * 2 + k: macro, literal, parameter; out: parameter.
         assert_eq!(a.varying, [false, true, true, false, false]);
         assert!(!a.asserted);
+    }
+
+    #[test]
+    fn positive_clauses_land_where_their_rows_say() {
+        let text = format!(
+            "{CHILD}__global__ void parent(const int *row, int k, int *out, int m) {{\n\
+             #pragma dp threshold(64) coarsen(4) consldt(warp) agg_threshold(2) threads(32) blocks(8) parent_threads(256)\n\
+               child<<<(m + 31) / 32, 32>>>(row, 0, m, k, out);\n}}\n"
+        );
+        let (plan, diagnostics) = analysis(&text);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        let site = &plan.sites[SiteId(0)];
+        assert_eq!(site.threshold, Some(Value::Literal(64)));
+        assert_eq!(site.coarsen, Some(Value::Literal(4)));
+        let a = site.aggregation.as_ref().unwrap();
+        assert_eq!(a.agg_threshold, Some(Value::Literal(2)));
+        assert_eq!(a.threads, Some(Value::Literal(32)));
+        assert_eq!(a.blocks, Some(Value::Literal(8)));
+        let parent = plan.sites[SiteId(0)].parent;
+        assert_eq!(
+            plan.kernels[&parent].parent_threads,
+            Some(Value::Literal(256))
+        );
+    }
+
+    #[test]
+    fn a_macro_above_a_clauses_limit_is_refused_at_the_clause() {
+        let text = format!(
+            "#define PT 2048\n{CHILD}__global__ void parent(const int *row, int k, int *out, int m) {{\n\
+             #pragma dp coarsen(2) parent_threads(PT)\n  child<<<(m + 31) / 32, 32>>>(row, 0, m, k, out);\n}}\n"
+        );
+        let (_, diagnostics) = analysis(&text);
+        assert_eq!(
+            diagnostics.iter().map(|d| &d.kind).collect::<Vec<_>>(),
+            [&DiagnosticKind::AboveLimit {
+                clause: "parent_threads".into(),
+                value: "PT".into(),
+                limit: crate::pragma::MAX_BLOCK_THREADS
+            }]
+        );
     }
 
     #[test]
@@ -230,7 +270,7 @@ mod tests {
         );
         let (plan, diagnostics) = analysis(&text);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         assert_eq!(a.varying, [true, true, true, false, true]);
     }
 
@@ -244,12 +284,12 @@ mod tests {
         );
         let (plan, diagnostics) = analysis(&text);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         assert_eq!(a.varying, [true, false, true, false, true]);
         // Within one warp they are the same.
         let warp = text.replace("consldt(grid)", "consldt(warp)");
         let (plan, _) = analysis(&warp);
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         assert_eq!(a.varying, [false, false, false, false, false]);
     }
 
@@ -260,7 +300,7 @@ mod tests {
              #pragma dp consldt(warp) work(start, n)\n  child<<<(v + 31) / 32, 32>>>(row, row[v], v, 1, out);\n}}\n"
         );
         let (plan, _) = analysis(&text);
-        let a = plan.sites[0].aggregation.as_ref().unwrap();
+        let a = plan.sites[SiteId(0)].aggregation.as_ref().unwrap();
         assert_eq!(a.varying, [false, true, true, false, false]);
         assert!(a.asserted);
     }
@@ -271,7 +311,7 @@ mod tests {
                     __global__ void parent(float *a) {\n#pragma dp consldt(warp)\n  child<float><<<1, 32>>>(a);\n}\n";
         let (plan, diagnostics) = analysis(text);
         assert!(diagnostics.is_empty(), "{diagnostics:?}");
-        assert!(plan.sites[0].aggregation.is_some());
+        assert!(plan.sites[SiteId(0)].aggregation.is_some());
     }
 
     #[test]
@@ -292,12 +332,18 @@ mod tests {
             .collect();
         assert_eq!(recursive, [false, false, false, true]);
         // One child plan per child, with every site that launches it.
-        let children: Vec<(usize, Vec<usize>)> = plan
+        let children: Vec<(FunctionId, Vec<SiteId>)> = plan
             .children
             .iter()
             .map(|c| (c.child, c.sites.clone()))
             .collect();
-        assert_eq!(children, [(0, vec![0, 1, 2]), (3, vec![3])]);
+        assert_eq!(
+            children,
+            [
+                (FunctionId(0), vec![SiteId(0), SiteId(1), SiteId(2)]),
+                (FunctionId(3), vec![SiteId(3)])
+            ]
+        );
         assert!(plan.children[0].serial && plan.children[0].coarse);
     }
 
@@ -330,13 +376,18 @@ mod tests {
         let program = parse(&file, lex(&file));
         let a = analyze(&file, &program);
         assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
-        let stated: Vec<(&str, &Value)> = a
+        let stated: Vec<(&str, Option<&Value>)> = a
             .plan
-            .parent_threads
+            .kernels
             .iter()
-            .map(|(&k, v)| (program.functions[k].name.as_str(), v))
+            .map(|(&k, v)| {
+                (
+                    program.functions[k].name.as_str(),
+                    v.parent_threads.as_ref(),
+                )
+            })
             .collect();
-        assert_eq!(stated, [("k1", &Value::Literal(256))]);
+        assert_eq!(stated, [("k1", Some(&Value::Literal(256)))]);
         assert_eq!(a.plan.bounded.len(), 2);
     }
 

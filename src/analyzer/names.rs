@@ -3,7 +3,7 @@
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::pragma::{Directive, Value};
 use crate::program::Program;
-use crate::token::TokenKind;
+use crate::token::{SigIdx, TokenKind};
 
 /// Names in clause values (`threshold(TH)`) that nothing in the file
 /// declares or defines: they compile only if a header or `-D` supplies them,
@@ -15,7 +15,7 @@ pub(super) fn unseen_names(
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for clause in &directive.clauses {
-        for value in clause.kind.values() {
+        for value in clause.value.values() {
             let Value::Macro(name) = value else {
                 continue;
             };
@@ -32,7 +32,7 @@ pub(super) fn unseen_names(
             out.push(Diagnostic::new(
                 DiagnosticKind::UnseenName {
                     name: name.clone(),
-                    clause: clause.kind.name().to_string(),
+                    clause: clause.name.spelling().to_string(),
                 },
                 span,
                 "not declared in this file",
@@ -48,7 +48,7 @@ fn declared_in_file(program: &Program, view: &str, name: &str) -> bool {
         || program.sig.iter().enumerate().any(|(i, t)| match t.kind {
             TokenKind::Ident => t.text(view) == name,
             TokenKind::Directive => {
-                !program.pragmas.iter().any(|p| p.token == i) && {
+                !program.pragmas.iter().any(|p| p.token == SigIdx(i)) && {
                     let text = t.text(view);
                     word_at(text, name).is_some()
                         || text.contains('\\')

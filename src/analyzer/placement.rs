@@ -1,7 +1,7 @@
 //! Where the code generated for a child defined in another file goes.
 
-use crate::plan::Plan;
-use crate::program::Program;
+use crate::plan::{Plan, SiteId};
+use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
 use crate::token::TokenKind;
 
@@ -13,8 +13,8 @@ use crate::token::TokenKind;
 pub(super) fn place_for_outside_child(
     file: &SourceFile,
     program: &Program,
-    child: usize,
-    sites: &[usize],
+    child: FunctionId,
+    sites: &[SiteId],
     plan: &Plan,
 ) -> usize {
     let function = &program.functions[child];

@@ -6,8 +6,8 @@ use super::varying::{parent_params_uniform, varying_arguments};
 use crate::constant::Constants;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::plan::{Aggregation, Site};
-use crate::pragma::{ClauseName, Directive, Value, MAX_BLOCK_THREADS};
-use crate::program::{Program, Resolution};
+use crate::pragma::{ClauseValue, Directive, Lands, Takes, Value};
+use crate::program::{FunctionId, Program, Resolution};
 use crate::source::SourceFile;
 use crate::thread_count::{thread_count, CountSource, ThreadCount};
 use std::collections::BTreeMap;
@@ -33,7 +33,7 @@ pub(super) fn site_for(
             "nothing follows this pragma",
         ));
     };
-    let next_token = program.sig[next];
+    let next_token = program.sig[next.0];
     if program
         .pragmas
         .binary_search_by_key(&next, |p| p.token)
@@ -112,11 +112,11 @@ pub(super) fn site_for(
         // A definition in the unit itself (the input and its headers) wins
         // over one in a `--child-source` file (another translation unit).
         Resolution::Ambiguous(candidates) => {
-            let in_unit = |&c: &usize| {
+            let in_unit = |&c: &FunctionId| {
                 file.part_at(program.functions[c].start)
                     .map_or(true, |p| p.origin == crate::source::Origin::Header)
             };
-            let own: Vec<usize> = candidates.iter().copied().filter(in_unit).collect();
+            let own: Vec<FunctionId> = candidates.iter().copied().filter(in_unit).collect();
             match own.as_slice() {
                 [] => Resolution::Ambiguous(candidates),
                 [one] => Resolution::Found(*one),
@@ -219,22 +219,24 @@ pub(super) fn site_for(
             "variadic kernel",
         ));
     }
-    if let Some(clause) = directive
-        .clauses
-        .iter()
-        .find(|c| c.kind.clause() == ClauseName::ParentThreads)
-    {
-        // A literal is checked by the parse; a macro the file defines, here.
-        let known = directive.parent_threads().and_then(|v| match v {
-            Value::Macro(m) => constants.value(m).map(|n| (m, n)),
-            Value::Literal(_) => None,
-        });
-        if let Some((name, n)) = known.filter(|&(_, n)| n > i128::from(MAX_BLOCK_THREADS)) {
+    // A literal above a clause's limit is refused by the parse; a macro the
+    // file defines, here.
+    for clause in &directive.clauses {
+        let (
+            ClauseValue::Positive(Value::Macro(name)),
+            Takes::Positive {
+                max: Some(limit), ..
+            },
+        ) = (&clause.value, clause.name.takes())
+        else {
+            continue;
+        };
+        if let Some(n) = constants.value(name).filter(|&n| n > i128::from(limit.max)) {
             return Err(Diagnostic::new(
                 DiagnosticKind::AboveLimit {
-                    clause: clause.kind.name().to_string(),
+                    clause: clause.name.spelling().to_string(),
                     value: name.clone(),
-                    limit: MAX_BLOCK_THREADS,
+                    limit: limit.max,
                 },
                 clause.span.clone(),
                 format!("`{name}` is {n} here"),
@@ -244,35 +246,91 @@ pub(super) fn site_for(
     let k = per_parent.entry(parent_fn.symbol.clone()).or_insert(0);
     *k += 1;
     let id = format!("{}_{}", parent_fn.symbol, k);
-    let threshold = directive.threshold().cloned();
-    let coarsen = directive.coarsen().cloned();
-    let mut warnings = Vec::new();
-    let count = threshold.as_ref().map(|_| match directive.child_threads() {
-        Some(e) => ThreadCount::Explicit(e.to_string()),
-        None => {
-            let tc = thread_count(program, view, launch, parent);
-            // Without a division in the grid size, grid x block threads is
-            // the exact count (literals, macros, dim3 variables, builtins):
-            // only a rounding that was not recognised is worth a word.
-            let grid_text = &view[launch.config[0].clone()];
-            let rounds =
-                grid_text.contains('/') || grid_text.contains(">>") || grid_text.contains("ceil");
-            if tc == ThreadCount::Fallback && rounds {
-                warnings.push(
-                    Diagnostic::new(
-                        DiagnosticKind::ThreadCountFallback {
-                            kernel: simple_name.to_string(),
-                        },
-                        launch.config[0].clone(),
-                        "no ceiling division found in this grid size",
-                    )
-                    .with_note(pragma.span.clone(), "threshold requested here"),
-                );
-            }
-            tc
-        }
+    let aggregation = directive.aggregation().map(|granularity| Aggregation {
+        varying: varying_arguments(
+            program,
+            view,
+            launch,
+            parent,
+            child_fn,
+            directive.work(),
+            parent_params_uniform(program, parent, granularity),
+        ),
+        asserted: directive.work().is_some(),
+        ..Aggregation::defaulted(
+            granularity,
+            site_is_recursive(program, parent, child),
+            directive.group().cloned(),
+            directive.pool_records().cloned(),
+        )
     });
-    if let (Some(t), Some(count)) = (&threshold, &count) {
+    let mut site = Site {
+        aggregation,
+        id: id.clone(),
+        summary: directive.summary(),
+        pragma: index,
+        launch: launch_index,
+        parent,
+        child,
+        alternatives,
+        threshold: None,
+        coarsen: None,
+        count: None,
+        kernel_clauses: Vec::new(),
+        alloc_clause: directive.alloc(),
+        allocations: Vec::new(),
+        allocations_left: Vec::new(),
+        knobs: Vec::new(),
+    };
+    // Each positive-integer clause where its row says it lands.
+    for clause in &directive.clauses {
+        let (ClauseValue::Positive(value), Takes::Positive { lands, .. }) =
+            (&clause.value, clause.name.takes())
+        else {
+            continue;
+        };
+        match lands {
+            Lands::Site(set) => set(&mut site, value.clone()),
+            Lands::Aggregation(set) => {
+                // The clause needs `consldt` (checked by the parse).
+                if let Some(a) = &mut site.aggregation {
+                    set(a, value.clone());
+                }
+            }
+            Lands::Kernel { .. } => site.kernel_clauses.push((clause.name, value.clone())),
+        }
+    }
+    let mut warnings = Vec::new();
+    site.count = site
+        .threshold
+        .as_ref()
+        .map(|_| match directive.child_threads() {
+            Some(e) => ThreadCount::Explicit(e.to_string()),
+            None => {
+                let tc = thread_count(program, view, launch, parent);
+                // Without a division in the grid size, grid x block threads is
+                // the exact count (literals, macros, dim3 variables, builtins):
+                // only a rounding that was not recognised is worth a word.
+                let grid_text = &view[launch.config[0].clone()];
+                let rounds = grid_text.contains('/')
+                    || grid_text.contains(">>")
+                    || grid_text.contains("ceil");
+                if tc == ThreadCount::Fallback && rounds {
+                    warnings.push(
+                        Diagnostic::new(
+                            DiagnosticKind::ThreadCountFallback {
+                                kernel: simple_name.to_string(),
+                            },
+                            launch.config[0].clone(),
+                            "no ceiling division found in this grid size",
+                        )
+                        .with_note(pragma.span.clone(), "threshold requested here"),
+                    );
+                }
+                tc
+            }
+        });
+    if let (Some(t), Some(count)) = (&site.threshold, &site.count) {
         let threshold_value = match t {
             Value::Literal(n) => Some(*n as i128),
             Value::Macro(m) => constants.value(m),
@@ -311,53 +369,12 @@ pub(super) fn site_for(
             );
         }
     }
-    let aggregation = directive.aggregation().map(|granularity| Aggregation {
-        agg_threshold: directive.agg_threshold().cloned(),
-        blocks: directive.agg_blocks().cloned(),
-        threads: directive.agg_threads().cloned(),
-        varying: varying_arguments(
-            program,
-            view,
-            launch,
-            parent,
-            child_fn,
-            directive.work(),
-            parent_params_uniform(program, parent, granularity),
-        ),
-        asserted: directive.work().is_some(),
-        ..Aggregation::defaulted(
-            granularity,
-            site_is_recursive(program, parent, child),
-            directive.group().cloned(),
-            directive.pool_records().cloned(),
-        )
-    });
-    Ok((
-        Site {
-            aggregation,
-            id,
-            summary: directive.summary(),
-            pragma: index,
-            launch: launch_index,
-            parent,
-            child,
-            alternatives,
-            threshold,
-            coarsen,
-            count,
-            parent_threads: directive.parent_threads().cloned(),
-            alloc_clause: directive.alloc(),
-            allocations: Vec::new(),
-            allocations_left: Vec::new(),
-            knobs: Vec::new(),
-        },
-        warnings,
-    ))
+    Ok((site, warnings))
 }
 
 /// The launch is part of a recursion: the child launches itself, or the
 /// parent is the child.
-fn site_is_recursive(program: &Program, parent: usize, child: usize) -> bool {
+fn site_is_recursive(program: &Program, parent: FunctionId, child: FunctionId) -> bool {
     parent == child
         || program
             .launches

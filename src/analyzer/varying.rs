@@ -2,7 +2,7 @@
 //! per parent) and which are the same for all (passed once).
 
 use crate::pragma::Granularity;
-use crate::program::{Function, Launch, Program};
+use crate::program::{Function, FunctionId, Launch, Program};
 use crate::token::{is_call_at, TokenKind};
 
 /// Are the parent's parameters the same for every parent of one aggregated
@@ -12,7 +12,7 @@ use crate::token::{is_call_at, TokenKind};
 /// aggregated launch of it runs blocks of many original grids side by side).
 pub(super) fn parent_params_uniform(
     program: &Program,
-    parent: usize,
+    parent: FunctionId,
     granularity: Granularity,
 ) -> bool {
     program.functions[parent].space.global
@@ -33,7 +33,7 @@ pub(super) fn varying_arguments(
     program: &Program,
     view: &str,
     launch: &Launch,
-    parent: usize,
+    parent: FunctionId,
     child: &Function,
     work: Option<&[String]>,
     params_uniform: bool,

@@ -3,16 +3,17 @@
 //! function, serial version and coarsened kernel (after the child).
 
 use super::context::{
-    AggregationContext, BlockAggregation, DeclarationsContext, DeferContext, DefinitionsContext,
-    DirectLaunch, KnobMacro, MacroEntry, Resume, TemplateContext,
+    AggregationContext, BlockAggregation, BodyContext, DeclarationsContext, DeferContext,
+    DefinitionsContext, DirectLaunch, KnobMacro, MacroEntry, Resume, TemplateContext,
 };
 use super::renderer::Renderer;
 use super::templates::{AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::names::{self, Knob, SiteSymbols};
-use crate::plan::ChildPlan;
+use crate::plan::{ChildPlan, SiteId};
 use crate::program::Function;
 use crate::record::Member;
+use crate::writer::{Fragment, Sink};
 
 /// Parameter lists in the forms the templates need.
 struct Params {
@@ -60,6 +61,18 @@ fn launch_bounds(r: &Renderer, plan: &ChildPlan) -> String {
     }
 }
 
+/// The child's counted kernel, when some launch dpopt makes of it is not
+/// coarsened: a site without `coarsen`, or the deferral queue (which keeps
+/// both kinds of launch).
+fn counted(r: &Renderer, plan: &ChildPlan) -> Option<String> {
+    let child = &r.program.functions[plan.child];
+    let uncoarsened = plan
+        .sites
+        .iter()
+        .any(|&s| r.plan.sites[s].coarsen.is_none());
+    (uncoarsened || plan.defers).then(|| names::counted(&child.name))
+}
+
 fn resume(r: &Renderer, resume_line: usize) -> Resume {
     Resume {
         line_out: OUTPUT_LINE_MARKER,
@@ -100,6 +113,7 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
         macros,
         serial: plan.serial.then(|| names::serial(&child.name)),
         coarse: plan.coarse.then(|| names::coarse(&child.name)),
+        counted: counted(r, plan),
         defer: plan.defers.then(|| names::defer(&child.name)),
         aggregated: plan
             .sites
@@ -111,8 +125,9 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
         stat_sites: plan
             .sites
             .iter()
-            .map(|&s| SiteSymbols::of(&r.plan.sites[s].id))
+            .map(|&s| SiteSymbols::of(&r.plan.sites[s].id, &child.namespace))
             .collect(),
+        scope: names::scope(&child.namespace),
         recursive: plan.recursive,
         depth_macro: depth_macro(child),
         serial_depth: crate::plan::DEFAULT_SERIAL_DEPTH,
@@ -129,8 +144,9 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
 }
 
 /// Body function, serial version and coarsened kernel, inserted after the
-/// child's definition.
-pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8> {
+/// child's definition: the body function's head, the child's body (the
+/// user's bytes, builtins replaced by parameters), the rest.
+pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragment {
     let child = &r.program.functions[plan.child];
     let p = params(child);
     let tpl = TemplateParts::of(child);
@@ -144,6 +160,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
             .collect();
         r.templates.render(&DeferContext {
             child: child.name.clone(),
+            counted: names::counted(&child.name),
             q: names::DeferSymbols::of(&child.name),
             defer: names::defer(&child.name),
             serial: names::serial(&child.name),
@@ -161,28 +178,29 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
     };
     // The body's own file and line (a header's, for a child defined there).
     let (body_line, body_file) = r.file.line_directive_at(child.body.start);
-    const BODY: &str = "\u{E000}body\u{E001}";
-    let aggregated = plan
-        .sites
-        .iter()
-        .any(|&s| r.plan.sites[s].aggregation.is_some());
-    let uses_body = serial.is_some() || coarse.is_some() || aggregated;
+    let head = BodyContext {
+        child: child.name.clone(),
+        template_header: tpl.header.clone(),
+        inline: "__forceinline__ ",
+        body_fn: names::body(&child.name),
+        recursive: plan.recursive,
+        params: p.declared.clone(),
+        body_line,
+        body_file,
+        line_out: OUTPUT_LINE_MARKER,
+    };
     let ctx = DefinitionsContext {
-        uses_body,
         child: child.name.clone(),
         template_header: tpl.header,
         template_names: tpl.args,
-        inline: "__forceinline__ ",
         body_fn: names::body(&child.name),
         recursive: plan.recursive,
         params: p.declared,
         arg_names: p.names,
-        body_line,
-        body_file,
-        body: BODY,
         serial,
         serial_bound: plan.serial_bound.clone(),
         coarse,
+        counted: counted(r, plan),
         launch_bounds: launch_bounds(r, plan),
         uses_shared: plan.uses_shared,
         deferral,
@@ -194,21 +212,14 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u8
             .collect(),
         resume: resume(r, resume_line),
     };
-    let text = r.templates.render(&ctx);
-    let text = with_newlines(&text, r.file.newline);
-    if !uses_body {
-        return r.codec.to_bytes(&text);
-    }
-    let body = r.render(child.body.clone(), Some(plan.child), &[]);
-    let (before, after) = text.split_once(BODY).expect("body placeholder");
-    let mut out = r.codec.to_bytes(before);
-    out.extend(body);
-    out.extend(r.codec.to_bytes(after));
+    let mut out = Fragment::generated_bytes(render(r, &head));
+    r.render_into(&mut out, child.body.clone(), Some(plan.child), &[]);
+    out.generated(&render(r, &ctx));
     out
 }
 
 /// The record type, aggregated kernel and launcher of one aggregated site.
-fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
+fn aggregation(r: &Renderer, plan: &ChildPlan, index: SiteId) -> String {
     let site = &r.plan.sites[index];
     let aggregation = site.aggregation.as_ref().expect("an aggregated site");
     let child = &r.program.functions[plan.child];
@@ -236,9 +247,10 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: usize) -> String {
             invariant_names.push(name);
         }
     }
-    let symbols = SiteSymbols::of(&site.id);
+    let symbols = SiteSymbols::of(&site.id, &child.namespace);
     let direct = DirectLaunch {
         child: child.name.clone(),
+        counted_fn: names::counted(&child.name),
         coarse_fn: names::coarse(&child.name),
         coarse: site.coarsen.is_some(),
         // With a serial version (some site thresholds this child), a direct

@@ -43,6 +43,7 @@ pub struct SiteContext {
     pub factors: Vec<Factor>,
     pub threshold_macro: String,
     pub coarsen_macro: String,
+    /// The child's counted kernel, qualified like the launch's kernel.
     pub kernel: String,
     pub targs: String,
     /// The launch's arguments.
@@ -118,11 +119,16 @@ pub struct DeclarationsContext {
     pub macros: Vec<MacroEntry>,
     pub serial: Option<String>,
     pub coarse: Option<String>,
+    /// The counted kernel, when some launch of the child is not coarsened.
+    pub counted: Option<String>,
     pub defer: Option<String>,
     /// Ids of the child's aggregated sites.
     pub aggregated: Vec<String>,
     /// Every site of the child.
     pub stat_sites: Vec<SiteSymbols>,
+    /// The child's namespaces (`names::scope`): its sites' launches read
+    /// the run-time knobs declared here from outside them.
+    pub scope: String,
     pub recursive: bool,
     pub depth_macro: String,
     pub serial_depth: u64,
@@ -150,26 +156,18 @@ pub struct MacroEntry {
 #[derive(Debug, Serialize)]
 pub struct DefinitionsContext {
     pub child: String,
-    /// Some version of the child calls the body function: a serial version,
-    /// a coarsened kernel or an aggregated kernel (a site whose clauses
-    /// change none of them, `alloc(...)` or `parent_threads(...)` alone,
-    /// launches the child itself).
-    pub uses_body: bool,
     pub template_header: String,
     pub template_names: String,
-    pub inline: &'static str,
     pub body_fn: String,
     pub recursive: bool,
     pub params: String,
     pub arg_names: String,
-    pub body_line: usize,
-    pub body_file: String,
-    /// The placeholder the body is copied in place of.
-    pub body: &'static str,
     pub serial: Option<String>,
     /// The bound of the child's leading `if (i >= n) return;` guard.
     pub serial_bound: Option<String>,
     pub coarse: Option<String>,
+    /// The counted kernel, when some launch of the child is not coarsened.
+    pub counted: Option<String>,
     pub launch_bounds: String,
     pub uses_shared: bool,
     /// `defer.cu.tera`'s output, or `""`.
@@ -180,10 +178,29 @@ pub struct DefinitionsContext {
     pub resume: Resume,
 }
 
+/// `body.cu.tera`: the head of the child's body function, which the
+/// child's body (its own bytes) follows.
+#[derive(Debug, Serialize)]
+pub struct BodyContext {
+    pub child: String,
+    pub template_header: String,
+    pub inline: &'static str,
+    pub body_fn: String,
+    pub recursive: bool,
+    pub params: String,
+    /// Where the body is written (a header's line, for a child defined
+    /// there).
+    pub body_line: usize,
+    pub body_file: String,
+    pub line_out: &'static str,
+}
+
 /// `defer.cu.tera`: a child's queue of deferred launches.
 #[derive(Debug, Serialize)]
 pub struct DeferContext {
     pub child: String,
+    /// The child's counted kernel.
+    pub counted: String,
     /// The queue's symbols.
     pub q: crate::names::DeferSymbols,
     pub defer: String,
@@ -255,6 +272,8 @@ pub struct AggregationContext {
 #[derive(Debug, Serialize)]
 pub struct DirectLaunch {
     pub child: String,
+    /// The child's counted kernel, which every uncoarsened launch launches.
+    pub counted_fn: String,
     pub coarse_fn: String,
     /// The launch is coarsened.
     pub coarse: bool,
@@ -296,6 +315,8 @@ pub struct PreludeContext {
     pub uses: crate::plan::Uses,
     /// `defer_queue.cuh`, or `""`.
     pub defer_queue: &'static str,
+    /// `launch_budget.cuh` (a file with sites), or `""`.
+    pub launch_budget: &'static str,
     /// `alloc.cuh`, or `""`.
     pub alloc_support: &'static str,
     /// The launch counters' names (a file with sites).
@@ -321,6 +342,8 @@ pub struct StatsContext {
 pub struct RuntimeKnob {
     pub name: String,
     pub global: &'static str,
+    /// The namespaces its variable is declared in (`names::scope`).
+    pub scope: String,
 }
 
 /// `bounds.cu.tera`: the launch-bounds declaration of a parent kernel.
@@ -335,9 +358,10 @@ pub struct BoundsContext {
     pub name: String,
     /// The parameters without default arguments.
     pub params: Vec<String>,
-    /// `parent_threads(N)`: N, the bounds' block size (else
+    /// What its sites state about it (`plan::Kernel`):
+    /// `stated.parent_threads`, the bounds' block size (else
     /// `DPOPT_PARENT_BOUNDS`).
-    pub threads: Option<String>,
+    pub stated: crate::plan::Kernel,
     #[serde(flatten)]
     pub resume: Resume,
 }
@@ -412,6 +436,7 @@ macro_rules! template_of {
 template_of! {
     SiteContext => SITE,
     DeclarationsContext => DECLARATIONS,
+    BodyContext => BODY,
     DefinitionsContext => DEFINITIONS,
     DeferContext => DEFER,
     PreludeContext => PRELUDE,

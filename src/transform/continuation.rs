@@ -85,22 +85,16 @@ pub fn definitions(r: &Renderer, site: &SyncSite, resume_line: usize) -> Vec<u8>
 
 /// At the end of the file: `dpopt_postwork_report` (with `-DDPOPT_STATS`).
 pub fn stats(r: &Renderer, sites: &[SyncSite]) -> Vec<u8> {
-    // The counters are declared before each kernel, in its namespaces (an
-    // anonymous one needs no name: its members are visible around it).
+    // The counters are declared before each kernel, in its namespaces.
     let counters: Vec<PostworkCounter> = sites
         .iter()
-        .map(|s| {
-            let mut path = String::new();
-            for n in &r.program.functions[s.kernel].namespace {
-                if !n.is_empty() {
-                    path.push_str("::");
-                    path.push_str(n);
-                }
-            }
-            PostworkCounter {
-                id: s.id.clone(),
-                counters: format!("{path}::{}", PostworkSymbols::of(&s.id).stats),
-            }
+        .map(|s| PostworkCounter {
+            id: s.id.clone(),
+            counters: format!(
+                "{}::{}",
+                crate::names::scope(&r.program.functions[s.kernel].namespace),
+                PostworkSymbols::of(&s.id).stats
+            ),
         })
         .collect();
     let ctx = ContinuationStatsContext {

@@ -10,7 +10,7 @@ pub mod renderer;
 pub mod site;
 pub mod templates;
 
-pub use renderer::{Builtins, Renderer};
+pub use renderer::Renderer;
 
 /// Generated fragments go through tera as `String`s. Text copied from a file
 /// that is not valid UTF-8 is carried through them losslessly by mapping each
@@ -30,7 +30,7 @@ impl TextCodec {
     }
 
     /// Bytes of the file to a string for a template.
-    pub fn to_text(&self, bytes: &[u8]) -> String {
+    pub fn to_text(self, bytes: &[u8]) -> String {
         if !self.lossless_bytes {
             return String::from_utf8(bytes.to_vec()).expect("file is valid UTF-8");
         }
@@ -47,7 +47,7 @@ impl TextCodec {
     }
 
     /// A template's output back to bytes.
-    pub fn to_bytes(&self, text: &str) -> Vec<u8> {
+    pub fn to_bytes(self, text: &str) -> Vec<u8> {
         if !self.lossless_bytes {
             return text.as_bytes().to_vec();
         }

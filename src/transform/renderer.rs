@@ -6,7 +6,8 @@ use super::site::site_code;
 use super::templates::Templates;
 use super::TextCodec;
 use crate::plan::Plan;
-use crate::program::Program;
+use crate::plan::SiteId;
+use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
 use crate::token::TokenKind;
 use crate::writer::Sink;
@@ -36,7 +37,7 @@ pub struct Renderer<'a> {
     pub templates: &'a Templates,
     pub codec: TextCodec,
     /// Start offset of each rewritten pragma -> index into `plan.sites`.
-    site_at: HashMap<usize, usize>,
+    site_at: HashMap<usize, SiteId>,
     /// Start offset of each renamed callee (an aggregated allocation's
     /// `malloc`/`cudaMalloc`, a slice's `free`/`cudaFree`) -> its new name,
     /// in the file and in every copy of a body.
@@ -52,25 +53,14 @@ impl<'a> Renderer<'a> {
     ) -> Self {
         let site_at = plan
             .sites
-            .iter()
-            .enumerate()
+            .with_ids()
             .map(|(i, s)| (program.pragmas[s.pragma].span.start, i))
             .collect();
-        let mut renamed = HashMap::new();
-        for a in plan.sites.iter().flat_map(|s| &s.allocations) {
-            for call in &a.calls {
-                renamed.insert(
-                    call.callee.start,
-                    crate::names::alloc_call(call.cuda, a.granularity, call.tag, a.headers()),
-                );
-            }
-            for free in &a.frees {
-                renamed.insert(
-                    free.callee.start,
-                    crate::names::free_call(free.cuda).to_string(),
-                );
-            }
-        }
+        let renamed = plan
+            .renamed_calls()
+            .into_iter()
+            .map(|(callee, name)| (callee.start, name))
+            .collect();
         Renderer {
             file,
             program,
@@ -89,7 +79,7 @@ impl<'a> Renderer<'a> {
     pub fn render(
         &self,
         range: Range<usize>,
-        copy_of: Option<usize>,
+        copy_of: Option<FunctionId>,
         overrides: &[(Range<usize>, String)],
     ) -> Vec<u8> {
         let mut out = Vec::with_capacity(range.len() + 64);
@@ -103,7 +93,7 @@ impl<'a> Renderer<'a> {
         &self,
         out: &mut impl Sink,
         range: Range<usize>,
-        copy_of: Option<usize>,
+        copy_of: Option<FunctionId>,
         overrides: &[(Range<usize>, String)],
     ) {
         let substitute = copy_of.is_some();
@@ -118,7 +108,7 @@ impl<'a> Renderer<'a> {
                 } else if let (TokenKind::Directive | TokenKind::Ident, Some(&site)) =
                     (t.kind, self.site_at.get(&t.start))
                 {
-                    out.generated(&site_code(self, site, copy_of));
+                    site_code(self, site, copy_of, out);
                     Some(self.program.launches[self.plan.sites[site].launch].span.end)
                 } else {
                     None
@@ -149,7 +139,7 @@ impl<'a> Renderer<'a> {
     pub fn render_text(
         &self,
         range: Range<usize>,
-        copy_of: Option<usize>,
+        copy_of: Option<FunctionId>,
         overrides: &[(Range<usize>, String)],
     ) -> String {
         self.codec.to_text(&self.render(range, copy_of, overrides))
@@ -161,21 +151,40 @@ impl<'a> Renderer<'a> {
         if !substitute {
             return text.to_string();
         }
-        let mut out = String::with_capacity(text.len());
-        let mut word = String::new();
-        for c in text.chars().chain(std::iter::once('\0')) {
-            if c.is_ascii_alphanumeric() || c == '_' {
-                word.push(c);
-                continue;
+        substitute_builtins(text)
+    }
+}
+
+/// `text` with every builtin (`threadIdx`, ...) replaced by its parameter,
+/// on the lexer's tokens, so that a builtin's name inside a string, a
+/// character literal or a comment stays as written.
+fn substitute_builtins(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for t in crate::lexer::lex_text(text) {
+        let word = &text[t.start..t.end];
+        match t.kind {
+            crate::token::TokenKind::Ident => {
+                out.push_str(Builtins::replacement(word).unwrap_or(word))
             }
-            if !word.is_empty() {
-                out.push_str(Builtins::replacement(&word).unwrap_or(&word));
-                word.clear();
-            }
-            if c != '\0' {
-                out.push(c);
-            }
+            _ => out.push_str(word),
         }
-        out
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::substitute_builtins;
+
+    #[test]
+    fn builtins_are_replaced_outside_strings_and_comments() {
+        assert_eq!(
+            substitute_builtins("n * blockDim.x /* blockDim */ + f(\"gridDim\", threadIdx.y)"),
+            "n * dpopt_blockDim.x /* blockDim */ + f(\"gridDim\", dpopt_threadIdx.y)"
+        );
+        assert_eq!(
+            substitute_builtins("myblockDim + blockDimx"),
+            "myblockDim + blockDimx"
+        );
     }
 }

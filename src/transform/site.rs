@@ -4,22 +4,84 @@ use super::context::{Count, Factor, SiteContext};
 use super::renderer::Renderer;
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::names::{self, Knob, SiteSymbols};
+use crate::plan::SiteId;
+use crate::program::FunctionId;
 use crate::thread_count::{CountSource, ThreadCount};
+use crate::writer::{Fragment, Sink};
+
+/// Where a piece of the user's text stands in the site template's output:
+/// the template is given `PIECE_OPEN index PIECE_CLOSE`, and the output is
+/// read back into `Segment`s once (`segments`), so that nothing after that
+/// looks at the text in place of a piece.
+const PIECE_OPEN: char = '\u{E000}';
+const PIECE_CLOSE: char = '\u{E001}';
+
+/// A piece of the launch as written (rendered: builtins replaced in the
+/// copy of a child's body, the user's bytes kept apart), and the input line
+/// it starts on.
+struct Piece {
+    text: Fragment,
+    line: usize,
+}
+
+/// A line of the template's output: generated text, and pieces (indices
+/// into the site's pieces).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Segment<'a> {
+    Generated(&'a str),
+    Piece(usize),
+}
+
+/// The template's output as lines of segments (split at its own line
+/// breaks; a piece's line breaks are inside the piece).
+fn segments(code: &str) -> Vec<Vec<Segment<'_>>> {
+    code.split('\n')
+        .map(|line| {
+            let mut out = Vec::new();
+            let mut rest = line;
+            while let Some(open) = rest.find(PIECE_OPEN) {
+                if open > 0 {
+                    out.push(Segment::Generated(&rest[..open]));
+                }
+                let after = &rest[open + PIECE_OPEN.len_utf8()..];
+                let close = after.find(PIECE_CLOSE).expect("a piece is closed");
+                out.push(Segment::Piece(
+                    after[..close].parse().expect("a piece's index"),
+                ));
+                rest = &after[close + PIECE_CLOSE.len_utf8()..];
+            }
+            if !rest.is_empty() || out.is_empty() {
+                out.push(Segment::Generated(rest));
+            }
+            out
+        })
+        .collect()
+}
 
 /// The replacement for pragma + launch statement of site `index`, followed
-/// by a `#line` directive that resynchronises with the original file.
-pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> {
+/// by a `#line` directive that resynchronises with the original file,
+/// written into `out`: the user's text of the launch as the user's bytes.
+pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: &mut impl Sink) {
     let substitute = copy_of.is_some();
-    // User text goes into the template as placeholders, so that indenting
-    // the generated lines never touches the user's own line breaks.
-    // Each piece remembers the line it comes from: a generated line that
-    // carries user text gets a `#line` naming that line, so that nvcc's
-    // messages about the user's own code point at it.
-    let pieces = std::cell::RefCell::new(Vec::<(String, usize)>::new());
-    let piece = |text: String, from: usize| -> String {
+    // User text goes into the template as pieces, so that indenting the
+    // generated lines never touches the user's own line breaks. Each piece
+    // remembers the line it comes from: a generated line that carries user
+    // text gets a `#line` naming that line, so that nvcc's messages about
+    // the user's own code point at it.
+    let pieces = std::cell::RefCell::new(Vec::<Piece>::new());
+    let piece = |text: Fragment, from: usize| -> String {
         let mut p = pieces.borrow_mut();
-        p.push((text, r.file.line_of(from)));
-        format!("\u{E000}{}\u{E001}", p.len() - 1)
+        p.push(Piece {
+            text,
+            line: r.file.line_of(from),
+        });
+        format!("{PIECE_OPEN}{}{PIECE_CLOSE}", p.len() - 1)
+    };
+    let rendered = |range: std::ops::Range<usize>,
+                    overrides: &[(std::ops::Range<usize>, String)]| {
+        let mut f = Fragment::default();
+        r.render_into(&mut f, range, copy_of, overrides);
+        f
     };
     let site = &r.plan.sites[index];
     let launch = &r.program.launches[site.launch];
@@ -36,7 +98,11 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
             counts.push(Count::new(
                 "dpopt_n0",
                 piece(
-                    r.substitute_text(e, substitute),
+                    {
+                        let mut f = Fragment::default();
+                        f.user(&r.codec.to_bytes(&r.substitute_text(e, substitute)));
+                        f
+                    },
                     r.program.pragmas[site.pragma].span.start,
                 ),
                 "child_threads(...) of the pragma",
@@ -51,7 +117,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
                     CountSource::InGrid(range) => {
                         counts.push(Count::new(
                             &var,
-                            piece(r.render_text(range.clone(), copy_of, &[]), range.start),
+                            piece(rendered(range.clone(), &[]), range.start),
                             "child thread count, from the grid size",
                         ));
                         grid_overrides.push((range.clone(), var.clone()));
@@ -60,7 +126,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
                     CountSource::Reevaluated(range) => {
                         counts.push(Count::new(
                             &var,
-                            piece(r.render_text(range.clone(), copy_of, &[]), range.start),
+                            piece(rendered(range.clone(), &[]), range.start),
                             &format!(
                                 "child thread count, from the grid size computed at line {}",
                                 file.line_of(range.start)
@@ -79,10 +145,10 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     let config: Vec<String> = launch
         .config
         .iter()
-        .map(|c| piece(r.render_text(c.clone(), copy_of, &[]), c.start))
+        .map(|c| piece(rendered(c.clone(), &[]), c.start))
         .collect();
     let grid = piece(
-        r.render_text(launch.config[0].clone(), copy_of, &grid_overrides),
+        rendered(launch.config[0].clone(), &grid_overrides),
         launch.config[0].start,
     );
     // Shared memory and stream are always passed, so that the stream can be
@@ -104,18 +170,14 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     let args: Vec<String> = launch
         .args
         .iter()
-        .map(|a| piece(r.render_text(a.clone(), copy_of, &[]), a.start))
+        .map(|a| piece(rendered(a.clone(), &[]), a.start))
         .collect();
     // In a __host__ __device__ function the host compilation keeps the
     // launch as written: the generated versions exist on the device only.
     let parent = &r.program.functions[site.parent];
     let host_device = parent.space.host && parent.space.device;
-    let original = host_device.then(|| {
-        piece(
-            r.render_text(launch.span.clone(), copy_of, &[]),
-            launch.span.start,
-        )
-    });
+    let original =
+        host_device.then(|| piece(rendered(launch.span.clone(), &[]), launch.span.start));
 
     // Generated functions live beside the child: qualify them like the launch
     // qualifies the kernel (`ns::child` -> `ns::dpopt_serial_child`).
@@ -137,7 +199,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         .iter()
         .find(|c| c.child == site.child)
         .is_some_and(|c| c.defers);
-    let symbols = SiteSymbols::of(&site.id);
+    let symbols = SiteSymbols::of(&site.id, &child.namespace);
     let ctx = SiteContext {
         summary: site.summary.clone(),
         site: site.id.clone(),
@@ -150,10 +212,7 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
         factors,
         threshold_macro: site.threshold_macro(),
         coarsen_macro: site.coarsen_macro(),
-        kernel: piece(
-            r.codec.to_text(&file.bytes[launch.kernel_span.clone()]),
-            launch.kernel_span.start,
-        ),
+        kernel: format!("{qualifier}{}", names::counted(&child.name)),
         targs: launch.template_args.clone().unwrap_or_default(),
         args,
         serial: format!("{qualifier}{}", names::serial(&child.name)),
@@ -184,51 +243,78 @@ pub fn site_code(r: &Renderer, index: usize, copy_of: Option<usize>) -> Vec<u8> 
     // Indent every line after the first like the launch statement.
     let indent = file.indentation_at(launch.span.start);
     let pieces = pieces.into_inner();
-    let mut text = String::new();
+    let mut w = Writer {
+        out,
+        text: String::new(),
+        r,
+    };
+    let lines = segments(code.trim_end());
+    let mut lines = lines.iter();
     // The `#if` of a __host__ __device__ parent goes before the site's first
     // line, which continues the pragma's.
-    let code = match code.split_once('\n') {
-        Some((first, rest)) if host_device => {
-            text.push_str(first);
-            text.push('\n');
-            rest
+    if host_device {
+        for segment in lines.next().into_iter().flatten() {
+            match *segment {
+                Segment::Generated(text) => w.text(text),
+                Segment::Piece(index) => w.piece(&pieces[index].text),
+            }
         }
-        _ => code.as_str(),
-    };
+        w.text("\n");
+    }
     let quoted = file.quoted_name();
     let mut state = LineState::Input(file.line_of(r.program.pragmas[site.pragma].span.start));
-    for (i, line) in code.trim_end().lines().enumerate() {
+    for (i, line) in lines.enumerate() {
         if i > 0 {
-            text.push('\n');
-            let scaffolding = !line.contains('\u{E000}') && !line.starts_with('#');
+            w.text("\n");
+            let scaffolding = !line.iter().any(|s| matches!(s, Segment::Piece(_)))
+                && !matches!(line.first(), Some(Segment::Generated(t)) if t.starts_with('#'));
             if scaffolding && state != LineState::Output {
-                text.push_str(OUTPUT_LINE_MARKER);
-                text.push('\n');
+                w.text(OUTPUT_LINE_MARKER);
+                w.text("\n");
                 state = LineState::Output;
             }
             if scaffolding {
-                text.push_str(&indent);
+                w.text(&indent);
             }
         }
-        write_mapped(
-            &mut text,
-            line,
-            &pieces,
-            &mut state,
-            i == 0,
-            &indent,
-            &quoted,
-        );
+        write_mapped(&mut w, line, &pieces, &mut state, i == 0, &indent, &quoted);
     }
     let resume = file.line_of(launch.span.end.saturating_sub(1));
-    text.push_str(&format!("\n#line {resume} {quoted}\n"));
+    w.text(&format!("\n#line {resume} {quoted}\n"));
     // The rest of the launch's line now starts a line: a stray `#` there
     // (no directive where it stood) must not become one.
     let rest = file.view[launch.span.end..].trim_start_matches([' ', '\t', '\x0b', '\x0c', '\0']);
     if rest.starts_with('#') || rest.starts_with("%:") {
-        text.push_str("; ");
+        w.text("; ");
     }
-    r.codec.to_bytes(&with_newlines(&text, file.newline))
+    w.flush();
+}
+
+/// The site's output: generated text gathered and written in the file's
+/// encoding and line endings, pieces written as they were rendered.
+struct Writer<'w, 'r, S: Sink> {
+    out: &'w mut S,
+    text: String,
+    r: &'w Renderer<'r>,
+}
+
+impl<S: Sink> Writer<'_, '_, S> {
+    fn text(&mut self, text: &str) {
+        self.text.push_str(text);
+    }
+
+    fn piece(&mut self, piece: &Fragment) {
+        self.flush();
+        piece.write_to(self.out);
+    }
+
+    fn flush(&mut self) {
+        if !self.text.is_empty() {
+            let text = with_newlines(&self.text, self.r.file.newline);
+            self.out.generated(&self.r.codec.to_bytes(&text));
+            self.text.clear();
+        }
+    }
 }
 
 /// Which file the line numbers of the lines being written follow.
@@ -240,51 +326,80 @@ enum LineState {
     Output,
 }
 
-/// Write one line of the template's output with its placeholders filled.
-/// Before each piece of user text that does not come from the line the
-/// numbering is at, the line is broken and a `#line` names the piece's line
-/// (except on the site's first line, which continues the pragma's line).
+/// Write one line of the template's output with its pieces. Before each
+/// piece that does not come from the line the numbering is at, the line is
+/// broken and a `#line` names the piece's line (except on the site's first
+/// line, which continues the pragma's line).
 fn write_mapped(
-    out: &mut String,
-    line: &str,
-    pieces: &[(String, usize)],
+    w: &mut Writer<'_, '_, impl Sink>,
+    line: &[Segment<'_>],
+    pieces: &[Piece],
     state: &mut LineState,
     first: bool,
     indent: &str,
     quoted_file: &str,
 ) {
-    let mut rest = line;
     let mut at_line_start = !first;
-    while let Some(open) = rest.find('\u{E000}') {
-        let after = &rest[open + '\u{E000}'.len_utf8()..];
-        let close = after.find('\u{E001}').expect("placeholder is closed");
-        let index: usize = after[..close].parse().expect("placeholder index");
-        let (piece, from) = (&pieces[index].0, pieces[index].1);
-        let before = &rest[..open];
-        if !first && *state != LineState::Input(from) {
-            if !at_line_start {
-                out.push('\n');
+    // Generated text since the last piece.
+    let mut before = String::new();
+    for segment in line {
+        let index = match *segment {
+            Segment::Generated(text) => {
+                before.push_str(text);
+                continue;
             }
-            out.push_str(&format!("#line {from} {quoted_file}\n"));
-            out.push_str(indent);
-            out.push_str(if at_line_start {
-                before
+            Segment::Piece(index) => index,
+        };
+        let Piece {
+            text: piece,
+            line: from,
+        } = &pieces[index];
+        if !first && *state != LineState::Input(*from) {
+            if !at_line_start {
+                w.text("\n");
+            }
+            w.text(&format!("#line {from} {quoted_file}\n"));
+            w.text(indent);
+            w.text(if at_line_start {
+                &before
             } else {
                 before.trim_start()
             });
         } else {
             if at_line_start {
-                out.push_str(indent);
+                w.text(indent);
             }
-            out.push_str(before);
+            w.text(&before);
         }
-        out.push_str(piece);
-        *state = LineState::Input(from + crate::source::line_breaks(piece));
+        w.piece(piece);
+        *state = LineState::Input(from + piece.line_breaks());
         at_line_start = false;
-        rest = &after[close + '\u{E001}'.len_utf8()..];
+        before.clear();
     }
-    out.push_str(rest);
+    w.text(&before);
     if let LineState::Input(l) = state {
         *state = LineState::Input(*l + 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_are_read_back_once_into_segments() {
+        let code = format!("a{PIECE_OPEN}0{PIECE_CLOSE}b\n{PIECE_OPEN}12{PIECE_CLOSE}\n");
+        assert_eq!(
+            segments(&code),
+            [
+                vec![
+                    Segment::Generated("a"),
+                    Segment::Piece(0),
+                    Segment::Generated("b")
+                ],
+                vec![Segment::Piece(12)],
+                vec![Segment::Generated("")],
+            ]
+        );
     }
 }

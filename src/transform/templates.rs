@@ -17,6 +17,8 @@ pub struct Templates {
 
 pub const SITE: &str = "site.cu.tera";
 pub const DECLARATIONS: &str = "declarations.cu.tera";
+/// The head of a child's body function; its body follows, then DEFINITIONS.
+pub const BODY: &str = "body.cu.tera";
 pub const DEFINITIONS: &str = "definitions.cu.tera";
 pub const AGGREGATION: &str = "aggregation.cu.tera";
 pub const AGGREGATION_GRID: &str = "aggregation_grid.cu.tera";
@@ -32,6 +34,9 @@ pub const DEFER: &str = "defer.cu.tera";
 /// The deferred-launch queue's generic code (C++ templates), copied into
 /// the prelude as it is.
 pub const DEFER_QUEUE: &str = include_str!("../../templates/defer_queue.cuh");
+/// The count of unfinished launches against the pending-launch limit: the
+/// same in every file with sites, copied into the prelude as it is.
+pub const LAUNCH_BUDGET: &str = include_str!("../../templates/launch_budget.cuh");
 
 /// The aggregated allocations' generic code (C++ templates), copied into
 /// the prelude as it is.
@@ -57,6 +62,7 @@ impl Templates {
                     DECLARATIONS,
                     include_str!("../../templates/declarations.cu.tera"),
                 ),
+                (BODY, include_str!("../../templates/body.cu.tera")),
                 (
                     DEFINITIONS,
                     include_str!("../../templates/definitions.cu.tera"),

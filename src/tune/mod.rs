@@ -2,12 +2,12 @@
 //! building the program once per granularity (with run-time knobs) and
 //! running it with per-site knob values (docs/TUNING.md).
 
-pub mod measure;
-pub mod pragma_edit;
-pub mod report;
+mod measure;
+mod pragma_edit;
+mod report;
 pub mod search;
 pub mod space;
-pub mod state;
+mod state;
 
 use crate::source::SourceFile;
 use measure::{Metric, RunOutput};
@@ -93,7 +93,7 @@ pub struct TuneArgs {
 
 /// A tuned site: its id (the macros' suffix) and its pragma's line.
 #[derive(Clone, Debug)]
-pub struct Site {
+pub(crate) struct Site {
     pub id: String,
     pub line: usize,
 }

@@ -25,7 +25,7 @@ pub fn pragma_lines(text: &str) -> Vec<PragmaLine> {
         let continues = content.trim_end().ends_with('\\');
         if let Some(p) = pending.as_mut() {
             p.end = offset + content.len();
-        } else if is_dp_pragma(content) {
+        } else if crate::pragma::is_dp_pragma(content) {
             pending = Some(PragmaLine {
                 start: offset,
                 end: offset + content.len(),
@@ -39,18 +39,6 @@ pub fn pragma_lines(text: &str) -> Vec<PragmaLine> {
     }
     out.extend(pending);
     out
-}
-
-fn is_dp_pragma(line: &str) -> bool {
-    let t = line.trim_start();
-    let Some(rest) = t.strip_prefix('#') else {
-        return false;
-    };
-    let mut words = rest.split_whitespace();
-    words.next() == Some("pragma")
-        && words
-            .next()
-            .is_some_and(|w| w == "dp" || w.starts_with("dp\\"))
 }
 
 /// The clauses of a directive's text after `dp`: `name(args)` or `name`,
