@@ -8,6 +8,7 @@
 #
 #   bash bench/sweep.sh [EXAMPLES] [THRESHOLDS] [FACTORS]
 #   e.g. bash bench/sweep.sh "bfs sssp" "1 32 128 512 1024" "1 2 8"
+#        bash bench/sweep.sh -      (the promoted examples alone, below)
 #
 # Each point is named like the suite's fixed variants: threshold 1 means no
 # thresholding and factor 1 no coarsening, so the TC build gives T, C and TC,
@@ -31,9 +32,19 @@
 # STATS=0 skips the -DDPOPT_STATS builds and their runs (device_launches
 # stays empty): about a fifth fewer processes, for a sweep that must fit
 # a time limit (docs/PERFORMANCE.md, "Running it").
+#
+# Promoted examples (PROMOTE_EXAMPLES, default "stream_compaction
+# partition"; "" skips them) are swept over the promotion variants instead:
+# orig (plain CDP), P and PO (basic promotion, without and with overlap) at
+# DPOPT_PROMOTE_AHEAD in AHEADS (default "1 2 4", config ahead<k>), PA and
+# PAO (aggregated) at DPOPT_PROMOTE_POOL in POOLS (default "1 2 8 32 128",
+# config g<G>); one build per point (the knobs are compile-time). Rows as
+# above; a chain deeper than CDP nests shows verified=no for orig, P and PO
+# (the program says depth-limit), as expected.
 set -uo pipefail
 cd "$(dirname "$0")/../gpu-build" || { echo "run bench/gpu_check.sh prepare first" >&2; exit 1; }
 examples=${1:-"bfs sssp spmv bezier bezier_alloc tc sp mstf mstv tree_heights tree_descendants"}
+[ "$examples" = - ] && examples=""  # "-": only the promoted examples
 thresholds=${2:-"1 32 128 512 1024"}
 factors=${3:-"1 2 8"}
 reps=${REPS:-5}
@@ -52,7 +63,7 @@ for ex in $examples; do
     echo "src/${ex}__$v.cu sweep/${ex}__$v -DDPOPT_RUNTIME_KNOBS"
     [ "${STATS:-1}" = 0 ] || echo "src/${ex}__$v.cu sweep/${ex}__${v}__stats -DDPOPT_RUNTIME_KNOBS,-DDPOPT_STATS"
   done
-done | xargs -P "$(nproc)" -n 3 sh -c \
+done | xargs -r -P "$(nproc)" -n 3 sh -c \
   "$nvcc"' -O3 -rdc=true -arch=sm_90 -I src $(echo "$2" | tr , " ") -o "$1" "$0" -lcudadevrt > "$1.log" 2>&1 || echo "BUILD FAILED: $1"'
 echo "$(date +%T) built $(ls sweep | grep -vc '\.log$') binaries"
 
@@ -84,6 +95,7 @@ launches() {  # launches BINARY ARGS...: device-side launches of the last run (s
   timeout 120 "$bin" "$@" --reps 1 > sweep/stats.txt 2>&1
   awk '/^stats example=/ { split($3, kv, "="); req = kv[2]; d = a = n = 0 }
        /^dpopt_stats / { for (k = 3; k <= NF; k++) { split($k, kv, "="); x[kv[1]] = kv[2] }; d += x["direct"]; a += x["aggregated"]; n++ }
+       /^dpopt_promote / { for (k = 3; k <= NF; k++) { split($k, kv, "="); y[kv[1]] = kv[2] }; d += y["grids"] + y["direct"]; n++ }
        END { if (req != "") print (n == 0 ? req : d + a) }' sweep/stats.txt
 }
 for ex in $examples; do
@@ -118,6 +130,49 @@ for ex in $examples; do
           row "$n" "$cfg" sweep/out.txt "$ref" "$l"
         done
       done
+    done
+    echo "$(date +%T) $ex [$args] done"
+  done <<< "$inputs"
+done
+
+# Promoted examples: a build per variant and knob value.
+promote_examples=${PROMOTE_EXAMPLES-"stream_compaction partition"}
+pools=${POOLS:-"1 2 8 32 128"}
+aheads=${AHEADS:-"1 2 4"}
+points() {  # points EXAMPLE: "variant config defines" per build
+  echo "orig - -"
+  for v in P PO; do for a in $aheads; do echo "$v ahead$a -DDPOPT_PROMOTE_AHEAD=$a"; done; done
+  for v in PA PAO; do for g in $pools; do echo "$v g$g -DDPOPT_PROMOTE_POOL=$g"; done; done
+}
+for ex in $promote_examples; do
+  points "$ex" | while read -r v cfg defs; do
+    [ -f "src/${ex}__$v.cu" ] || continue
+    [ "$defs" = - ] && defs=""
+    echo "src/${ex}__$v.cu sweep/${ex}__${v}__$cfg ${defs:-none}"
+    [ "${STATS:-1}" = 0 ] || echo "src/${ex}__$v.cu sweep/${ex}__${v}__${cfg}__stats ${defs:+$defs,}-DDPOPT_STATS"
+  done
+done | xargs -r -P "$(nproc)" -n 3 sh -c \
+  'd=$(echo "$2" | sed "s/^none$//" | tr , " "); '"$nvcc"' -O3 -rdc=true -arch=sm_90 -I src $d -o "$1" "$0" -lcudadevrt > "$1.log" 2>&1 || echo "BUILD FAILED: $1"'
+for ex in $promote_examples; do
+  [ -x "sweep/${ex}__orig__-" ] || continue
+  inputs=$(grep "^$ex|" inputs.txt | grep -E -- "${INPUTS:-.}" | cut -d'|' -f2)
+  while IFS= read -r args; do
+    # shellcheck disable=SC2086
+    timeout 300 "sweep/${ex}__orig__-" $args --reps "$reps" > sweep/out.txt 2>&1
+    # The reference: the original CDP program's result, or the flat version's
+    # where the chain is deeper than CDP nests.
+    ref=$(grep '^result .*impl=cdp.*verified=yes' sweep/out.txt | grep -o 'checksum=[0-9a-f]*' | cut -d= -f2)
+    [ -n "$ref" ] || ref=$(grep '^result .*impl=flat' sweep/out.txt | grep -o 'checksum=[0-9a-f]*' | cut -d= -f2)
+    # shellcheck disable=SC2086
+    row orig - sweep/out.txt "$ref" "$(launches "sweep/${ex}__orig__-__stats" $args)"
+    points "$ex" | tail -n +2 | while read -r v cfg defs; do
+      [ -x "sweep/${ex}__${v}__$cfg" ] || continue
+      # shellcheck disable=SC2086
+      l=$(launches "sweep/${ex}__${v}__${cfg}__stats" $args)
+      # shellcheck disable=SC2086
+      timeout 300 "sweep/${ex}__${v}__$cfg" $args --reps "$reps" > sweep/out.txt 2>&1 ||
+        echo "$ex $v $cfg [$args]: exit $?"
+      row "$v" "$cfg" sweep/out.txt "$ref" "$l"
     done
     echo "$(date +%T) $ex [$args] done"
   done <<< "$inputs"

@@ -29,6 +29,11 @@ prepare() {
   cp bench/results/2026-11-24-h100-suite.csv "$DIR/sweep.csv"
   # The suite's inputs, as bench/gpu_check.sh lists them.
   sed -n "/<<'INPUTS'/,/^INPUTS\$/p" bench/gpu_check.sh | sed '1d;$d' > "$DIR/inputs.txt"
+  # Promoted examples (`#pragma dp promote`) have no threshold, factor or
+  # granularity to tune: bench/gpu_check.sh and bench/sweep.sh measure them.
+  for ex in examples/*.cu; do
+    grep -q '^[ \t]*#[ \t]*pragma[ \t]\+dp[ \t]\+promote' "$ex" && sed -i "/^$(basename "$ex" .cu)|/d" "$DIR/inputs.txt"
+  done
   for f in rmat12.sym.gr random-42000-10000-3.cnf bcsstk13.mtx; do
     cp "../shared/data/$f" "$DIR/data/" 2>/dev/null || echo "missing ../shared/data/$f: its inputs will fail"
   done

@@ -62,6 +62,16 @@ pub enum DiagnosticKind {
         value: String,
         suggestion: Option<String>,
     },
+    /// `promote(x)` with `x` neither `basic` nor `aggregate`.
+    BadPromotion {
+        value: String,
+        suggestion: Option<String>,
+    },
+    /// A clause that stands alone (`promote`, `acquire`) next to another.
+    ClauseConflict {
+        clause: String,
+        other: String,
+    },
     BadWorkVariable {
         value: String,
     },
@@ -270,6 +280,44 @@ pub enum DiagnosticKind {
     AllocNotAggregated {
         refused: Box<DiagnosticKind>,
     },
+    /// `promote` on a launch of another kernel than the one holding it.
+    PromoteNotRecursive {
+        kernel: String,
+        parent: String,
+    },
+    /// `promote` on a launch of more than one block.
+    PromoteGrid {
+        kernel: String,
+    },
+    /// The promoted launch's block size or shared memory uses a value the
+    /// kernel computes (the step is launched before its code runs).
+    PromoteConfig {
+        kernel: String,
+        what: &'static str,
+        name: String,
+    },
+    /// The promoted launch can run more than once per step (a loop, a second
+    /// launch of the kernel).
+    PromotePlacement {
+        kernel: String,
+        construct: String,
+    },
+    /// Something a promoted chain cannot run (a template kernel, a stream,
+    /// grid synchronization, ...).
+    PromoteUnsupported {
+        kernel: String,
+        what: String,
+    },
+    /// `#pragma dp acquire` where no promoted step can wait.
+    AcquirePlacement {
+        reason: String,
+    },
+    /// The code before `#pragma dp acquire` uses a value the predecessor
+    /// computes (a postponed argument).
+    AcquirePostponed {
+        kernel: String,
+        name: String,
+    },
 }
 
 /// What a kernel's clause states and how to choose it (`Lands::Kernel`).
@@ -298,7 +346,9 @@ impl DiagnosticKind {
             BadGranularity { .. }
             | BadBufferKind { .. }
             | BadWorkVariable { .. }
-            | BadAllocChoice { .. } => "dpopt::clause_value",
+            | BadAllocChoice { .. }
+            | BadPromotion { .. } => "dpopt::clause_value",
+            ClauseConflict { .. } => "dpopt::clause_conflict",
             NeedsAggregation { .. } => "dpopt::needs_consldt",
             NeedsThreshold { .. } => "dpopt::needs_threshold",
             NotImplementedYet { .. } => "dpopt::not_implemented",
@@ -340,6 +390,13 @@ impl DiagnosticKind {
             AllocUnsupported { .. } => "dpopt::alloc_unsupported",
             AllocBlockHazard { .. } => "dpopt::alloc_block",
             AllocNotAggregated { .. } => "dpopt::alloc_not_aggregated",
+            PromoteNotRecursive { .. } => "dpopt::promote_not_recursive",
+            PromoteGrid { .. } => "dpopt::promote_grid",
+            PromoteConfig { .. } => "dpopt::promote_config",
+            PromotePlacement { .. } => "dpopt::promote_placement",
+            PromoteUnsupported { .. } => "dpopt::promote_unsupported",
+            AcquirePlacement { .. } => "dpopt::acquire_placement",
+            AcquirePostponed { .. } => "dpopt::acquire_postponed",
         }
     }
 
@@ -393,6 +450,10 @@ impl DiagnosticKind {
             BadBufferKind { value } => format!("`{value}` is not an aggregation buffer kind"),
             BadAllocChoice { value, .. } => format!("`{value}` is not an allocation granularity"),
             BadWorkVariable { value } => format!("`{value}` is not a variable name"),
+            BadPromotion { value, .. } => format!("`{value}` is not a kind of promotion"),
+            ClauseConflict { clause, other } => {
+                format!("`{clause}` cannot be combined with `{other}` in one `#pragma dp`")
+            }
             NeedsAggregation { clause } => {
                 format!("clause `{clause}` only has a meaning together with `consldt(...)`")
             }
@@ -516,6 +577,27 @@ impl DiagnosticKind {
             AllocNotAggregated { refused } => format!(
                 "left as a per-thread allocation (consldt aggregates allocations only where it can follow them): {}",
                 refused.message()
+            ),
+            PromoteNotRecursive { kernel, parent } => format!(
+                "`promote` applies to a kernel that launches itself: this launch of `{kernel}` is in `{parent}`"
+            ),
+            PromoteGrid { kernel } => format!(
+                "`promote` applies to a chain of single-block steps: this launch of `{kernel}` may have more than one block"
+            ),
+            PromoteConfig { kernel, what, name } => format!(
+                "`promote` cannot launch the next step of `{kernel}` early: its {what} uses `{name}`, which the step computes"
+            ),
+            PromotePlacement { kernel, construct } => format!(
+                "`promote` needs one launch of the next step per step of `{kernel}`: this launch is {construct}"
+            ),
+            PromoteUnsupported { kernel, what } => format!(
+                "`promote` cannot be applied to `{kernel}`: {what}"
+            ),
+            AcquirePlacement { reason } => format!(
+                "`#pragma dp acquire` {reason}"
+            ),
+            AcquirePostponed { kernel, name } => format!(
+                "the code of `{kernel}` before `#pragma dp acquire` uses `{name}`, which the previous step computes: a promoted step runs that code before the previous step has released it"
             ),
         }
     }
@@ -649,6 +731,37 @@ impl DiagnosticKind {
             PostworkUnsupported { .. } => {
                 "copy the value into a plain local variable before the sync (a value is carried, a reference or array is not); for a template kernel or a `#pragma dp` child, wait by hand: launch the postwork as a kernel into `cudaStreamTailLaunch`".to_string()
             }
+            BadPromotion { suggestion: Some(s), .. } => format!("did you mean `promote({s})`?"),
+            BadPromotion { suggestion: None, .. } => {
+                "write `promote(basic)` or `promote(aggregate)` (`promote(aggregate, G)`: a pool of G blocks)".to_string()
+            }
+            ClauseConflict { clause, .. } if clause == "acquire" => {
+                "`#pragma dp acquire` marks a place in a promoted kernel: write it alone, on a line of its own".to_string()
+            }
+            ClauseConflict { clause, other } => format!(
+                "`{clause}` rewrites the launch into the release of a step that is already running; remove `{other}`, or remove `{clause}` to keep `{other}`"
+            ),
+            PromoteNotRecursive { .. } => {
+                "promotion launches a kernel's next step at the start of the step; put `promote` on the kernel's launch of itself (a producer-consumer chain), or use `threshold`, `coarsen` or `consldt` here".to_string()
+            }
+            PromoteGrid { .. } => {
+                "launch the next step with one block (`kernel<<<1, threads>>>(...)`); the block size may be any value known at the kernel's start".to_string()
+            }
+            PromoteConfig { .. } => {
+                "the next step is launched when the step starts: compute its block size and shared memory from the kernel's parameters that it does not assign, constants, `blockDim` or `gridDim`".to_string()
+            }
+            PromotePlacement { .. } => {
+                "launch the next step once, outside loops (after the loop, with what it computed); a kernel that launches itself several times per step is a tree, not a chain: use `consldt(...)`".to_string()
+            }
+            PromoteUnsupported { .. } => {
+                "remove `promote` (the launch stays a plain CDP launch), or restructure as the note says (docs/PRAGMA.md, \"Launch promotion\")".to_string()
+            }
+            AcquirePlacement { .. } => {
+                "write `#pragma dp acquire` once, at the top level of the body of a kernel whose launch of itself has `#pragma dp promote(...)`, before that launch".to_string()
+            }
+            AcquirePostponed { name, .. } => format!(
+                "move the use of `{name}` after `#pragma dp acquire`, or move the marker up; before it, a step may use the kernel's parameters its predecessor passes unchanged or computes from its own parameters"
+            ),
             AllocNotFound { .. } => {
                 "`alloc(...)` aggregates `p = (T *)malloc(size);` and `cudaMalloc(&p, size)` of a local pointer `p` of the parent that the launch passes as a whole argument; allocate that way, or remove the clause".to_string()
             }

@@ -13,6 +13,7 @@ use crate::transform::context::{
     BoundsContext, NamespacesContext, PreludeContext, Resume, RuntimeKnob, StatsContext,
 };
 use crate::transform::continuation;
+use crate::transform::promote;
 use crate::transform::templates::Templates;
 use crate::transform::{Renderer, OUTPUT_LINE_MARKER};
 use crate::writer::{Fragment, OutFile, Sink};
@@ -49,19 +50,14 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     }
     let mut overrides: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     for site in &plan.postwork {
-        let kernel = &program.functions[site.kernel];
-        let (at, prefix) = insertion_before(file, kernel.first_declared);
-        let mut fragment = prefix;
-        fragment.extend(continuation::declarations(
-            &renderer,
-            site,
-            file.line_of(at.max(kernel.first_declared)),
-        ));
-        inserts.push((at, Fragment::generated_bytes(fragment)));
-        let (at, prefix) = insertion_after(file, program, kernel.body.end);
-        let mut fragment = prefix;
-        fragment.extend(continuation::definitions(&renderer, site, file.line_of(at)));
-        inserts.push((at, Fragment::generated_bytes(fragment)));
+        around(
+            file,
+            program,
+            site.kernel,
+            &mut inserts,
+            |resume| continuation::declarations(&renderer, site, resume),
+            |resume| continuation::definitions(&renderer, site, resume),
+        );
         let text = String::from_utf8_lossy(&continuation::site_text(&renderer, site)).into_owned();
         if site.statement.end == site.postwork.start {
             overrides.push((site.statement.start..site.postwork.end, text));
@@ -83,11 +79,30 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         fragment.extend(bounds(&renderer, kernel, file.line_of(at)));
         inserts.push((at, Fragment::generated_bytes(fragment)));
     }
+    // After the bounds declarations (which come right after the kernel): a
+    // promoted kernel's step body launches the kernel itself.
+    for site in &plan.promotions {
+        around(
+            file,
+            program,
+            site.kernel,
+            &mut inserts,
+            |resume| promote::declarations(&renderer, site, resume),
+            |resume| promote::definitions(&renderer, site, resume),
+        );
+        if !site.head_inline {
+            inserts.push((
+                site.head_at,
+                Fragment::generated_bytes(promote::head(&renderer, site)),
+            ));
+        }
+        overrides.extend(promote::overrides(&renderer, site));
+    }
     if plan.uses.prelude() {
         inserts.insert(0, (0, Fragment::generated_bytes(prelude(&renderer))));
     }
     let input = file.input_bytes();
-    if !plan.sites.is_empty() || !plan.postwork.is_empty() {
+    if !plan.sites.is_empty() || !plan.postwork.is_empty() || !plan.promotions.is_empty() {
         let len = input.len();
         let mut fragment = if input.is_empty() || input.ends_with(b"\n") || input.ends_with(b"\r") {
             Vec::new()
@@ -99,6 +114,9 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         }
         if !plan.postwork.is_empty() {
             fragment.extend(continuation::stats(&renderer, &plan.postwork));
+        }
+        if !plan.promotions.is_empty() {
+            fragment.extend(promote::stats(&renderer, &plan.promotions));
         }
         inserts.push((len, Fragment::generated_bytes(fragment)));
     }
@@ -163,8 +181,9 @@ fn prelude(r: &Renderer) -> Vec<u8> {
             ""
         },
         // The count of unfinished launches is the same in every file with
-        // sites: copied as it is.
-        launch_budget: if r.plan.uses.stats {
+        // sites or promoted chains (their step grids and pools are counted):
+        // copied as it is.
+        launch_budget: if r.plan.uses.stats || r.plan.uses.promote {
             crate::transform::templates::LAUNCH_BUDGET
         } else {
             ""
@@ -278,6 +297,26 @@ fn stats(r: &Renderer) -> Vec<u8> {
     let text = r.templates.render(&ctx);
     r.codec
         .to_bytes(&crate::transform::with_newlines(&text, r.file.newline))
+}
+
+/// Fragments around kernel `kernel`: declarations before its first
+/// declaration, definitions after its body; each is given the input's line
+/// it hands the numbering back to.
+fn around(
+    file: &SourceFile,
+    program: &Program,
+    kernel: FunctionId,
+    inserts: &mut Vec<(usize, Fragment)>,
+    declarations: impl FnOnce(usize) -> Vec<u8>,
+    definitions: impl FnOnce(usize) -> Vec<u8>,
+) {
+    let kernel = &program.functions[kernel];
+    let (at, mut fragment) = insertion_before(file, kernel.first_declared);
+    fragment.extend(declarations(file.line_of(at.max(kernel.first_declared))));
+    inserts.push((at, Fragment::generated_bytes(fragment)));
+    let (at, mut fragment) = insertion_after(file, program, kernel.body.end);
+    fragment.extend(definitions(file.line_of(at)));
+    inserts.push((at, Fragment::generated_bytes(fragment)));
 }
 
 /// Where to insert text before the declaration starting at `offset`: the

@@ -5,8 +5,8 @@
 //! the aggregated grid's configuration, the knobs with their values, and the
 //! checks the site passed.
 
-use crate::plan::{Aggregation, Plan, Site, DEFAULT_SERIAL_DEPTH};
-use crate::pragma::Granularity;
+use crate::plan::{Aggregation, Plan, PromoteSite, Site, DEFAULT_SERIAL_DEPTH};
+use crate::pragma::{Granularity, Promotion};
 use crate::program::Program;
 use crate::source::SourceFile;
 use crate::thread_count::{CountSource, ThreadCount};
@@ -35,6 +35,9 @@ pub struct SiteExplanation {
     pub threshold: Option<Threshold>,
     pub coarsen: Option<Coarsen>,
     pub aggregation: Option<AggregationFacts>,
+    /// A promoted launch (`promote(...)`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub promotion: Option<PromotionFacts>,
     /// What runs in the parent thread instead of a launch.
     pub serialized: Vec<String>,
     pub knobs: Vec<Knob>,
@@ -79,6 +82,21 @@ pub struct AggregationFacts {
     pub block: String,
 }
 
+/// How a promoted chain runs.
+#[derive(Debug, Serialize)]
+pub struct PromotionFacts {
+    /// `basic` or `aggregate`.
+    pub kind: &'static str,
+    /// How the steps run, in words.
+    pub steps: String,
+    /// Where a promoted step waits for its predecessor's release.
+    pub waits: String,
+    /// The launch's arguments the next step gets when the step starts, and
+    /// those the step computes (passed at the release).
+    pub early: Vec<String>,
+    pub at_release: Vec<String>,
+}
+
 /// A macro that retunes the site when nvcc compiles the output.
 #[derive(Debug, Serialize)]
 pub struct Knob {
@@ -115,10 +133,109 @@ pub(crate) fn explain_plan(
     program: &Program,
     plan: &Plan,
 ) -> Vec<SiteExplanation> {
-    plan.sites
+    let mut sites: Vec<(usize, SiteExplanation)> = plan
+        .sites
         .iter()
-        .map(|site| explain_site(file, program, plan, site))
-        .collect()
+        .map(|site| {
+            let at = program.pragmas[site.pragma].span.start;
+            (at, explain_site(file, program, plan, site))
+        })
+        .chain(plan.promotions.iter().map(|p| {
+            let at = program.pragmas[p.pragma].span.start;
+            (at, explain_promotion(file, program, p))
+        }))
+        .collect();
+    sites.sort_by_key(|(at, _)| *at);
+    sites.into_iter().map(|(_, e)| e).collect()
+}
+
+fn explain_promotion(file: &SourceFile, program: &Program, site: &PromoteSite) -> SiteExplanation {
+    let pragma_at = program.pragmas[site.pragma].span.start;
+    let (line, column) = file.local(pragma_at).0.line_col(file.local(pragma_at).1);
+    let kernel = &program.functions[site.kernel];
+    let names = |early: bool| -> Vec<String> {
+        site.members
+            .iter()
+            .zip(&site.early)
+            .filter(|(_, &e)| e == early)
+            .map(|(m, _)| m.name.clone())
+            .collect()
+    };
+    let (kind, steps) = match site.kind {
+        Promotion::Basic => (
+            "basic",
+            "each step is a grid of one block, launched when its predecessor starts (at most DPOPT_PROMOTE_AHEAD steps ahead of the released one); a chain nests one launch per step, as plain CDP does".to_string(),
+        ),
+        Promotion::Aggregate => (
+            "aggregate",
+            format!(
+                "the chain's head launches a pool of {} blocks once; each takes the next step when it is free, in the order blocks start, so a chain of any length nests one launch",
+                site.pool.to_source()
+            ),
+        ),
+    };
+    let waits = match site.acquire {
+        Some(m) => format!(
+            "at `#pragma dp acquire` ({}): the code before it runs before the predecessor's release",
+            file.location(program.pragmas[m].span.start)
+        ),
+        None => "at its start".to_string(),
+    };
+    let mut checks = vec![
+        format!(
+            "the launch is `{}`'s launch of itself, of one block, not in a loop, its only launch of itself",
+            kernel.qualified_name()
+        ),
+        "the next step's block size and shared memory are known when the step starts".to_string(),
+        format!(
+            "no thread of `{}` ends without `return` and it does not synchronize its grid",
+            kernel.name
+        ),
+    ];
+    if site.kind == Promotion::Aggregate {
+        checks.push(
+            "no thread returns early where the block also waits at a barrier, and no called function reads blockIdx or gridDim (a pool block runs one step after another)"
+                .to_string(),
+        );
+    }
+    if site.acquire.is_some() {
+        checks.push(
+            "the code before `#pragma dp acquire` uses only what the step gets when it starts"
+                .to_string(),
+        );
+    }
+    SiteExplanation {
+        file: file.local(pragma_at).0.name.clone(),
+        site: site.id.clone(),
+        line,
+        column,
+        pragma: site.summary.clone(),
+        parent: kernel.qualified_name(),
+        child: kernel.qualified_name(),
+        child_defined_at: file.location(kernel.name_span.start),
+        threshold: None,
+        coarsen: None,
+        aggregation: None,
+        promotion: Some(PromotionFacts {
+            kind,
+            steps,
+            waits,
+            early: names(true),
+            at_release: names(false),
+        }),
+        allocations: Vec::new(),
+        serialized: Vec::new(),
+        knobs: site
+            .knobs
+            .iter()
+            .map(|k| Knob {
+                meaning: k.knob.meaning(),
+                name: k.name.clone(),
+                value: k.value.clone(),
+            })
+            .collect(),
+        checks,
+    }
 }
 
 fn granularity_name(g: Granularity) -> &'static str {
@@ -276,6 +393,7 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
         threshold,
         coarsen,
         aggregation,
+        promotion: None,
         serialized,
         knobs,
         checks,
@@ -458,6 +576,22 @@ impl SiteExplanation {
         }
         for a in &self.allocations {
             t.push_str(&format!("  allocation: {a}\n"));
+        }
+        if let Some(p) = &self.promotion {
+            let list = |v: &[String]| {
+                if v.is_empty() {
+                    "-".to_string()
+                } else {
+                    v.join(", ")
+                }
+            };
+            t.push_str(&format!("  promotion ({}): {}\n", p.kind, p.steps));
+            t.push_str(&format!("  a promoted step waits {}\n", p.waits));
+            t.push_str(&format!(
+                "  arguments known when a step starts: {}; computed by the step, passed at the release: {}\n",
+                list(&p.early),
+                list(&p.at_release)
+            ));
         }
         t.push_str("  knobs (-DNAME=VALUE when compiling the output):\n");
         for k in &self.knobs {

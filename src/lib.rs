@@ -85,6 +85,12 @@ pub struct SiteSummary {
     /// The parent's allocations of the launch's pointers: how each is
     /// aggregated, or why it is left per thread.
     pub allocations: Vec<String>,
+    /// For a promoted launch (`promote(...)`): how its chain runs and
+    /// which arguments the next step gets early or at the release.
+    pub promotion: Option<String>,
+    /// Where its `#pragma dp acquire` stands (`FILE:LINE:COL`), applied with
+    /// the site.
+    pub marker: Option<String>,
 }
 
 impl Outcome {
@@ -98,22 +104,105 @@ impl Outcome {
     }
 }
 
+/// The `check` line of a promoted launch.
+fn promotion_summary(
+    file: &SourceFile,
+    program: &program::Program,
+    p: &plan::PromoteSite,
+) -> SiteSummary {
+    let kernel = &program.functions[p.kernel];
+    let names = |early: bool| {
+        let v: Vec<String> = p
+            .members
+            .iter()
+            .zip(&p.early)
+            .filter(|(_, &e)| e == early)
+            .map(|(m, _)| m.name.clone())
+            .collect();
+        if v.is_empty() {
+            "-".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    let how = match p.kind {
+        pragma::Promotion::Basic => {
+            "each step a grid, launched when its predecessor starts".to_string()
+        }
+        pragma::Promotion::Aggregate => {
+            "a pool of blocks takes the steps one after another".to_string()
+        }
+    };
+    let wait = match p.acquire {
+        Some(m) => format!(
+            "waits at `#pragma dp acquire` ({})",
+            file.location(program.pragmas[m].span.start)
+        ),
+        None => "waits at its start".to_string(),
+    };
+    SiteSummary {
+        id: p.id.clone(),
+        location: file.location(program.pragmas[p.pragma].span.start),
+        child: kernel.name.clone(),
+        macros: p
+            .knobs
+            .iter()
+            .map(|k| (k.name.clone(), k.value.clone()))
+            .collect(),
+        aggregation: None,
+        allocations: Vec::new(),
+        marker: p
+            .acquire
+            .map(|m| file.location(program.pragmas[m].span.start)),
+        promotion: Some(format!(
+            "{}: {how}; a step {wait}; early: {}; at the release: {}",
+            p.summary.trim_start_matches("#pragma dp "),
+            names(true),
+            names(false)
+        )),
+    }
+}
+
+/// `FILE:LINE:COL` as a key that sorts by line, then column.
+fn location_key(location: &str) -> (usize, usize) {
+    let mut parts = location.rsplitn(3, ':');
+    let column = parts.next().and_then(|c| c.parse().ok()).unwrap_or(0);
+    let line = parts.next().and_then(|l| l.parse().ok()).unwrap_or(0);
+    (line, column)
+}
+
 /// The byte ranges of the input that a transform rewrites: each `#pragma
-/// dp` directive through the end of the launch statement it stands before.
-/// Everything outside them is copied as it is.
+/// dp` directive through the end of the launch statement it stands before,
+/// each `#pragma dp acquire` marker, and the `{` of a promoted kernel's body
+/// (the head's start may follow it on its line). Everything outside them is
+/// copied as it is.
 pub fn rewritten_ranges(file: &SourceFile) -> Vec<std::ops::Range<usize>> {
     let program = parser::parse(file, lexer::lex(file));
-    program
-        .pragmas
-        .iter()
-        .filter_map(|pragma| {
-            let launch = program
-                .launches
-                .iter()
-                .find(|l| Some(l.first_token) == pragma.next_token)?;
-            Some(pragma.span.start..launch.span.end)
-        })
-        .collect()
+    let mut ranges = Vec::new();
+    for pragma in &program.pragmas {
+        let directive = pragma::parse_directive(&pragma.logical).ok();
+        if directive
+            .as_ref()
+            .is_some_and(pragma::Directive::is_acquire)
+        {
+            ranges.push(pragma.span.clone());
+            continue;
+        }
+        let Some(launch) = program
+            .launches
+            .iter()
+            .find(|l| Some(l.first_token) == pragma.next_token)
+        else {
+            continue;
+        };
+        ranges.push(pragma.span.start..launch.span.end);
+        let promoted = directive.as_ref().is_some_and(|d| d.promotion().is_some());
+        if let (true, Some(kernel)) = (promoted, launch.function) {
+            let open = program.functions[kernel].body.start;
+            ranges.push(open..open + 1);
+        }
+    }
+    ranges
 }
 
 /// The calls a transform renames, in source order: the callees of the
@@ -220,11 +309,13 @@ pub fn run_migrating(
         diagnostics.extend(hidden);
         (analysis.plan, diagnostics)
     };
-    // Kernels whose bodies are copied for `#pragma dp` sites.
+    // Kernels whose bodies are copied for `#pragma dp` sites (promoted
+    // kernels too).
     let copied: Vec<program::FunctionId> = plan
         .sites
         .iter()
         .flat_map(|s| s.children().collect::<Vec<_>>())
+        .chain(plan.promotions.iter().map(|p| p.kernel))
         .collect();
     let post = postwork::analyze(file, &program, migrate, &copied);
     diagnostics.extend(post.diagnostics);
@@ -292,9 +383,20 @@ pub fn run_migrating(
                 child: child.name.clone(),
                 macros,
                 aggregation,
+                promotion: None,
+                marker: None,
             }
         })
-        .collect();
+        .chain(
+            plan.promotions
+                .iter()
+                .map(|p| promotion_summary(file, &program, p)),
+        )
+        .collect::<Vec<_>>();
+    let mut sites = sites;
+    if !plan.promotions.is_empty() {
+        sites.sort_by_key(|s| location_key(&s.location));
+    }
     let has_errors = diagnostics.iter().any(Diagnostic::is_error);
     let output = (!has_errors && generate).then(|| emit::emit(file, &program, &plan, output_name));
     let bounded_kernels = plan

@@ -520,6 +520,7 @@ fn check_one(input: &str, explain: bool, migrate: bool, common: &Common) -> Exit
                         .map(|(m, v)| serde_json::json!({"name": m, "value": v}))
                         .collect::<Vec<_>>(),
                     "aggregation": site.aggregation,
+                    "promotion": site.promotion,
                 });
                 if !site.allocations.is_empty() {
                     json["allocations"] = serde_json::json!(site.allocations);
@@ -561,6 +562,9 @@ fn check_one(input: &str, explain: bool, migrate: bool, common: &Common) -> Exit
             }
             for a in &site.allocations {
                 println!("    {a}");
+            }
+            if let Some(p) = &site.promotion {
+                println!("    {p}");
             }
         }
         for (location, what) in &outcome.postwork_sites {

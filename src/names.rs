@@ -106,6 +106,73 @@ impl PostworkSymbols {
     }
 }
 
+/// The symbols of one promoted chain's generated code (`promote(...)`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PromoteSymbols {
+    /// The site's id (`<kernel>_<k>`).
+    pub id: String,
+    /// The arguments a step's successor gets from the step's start, and
+    /// those the step computes (postponed to its release).
+    pub early: String,
+    pub late: String,
+    /// The successor's early arguments and configuration, and the function
+    /// that computes them.
+    pub next: String,
+    pub successor: String,
+    /// One step's arguments in the chain's state.
+    pub slot: String,
+    /// The chain's state (one per head block, on the device heap).
+    pub chain: String,
+    /// A running step's state (shared memory of its block).
+    pub step: String,
+    /// The head's start, the release at the launch, the wait, the end of a
+    /// step and the destructor that runs it in the head.
+    pub head: String,
+    pub release: String,
+    pub acquire: String,
+    pub finish: String,
+    pub guard: String,
+    /// The kernel's body as a device function (a promoted step).
+    pub body: String,
+    /// `basic`: the kernel of one promoted step and its start.
+    pub step_kernel: String,
+    pub start: String,
+    /// `aggregate`: the pool's kernel and a pool block taking a step.
+    pub pool: String,
+    pub take: String,
+    /// The counters (`-DDPOPT_STATS`) and the macro that counts.
+    pub stats: String,
+    pub count: String,
+}
+
+impl PromoteSymbols {
+    pub fn of(id: &str) -> PromoteSymbols {
+        let name = |what: &str| format!("dpopt_promote_{what}_{id}");
+        PromoteSymbols {
+            id: id.to_string(),
+            early: name("early"),
+            late: name("late"),
+            next: name("next"),
+            successor: name("successor"),
+            slot: name("slot"),
+            chain: name("chain"),
+            step: name("state"),
+            head: name("head"),
+            release: name("release"),
+            acquire: name("acquire"),
+            finish: name("finish"),
+            guard: name("guard"),
+            body: name("body"),
+            step_kernel: name("step"),
+            start: name("start"),
+            pool: name("pool"),
+            take: name("take"),
+            stats: name("stats"),
+            count: format!("DPOPT_PROMOTE_COUNT_{id}"),
+        }
+    }
+}
+
 /// The namespaces a generated variable is declared in, as an absolute
 /// qualifier (`::a::b`; empty at global scope). An anonymous namespace has
 /// no name to write and needs none: its members are found in the namespace
@@ -223,6 +290,11 @@ pub enum Knob {
     PoolBlocks,
     /// Serial recursion levels of a recursive child (named after the child).
     SerialDepth,
+    /// Blocks of a promoted chain's pool (`promote(aggregate)`).
+    PromotePool,
+    /// Steps of a basically promoted chain launched ahead of the released
+    /// one (`promote(basic)`).
+    PromoteAhead,
 }
 
 impl Knob {
@@ -237,6 +309,8 @@ impl Knob {
             Knob::Group => "DPOPT_GROUP",
             Knob::PoolBlocks => "DPOPT_POOL_BLOCKS",
             Knob::SerialDepth => "DPOPT_SERIAL_DEPTH",
+            Knob::PromotePool => "DPOPT_PROMOTE_POOL",
+            Knob::PromoteAhead => "DPOPT_PROMOTE_AHEAD",
         }
     }
 
@@ -256,6 +330,8 @@ impl Knob {
             Knob::Group => "parent blocks per group (1..256)",
             Knob::PoolBlocks => "parent blocks with a place in the pool; later ones aggregate per block",
             Knob::SerialDepth => "serial recursion levels (DPOPT_SERIAL_DEPTH sets every child)",
+            Knob::PromotePool => "blocks of the pool that runs the chain's steps (each waits for its predecessor's release)",
+            Knob::PromoteAhead => "steps launched at most ahead of the released one (each waits for its release)",
         }
     }
 
@@ -270,6 +346,8 @@ impl Knob {
             Knob::Group => "group size",
             Knob::PoolBlocks => "pool blocks",
             Knob::SerialDepth => "serial recursion depth",
+            Knob::PromotePool => "pool blocks of the promoted chain",
+            Knob::PromoteAhead => "steps launched ahead",
         }
     }
 

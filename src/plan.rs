@@ -346,6 +346,70 @@ pub struct Kernel {
     pub parent_threads: Option<Value>,
 }
 
+/// A promoted launch (`promote(...)`, paper 003 Sec. III): a single-block
+/// kernel's launch of itself, a chain of steps. The head (a launch from
+/// elsewhere) starts its successor at once; each step releases the next at
+/// the launch instead of launching it.
+#[derive(Debug, Clone)]
+pub struct PromoteSite {
+    /// `<kernel>_<k>`, counted with the kernel's other sites.
+    pub id: String,
+    /// The directive's clauses, normalized.
+    pub summary: String,
+    /// Index into `Program::pragmas`.
+    pub pragma: usize,
+    /// Index into `Program::launches`.
+    pub launch: usize,
+    /// The kernel, which launches itself.
+    pub kernel: FunctionId,
+    pub kind: crate::pragma::Promotion,
+    /// `aggregate`: the pool's blocks (`DEFAULT_PROMOTE_POOL` when not
+    /// given).
+    pub pool: Value,
+    /// `#pragma dp acquire` (an index into `Program::pragmas`): a promoted
+    /// step waits there, after the code before it; without it, at its start.
+    pub acquire: Option<usize>,
+    /// Per parameter of the kernel: is the launch's argument known when the
+    /// step starts (built from parameters the kernel never assigns,
+    /// constants and `blockIdx`/`blockDim`/`gridDim`), so that the successor
+    /// gets it early, or does the step compute it (postponed to the
+    /// release)?
+    pub early: Vec<bool>,
+    /// The kernel's parameters as record members (`record.rs`).
+    pub members: Vec<crate::record::Member>,
+    /// Where the head's start goes: the line start after the body's `{`
+    /// (`inline` false), or right after the `{` when code follows it on its
+    /// line.
+    pub head_at: usize,
+    pub head_inline: bool,
+    /// The site's knobs (`Plan::settle`).
+    pub knobs: Vec<SiteKnob>,
+}
+
+/// Blocks of a promoted chain's pool without `promote(aggregate, G)`.
+pub const DEFAULT_PROMOTE_POOL: u64 = 8;
+/// Steps of a basically promoted chain launched at most ahead of the
+/// released one.
+pub const DEFAULT_PROMOTE_AHEAD: u64 = 2;
+
+impl PromoteSite {
+    fn knobs(&self) -> Vec<SiteKnob> {
+        let knob = |knob: Knob, value: String| SiteKnob {
+            knob,
+            name: knob.name(&self.id),
+            value,
+        };
+        match self.kind {
+            crate::pragma::Promotion::Basic => {
+                vec![knob(Knob::PromoteAhead, DEFAULT_PROMOTE_AHEAD.to_string())]
+            }
+            crate::pragma::Promotion::Aggregate => {
+                vec![knob(Knob::PromotePool, self.pool.to_source())]
+            }
+        }
+    }
+}
+
 /// What is generated for one child kernel, shared by all its sites.
 #[derive(Debug, Clone)]
 pub struct ChildPlan {
@@ -396,6 +460,8 @@ pub struct Plan {
     /// Device-side syncs migrated to continuations (`--migrate-sync`,
     /// `postwork.rs`).
     pub postwork: Vec<crate::postwork::SyncSite>,
+    /// Promoted launches (`promote(...)`).
+    pub promotions: Vec<PromoteSite>,
     /// What the file's generated code uses (`Plan::settle`): the prelude
     /// holds only that.
     pub uses: Uses,
@@ -427,12 +493,20 @@ pub struct Uses {
     pub stats: bool,
     /// Aggregated allocations (`templates/alloc.cuh`).
     pub alloc: bool,
+    /// A promoted chain.
+    pub promote: bool,
 }
 
 impl Uses {
     /// Whether the file needs a prelude at all.
     pub fn prelude(&self) -> bool {
-        self.aggregate || self.bytes || self.defer || self.bounded || self.stats || self.alloc
+        self.aggregate
+            || self.bytes
+            || self.defer
+            || self.bounded
+            || self.stats
+            || self.alloc
+            || self.promote
     }
 }
 
@@ -448,7 +522,10 @@ impl Plan {
         let bytes = self.children.iter().any(|c| {
             let records = c.defers || c.sites.iter().any(|&s| self.sites[s].aggregation.is_some());
             records && c.members.iter().any(|m| !m.read.is_empty())
-        });
+        }) || self
+            .promotions
+            .iter()
+            .any(|p| p.members.iter().any(|m| !m.read.is_empty()));
         self.uses = Uses {
             aggregate: aggregations().next().is_some(),
             cooperative_groups: aggregations().any(in_parameters),
@@ -461,7 +538,11 @@ impl Plan {
             bounded: !self.bounded.is_empty(),
             stats: !self.sites.is_empty(),
             alloc: self.sites.iter().any(|s| !s.allocations.is_empty()),
+            promote: !self.promotions.is_empty(),
         };
+        for p in &mut self.promotions {
+            p.knobs = p.knobs();
+        }
         let knobs: Vec<Vec<SiteKnob>> = self
             .sites
             .iter()

@@ -58,10 +58,6 @@ impl Granularity {
             Granularity::Grid => "grid",
         }
     }
-
-    fn from_spelling(text: &str) -> Option<Granularity> {
-        Granularity::ALL.into_iter().find(|g| g.spelling() == text)
-    }
 }
 
 /// The clause a tuning clause is meaningless without.
@@ -116,6 +112,12 @@ pub enum Takes {
     /// `warp`, `block` or `none`, read by the analyzer (`alloc`:
     /// `analyzer/alloc.rs`).
     AllocChoice,
+    /// A kind of promotion and, for `aggregate`, the pool's blocks
+    /// (`promote`); read by `analyzer/promote.rs` into a `PromoteSite`.
+    Promotion,
+    /// No arguments: a marker of a place in the code, not of a launch
+    /// (`acquire`).
+    Marker,
 }
 
 /// The largest value a clause takes, and the label that says why.
@@ -254,6 +256,12 @@ clause_table! {
     Alloc = "alloc", args "warp|block|none", needs None,
         takes Takes::AllocChoice,
         "one device-side malloc/cudaMalloc per warp or block for the pointers the parent allocates and passes to the launch, sliced per thread";
+    Promote = "promote", args "basic|aggregate[, G]", needs None,
+        takes Takes::Promotion,
+        "a single-block kernel's launch of itself: the next step starts early and waits for this step's release";
+    Acquire = "acquire", args "", needs None,
+        takes Takes::Marker,
+        "a marker in a promoted kernel: a promoted step runs the code before it before waiting for its predecessor";
 }
 
 impl ClauseName {
@@ -268,6 +276,35 @@ impl ClauseName {
     /// Every clause's spelling, for "did you mean" and the help.
     pub fn spellings() -> Vec<&'static str> {
         ClauseName::ALL.iter().map(|c| c.spelling()).collect()
+    }
+
+    /// A marker takes no arguments: it marks a place in the code, not a
+    /// launch (`acquire`).
+    pub fn is_marker(self) -> bool {
+        matches!(self.takes(), Takes::Marker)
+    }
+}
+
+/// How a promoted chain runs its steps (`promote(...)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Promotion {
+    /// Each step is a grid of its own, launched by its predecessor at the
+    /// predecessor's start (KLAP's basic promotion).
+    Basic,
+    /// The chain's head launches a pool of blocks that take the steps one
+    /// after another (KLAP's promotion with aggregation).
+    Aggregate,
+}
+
+impl Promotion {
+    pub const ALL: [Promotion; 2] = [Promotion::Basic, Promotion::Aggregate];
+
+    /// As `promote(...)` spells it.
+    pub const fn spelling(self) -> &'static str {
+        match self {
+            Promotion::Basic => "basic",
+            Promotion::Aggregate => "aggregate",
+        }
     }
 }
 
@@ -315,6 +352,13 @@ pub enum ClauseValue {
     Buffer { kind: String, sizes: Vec<Value> },
     /// `Takes::AllocChoice`: `alloc(warp|block|none)`.
     Alloc(AllocChoice),
+    /// `Takes::Promotion`: `promote(basic|aggregate[, G])`.
+    Promote {
+        kind: Promotion,
+        pool: Option<Value>,
+    },
+    /// `Takes::Marker`: `acquire`.
+    Marker,
 }
 
 impl ClauseValue {
@@ -324,9 +368,11 @@ impl ClauseValue {
             ClauseValue::Positive(v) => vec![v],
             ClauseValue::Aggregate { group, .. } => group.iter().collect(),
             ClauseValue::Buffer { sizes, .. } => sizes.iter().collect(),
-            ClauseValue::Expression(_) | ClauseValue::Names(_) | ClauseValue::Alloc(_) => {
-                Vec::new()
-            }
+            ClauseValue::Promote { pool, .. } => pool.iter().collect(),
+            ClauseValue::Expression(_)
+            | ClauseValue::Names(_)
+            | ClauseValue::Marker
+            | ClauseValue::Alloc(_) => Vec::new(),
         }
     }
 }
@@ -389,6 +435,21 @@ impl Directive {
             ClauseValue::Alloc(choice) => Some((*choice, c.span.clone())),
             _ => None,
         })
+    }
+
+    /// `promote(kind[, G])`: how the chain is promoted, and the pool's
+    /// blocks when given.
+    pub fn promotion(&self) -> Option<(Promotion, Option<&Value>)> {
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Promote { kind, pool } => Some((*kind, pool.as_ref())),
+            _ => None,
+        })
+    }
+
+    /// Is this the `acquire` marker (a place in a promoted kernel, not a
+    /// launch site)?
+    pub fn is_acquire(&self) -> bool {
+        self.clauses.iter().any(|c| c.name == ClauseName::Acquire)
     }
 
     pub fn child_threads(&self) -> Option<&str> {
@@ -540,7 +601,18 @@ fn clause_value(
     span: &Range<usize>,
 ) -> Result<ClauseValue, Diagnostic> {
     let name = clause.spelling();
-    if !has_args || args.is_empty() {
+    if clause.is_marker() && has_args {
+        return Err(Diagnostic::new(
+            DiagnosticKind::WrongArgumentCount {
+                clause: name.to_string(),
+                expected: "no arguments (it is a marker)",
+                found: args.len(),
+            },
+            span.clone(),
+            "here",
+        ));
+    }
+    if !clause.is_marker() && (!has_args || args.is_empty()) {
         return Err(Diagnostic::new(
             DiagnosticKind::MissingArguments {
                 clause: name.to_string(),
@@ -612,36 +684,40 @@ fn clause_value(
         }
         Takes::Granularity => {
             count(1..=2, "a granularity and, for multiblock, a group size")?;
-            let Some(granularity) = Granularity::from_spelling(&args[0].0) else {
-                let other = args[0].0.as_str();
-                let spellings: Vec<&str> = Granularity::ALL.iter().map(|g| g.spelling()).collect();
-                return Err(Diagnostic::new(
-                    DiagnosticKind::BadGranularity {
-                        value: other.to_string(),
-                        suggestion: suggest(other, &spellings),
-                    },
-                    args[0].1.clone(),
+            let (granularity, group) = kind_and_size(
+                name,
+                args,
+                &Granularity::ALL.map(|g| (g, g.spelling())),
+                |value, suggestion| DiagnosticKind::BadGranularity { value, suggestion },
+                (
                     "unknown granularity",
-                ));
-            };
-            let group = if args.len() == 2 {
-                if granularity != Granularity::MultiBlock {
-                    return Err(Diagnostic::new(
-                        DiagnosticKind::WrongArgumentCount {
-                            clause: name.to_string(),
-                            expected: "a group size only with `multiblock`",
-                            found: 2,
-                        },
-                        args[1].1.clone(),
-                        "group size for a granularity without groups",
-                    ));
-                }
-                Some(value(1)?)
-            } else {
-                None
-            };
+                    "group size for a granularity without groups",
+                ),
+                (
+                    Granularity::MultiBlock,
+                    "a group size only with `multiblock`",
+                ),
+                value,
+            )?;
             ClauseValue::Aggregate { granularity, group }
         }
+        Takes::Promotion => {
+            count(
+                1..=2,
+                "`basic` or `aggregate` and, for aggregate, the pool's blocks",
+            )?;
+            let (kind, pool) = kind_and_size(
+                name,
+                args,
+                &Promotion::ALL.map(|p| (p, p.spelling())),
+                |value, suggestion| DiagnosticKind::BadPromotion { value, suggestion },
+                ("unknown kind of promotion", "pool size for basic promotion"),
+                (Promotion::Aggregate, "a pool size only with `aggregate`"),
+                value,
+            )?;
+            ClauseValue::Promote { kind, pool }
+        }
+        Takes::Marker => ClauseValue::Marker,
         Takes::Names => {
             for (arg, range) in args {
                 if !is_identifier(arg) {
@@ -668,6 +744,46 @@ fn clause_value(
             ClauseValue::Buffer { kind, sizes }
         }
     })
+}
+
+/// The arguments of a clause that names a kind and, for one kind, a size
+/// (`consldt(multiblock, 8)`, `promote(aggregate, 32)`): the kind (by its
+/// spelling in `kinds`; another word is `bad`, with a "did you mean") and
+/// the size, which only `sized.0` takes (`sized.1` says so otherwise).
+/// `labels`: the label of an unknown kind, and of a size given to another.
+fn kind_and_size<K: Copy + PartialEq>(
+    clause: &str,
+    args: &[(String, Range<usize>)],
+    kinds: &[(K, &'static str)],
+    bad: impl Fn(String, Option<String>) -> DiagnosticKind,
+    labels: (&'static str, &'static str),
+    sized: (K, &'static str),
+    value: impl Fn(usize) -> Result<Value, Diagnostic>,
+) -> Result<(K, Option<Value>), Diagnostic> {
+    let word = args[0].0.as_str();
+    let Some(&(kind, _)) = kinds.iter().find(|(_, spelling)| *spelling == word) else {
+        let spellings: Vec<&str> = kinds.iter().map(|(_, s)| *s).collect();
+        return Err(Diagnostic::new(
+            bad(word.to_string(), suggest(word, &spellings)),
+            args[0].1.clone(),
+            labels.0,
+        ));
+    };
+    if args.len() < 2 {
+        return Ok((kind, None));
+    }
+    if kind != sized.0 {
+        return Err(Diagnostic::new(
+            DiagnosticKind::WrongArgumentCount {
+                clause: clause.to_string(),
+                expected: sized.1,
+                found: 2,
+            },
+            args[1].1.clone(),
+            labels.1,
+        ));
+    }
+    Ok((kind, Some(value(1)?)))
 }
 
 /// Threads a block can have.
@@ -757,6 +873,24 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
                 errors.push(Diagnostic::new(kind, clause.span.clone(), label));
             }
             _ => {}
+        }
+    }
+    // `promote` turns the launch into the release of a step that already
+    // runs, and `acquire` marks a place in the kernel: neither means
+    // anything together with another clause.
+    for alone in [ClauseName::Promote, ClauseName::Acquire] {
+        if has(alone) {
+            for clause in directive.clauses.iter().filter(|c| c.name != alone) {
+                errors.push(Diagnostic::new(
+                    DiagnosticKind::ClauseConflict {
+                        clause: alone.spelling().to_string(),
+                        other: clause.name.spelling().to_string(),
+                    },
+                    clause.span.clone(),
+                    format!("cannot be combined with `{}`", alone.spelling()),
+                ));
+            }
+            return errors;
         }
     }
     // Every granularity is applied (with `agg_threshold`, `work`, `threads`
@@ -937,6 +1071,12 @@ mod tests {
     fn every_clause_in_the_table_parses_by_its_spelling() {
         for &clause in ClauseName::ALL {
             assert_eq!(ClauseName::from_spelling(clause.spelling()), Some(clause));
+            if clause.is_marker() {
+                // A marker takes none.
+                let e = parse(&format!("#pragma dp {}(1)", clause.spelling())).unwrap_err();
+                assert!(matches!(e[0], DiagnosticKind::WrongArgumentCount { .. }));
+                continue;
+            }
             // Without arguments each clause asks for the syntax the table gives.
             let e = parse(&format!("#pragma dp {}", clause.spelling())).unwrap_err();
             assert_eq!(
@@ -1010,7 +1150,11 @@ mod tests {
     fn pragma_docs_list_every_clause() {
         let docs = include_str!("../docs/PRAGMA.md");
         for &clause in ClauseName::ALL {
-            let row = format!("| `{}(", clause.spelling());
+            let row = if clause.is_marker() {
+                format!("| `{}` |", clause.spelling())
+            } else {
+                format!("| `{}(", clause.spelling())
+            };
             assert!(docs.contains(&row), "docs/PRAGMA.md has no row {row}");
         }
         for g in Granularity::ALL {
@@ -1020,6 +1164,59 @@ mod tests {
                 g.spelling()
             );
         }
+    }
+
+    #[test]
+    fn promote_and_its_marker() {
+        let d = parse("#pragma dp promote(basic)").unwrap();
+        assert_eq!(d.promotion(), Some((Promotion::Basic, None)));
+        let d = parse("#pragma dp promote(aggregate, 0x20)").unwrap();
+        assert_eq!(
+            d.promotion(),
+            Some((Promotion::Aggregate, Some(&Value::Literal(32))))
+        );
+        let d = parse("#pragma dp promote(aggregate, POOL)").unwrap();
+        assert_eq!(
+            d.promotion(),
+            Some((Promotion::Aggregate, Some(&Value::Macro("POOL".into()))))
+        );
+        assert!(!d.is_acquire());
+        let d = parse("#pragma dp acquire").unwrap();
+        assert!(d.is_acquire());
+        assert_eq!(d.promotion(), None);
+        let e = parse("#pragma dp promote(agregate)").unwrap_err();
+        assert!(
+            matches!(&e[0], DiagnosticKind::BadPromotion { suggestion: Some(s), .. } if s == "aggregate")
+        );
+        let e = parse("#pragma dp promote(basic, 4)").unwrap_err();
+        assert!(matches!(e[0], DiagnosticKind::WrongArgumentCount { .. }));
+        let e = parse("#pragma dp promote(aggregate, 0)").unwrap_err();
+        assert!(matches!(e[0], DiagnosticKind::NotPositive { .. }));
+        let e = parse("#pragma dp acquire()").unwrap_err();
+        assert!(matches!(e[0], DiagnosticKind::WrongArgumentCount { .. }));
+        // Each stands alone: every other clause is named.
+        let e = parse("#pragma dp threshold(64) promote(basic) coarsen(2)").unwrap_err();
+        assert_eq!(
+            e,
+            [
+                DiagnosticKind::ClauseConflict {
+                    clause: "promote".into(),
+                    other: "threshold".into()
+                },
+                DiagnosticKind::ClauseConflict {
+                    clause: "promote".into(),
+                    other: "coarsen".into()
+                }
+            ]
+        );
+        let e = parse("#pragma dp acquire consldt(warp)").unwrap_err();
+        assert_eq!(
+            e,
+            [DiagnosticKind::ClauseConflict {
+                clause: "acquire".into(),
+                other: "consldt".into()
+            }]
+        );
     }
 
     #[test]

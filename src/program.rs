@@ -170,6 +170,17 @@ pub struct Launch {
     pub first_token: SigIdx,
 }
 
+impl Launch {
+    /// The launched kernel's name without its qualification.
+    pub fn simple_name(&self) -> &str {
+        self.kernel
+            .rsplit("::")
+            .next()
+            .unwrap_or(&self.kernel)
+            .trim()
+    }
+}
+
 /// A `#pragma dp` directive (or `_Pragma("dp ...")` operator) and what
 /// follows it.
 #[derive(Debug, Clone)]

@@ -171,6 +171,36 @@ fn check_lists_sites_and_macros() {
 }
 
 #[test]
+fn check_lists_promoted_launches_with_their_arguments() {
+    let path = common::root().join("examples/partition.cu");
+    let run = dpopt()
+        .args(["check", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0));
+    let stdout = String::from_utf8(run.stdout).unwrap();
+    assert!(
+        stdout.contains(
+            "site partition_step_1 (child `partition_step`): DPOPT_PROMOTE_POOL_partition_step_1=8"
+        ),
+        "{stdout}"
+    );
+    // The step's independent prologue, and what its predecessor passes when.
+    assert!(stdout.contains("waits at `#pragma dp acquire`"), "{stdout}");
+    assert!(stdout.contains("at the release: nsel, nrej"), "{stdout}");
+    let json = dpopt()
+        .args(["check", path.to_str().unwrap(), "--message-format", "json"])
+        .output()
+        .unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let site = &value["sites"][0];
+    assert_eq!(site["site"], "partition_step_1");
+    assert!(site["promotion"]
+        .as_str()
+        .is_some_and(|p| p.starts_with("promote(aggregate)")));
+}
+
+#[test]
 fn warnings_go_to_stderr_with_exit_0() {
     let text = GOOD.replace("(n + 31) / 32", "(n + 31) >> 5");
     let mut child = dpopt()

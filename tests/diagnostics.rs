@@ -85,7 +85,56 @@ macro_rules! diagnostic_tests {
     };
 }
 
+/// A chain kernel: `body` before the launch, `pragma` on it.
+fn chain(body: &str, pragma: &str, launch: &str) -> String {
+    format!(
+        "__global__ void chain(int *a, int n, int acc) {{\n{body}\n  if (n > 1) {{\n{pragma}\n    {launch}\n  }}\n}}\n"
+    )
+}
+
 diagnostic_tests! {
+    promote_other_kernel {
+        input: parent("#pragma dp promote(basic)\n  child<<<1, 32>>>(a, n);"),
+        code: "dpopt::promote_not_recursive",
+        at: "7:3",
+        span: "child",
+        says: ["launches itself", "the launch is in this function"],
+    }
+    promote_two_blocks {
+        input: chain("", "#pragma dp promote(aggregate)", "chain<<<n, 32>>>(a, n - 1, acc);"),
+        code: "dpopt::promote_grid",
+        at: "5:13",
+        span: "n",
+        says: ["single-block", "one block"],
+    }
+    promote_block_computed {
+        input: chain("  int b = a[0];", "#pragma dp promote(basic)", "chain<<<1, b>>>(a, n - 1, acc);"),
+        code: "dpopt::promote_config",
+        at: "5:16",
+        span: "b",
+        says: ["block size", "known when the step starts"],
+    }
+    promote_pool_block_varies {
+        input: chain("", "#pragma dp promote(aggregate)", "chain<<<1, n * 32>>>(a, n - 1, acc);"),
+        code: "dpopt::promote_config",
+        at: "5:16",
+        span: "n",
+        says: ["the same in every step"],
+    }
+    acquire_uses_postponed {
+        input: chain("  int v = a[n] + acc;\n#pragma dp acquire", "#pragma dp promote(aggregate)", "chain<<<1, 32>>>(a, n - 1, acc + v);"),
+        code: "dpopt::acquire_postponed",
+        at: "2:18",
+        span: "acc",
+        says: ["the previous step computes it here", "move the use of `acc`"],
+    }
+    promote_with_threshold {
+        input: chain("", "#pragma dp promote(basic) threshold(64)", "chain<<<1, 32>>>(a, n - 1, acc);"),
+        code: "dpopt::clause_conflict",
+        at: "4:27",
+        span: "threshold(64)",
+        says: ["cannot be combined"],
+    }
     misspelt {
         input: parent("#pragma dp treshold(128)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
         code: "dpopt::unknown_clause",

@@ -1624,6 +1624,171 @@ case! {
     span: "a",
 }
 
+// ---------------------------------------------------------- promotion ----
+
+case! {
+    name: bad_promotion,
+    input: "
+        __global__ void chain(int *a, int n) {
+          if (n > 1) {
+        #pragma dp promote(agregate)
+            chain<<<1, 32>>>(a, n - 1);
+          }
+        }
+    ",
+    kind: BadPromotion { .. },
+    code: "dpopt::clause_value",
+    severity: Error,
+    line: 3,
+    column: 20,
+    span: "agregate",
+}
+
+case! {
+    name: promote_with_another_clause,
+    input: "
+        __global__ void chain(int *a, int n) {
+          if (n > 1) {
+        #pragma dp promote(basic) threshold(64)
+            chain<<<1, 32>>>(a, n - 1);
+          }
+        }
+    ",
+    kind: ClauseConflict { .. },
+    code: "dpopt::clause_conflict",
+    severity: Error,
+    line: 3,
+    column: 27,
+    span: "threshold(64)",
+}
+
+case! {
+    name: promote_not_recursive,
+    input: "
+        __global__ void child(int *a) { a[threadIdx.x] = 1; }
+
+        __global__ void parent(int *a) {
+        #pragma dp promote(basic)
+          child<<<1, 32>>>(a);
+        }
+    ",
+    kind: PromoteNotRecursive { .. },
+    code: "dpopt::promote_not_recursive",
+    severity: Error,
+    line: 5,
+    column: 3,
+    span: "child",
+}
+
+case! {
+    name: promote_more_than_one_block,
+    input: "
+        __global__ void chain(int *a, int n) {
+          if (n > 1) {
+        #pragma dp promote(basic)
+            chain<<<2, 32>>>(a, n - 1);
+          }
+        }
+    ",
+    kind: PromoteGrid { .. },
+    code: "dpopt::promote_grid",
+    severity: Error,
+    line: 4,
+    column: 13,
+    span: "2",
+}
+
+case! {
+    name: promote_block_size_computed,
+    input: "
+        __global__ void chain(int *a, int n) {
+          int threads = a[0];
+          if (n > 1) {
+        #pragma dp promote(basic)
+            chain<<<1, threads>>>(a, n - 1);
+          }
+        }
+    ",
+    kind: PromoteConfig { .. },
+    code: "dpopt::promote_config",
+    severity: Error,
+    line: 5,
+    column: 16,
+    span: "threads",
+}
+
+case! {
+    name: promote_in_a_loop,
+    input: "
+        __global__ void chain(int *a, int n) {
+          for (int k = 0; k < 2; ++k) {
+        #pragma dp promote(basic)
+            chain<<<1, 32>>>(a, n - 1);
+          }
+        }
+    ",
+    kind: PromotePlacement { .. },
+    code: "dpopt::promote_placement",
+    severity: Error,
+    line: 4,
+    column: 5,
+    span: "chain<<<1, 32>>>(a, n - 1);",
+}
+
+case! {
+    name: promote_with_a_stream,
+    input: "
+        __global__ void chain(int *a, int n, cudaStream_t s) {
+          if (n > 1) {
+        #pragma dp promote(basic)
+            chain<<<1, 32, 0, s>>>(a, n - 1, s);
+          }
+        }
+    ",
+    kind: PromoteUnsupported { .. },
+    code: "dpopt::promote_unsupported",
+    severity: Error,
+    line: 4,
+    column: 23,
+    span: "s",
+}
+
+case! {
+    name: acquire_outside_a_promoted_kernel,
+    input: "
+        __global__ void chain(int *a, int n) {
+        #pragma dp acquire
+          a[0] = n;
+        }
+    ",
+    kind: AcquirePlacement { .. },
+    code: "dpopt::acquire_placement",
+    severity: Error,
+    line: 2,
+    column: 1,
+    span: "#pragma dp acquire",
+}
+
+case! {
+    name: acquire_after_a_postponed_use,
+    input: "
+        __global__ void chain(int *a, int n, int offset) {
+          int x = a[n] + offset;
+        #pragma dp acquire
+          if (n > 1) {
+        #pragma dp promote(aggregate)
+            chain<<<1, 32>>>(a, n - 1, offset + x);
+          }
+        }
+    ",
+    kind: AcquirePostponed { .. },
+    code: "dpopt::acquire_postponed",
+    severity: Error,
+    line: 2,
+    column: 18,
+    span: "offset",
+}
+
 // ------------------------------------------------------------ coverage ----
 
 /// The code under which each kind is tested. Exhaustive, no wildcard: a
@@ -1647,6 +1812,8 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         BadGranularity { .. } => "dpopt::clause_value",
         BadBufferKind { .. } => "dpopt::clause_value",
         BadWorkVariable { .. } => "dpopt::clause_value",
+        BadPromotion { .. } => "dpopt::clause_value",
+        ClauseConflict { .. } => "dpopt::clause_conflict",
         NeedsAggregation { .. } => "dpopt::needs_consldt",
         NeedsThreshold { .. } => "dpopt::needs_threshold",
         NotImplementedYet { .. } => "dpopt::not_implemented",
@@ -1700,6 +1867,13 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         AllocUnsupported { .. } => "dpopt::alloc_unsupported",
         AllocBlockHazard { .. } => "dpopt::alloc_block",
         AllocNotAggregated { .. } => "dpopt::alloc_not_aggregated",
+        PromoteNotRecursive { .. } => "dpopt::promote_not_recursive",
+        PromoteGrid { .. } => "dpopt::promote_grid",
+        PromoteConfig { .. } => "dpopt::promote_config",
+        PromotePlacement { .. } => "dpopt::promote_placement",
+        PromoteUnsupported { .. } => "dpopt::promote_unsupported",
+        AcquirePlacement { .. } => "dpopt::acquire_placement",
+        AcquirePostponed { .. } => "dpopt::acquire_postponed",
     }
 }
 
@@ -1753,6 +1927,14 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         },
         BadBufferKind { value: s() },
         BadWorkVariable { value: s() },
+        BadPromotion {
+            value: s(),
+            suggestion: None,
+        },
+        ClauseConflict {
+            clause: s(),
+            other: s(),
+        },
         NeedsAggregation { clause: s() },
         NeedsThreshold { clause: s() },
         NotImplementedYet { clause: s() },
@@ -1893,6 +2075,29 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         },
         AllocNotAggregated {
             refused: Box::new(AllocNotFound { parent: s() }),
+        },
+        PromoteNotRecursive {
+            kernel: s(),
+            parent: s(),
+        },
+        PromoteGrid { kernel: s() },
+        PromoteConfig {
+            kernel: s(),
+            what: "",
+            name: s(),
+        },
+        PromotePlacement {
+            kernel: s(),
+            construct: s(),
+        },
+        PromoteUnsupported {
+            kernel: s(),
+            what: s(),
+        },
+        AcquirePlacement { reason: s() },
+        AcquirePostponed {
+            kernel: s(),
+            name: s(),
         },
     ]
 }

@@ -51,6 +51,21 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                 ));
             }
         }
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if path.parent().is_some_and(|p| p.ends_with("examples")) && common::is_promoted(&text) {
+            // The promotion variants of the benchmark suite: basic and
+            // aggregated, each with and without `#pragma dp acquire`.
+            for (variant, pragma, overlap) in [
+                ("P", "#pragma dp promote(basic)", false),
+                ("PO", "#pragma dp promote(basic)", true),
+                ("PA2", "#pragma dp promote(aggregate, 2)", false),
+                ("PAO", "#pragma dp promote(aggregate, 128)", true),
+            ] {
+                let t = common::with_promotion(&text, pragma, overlap);
+                jobs.push((format!("{}_{variant}", common::stem(&path)), t.into_bytes()));
+            }
+            continue;
+        }
         if path.parent().is_some_and(|p| p.ends_with("examples")) {
             let text = String::from_utf8(bytes).unwrap();
             for (variant, pragma) in [
@@ -632,6 +647,58 @@ fn errors_in_rewritten_launches_point_at_the_input() {
                     "#pragma dp {pragma}: expected `{expected}` and no error elsewhere, got:\n{stderr}"
                 ));
             }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// nvcc's messages about the user's own code in a promoted launch (in the
+/// kernel, and in the copy of its body a promoted step runs) name the line
+/// of the input where that code is written.
+#[test]
+fn errors_in_promoted_launches_point_at_the_input() {
+    let Some(nvcc) = common::nvcc_or_skip("errors_in_promoted_launches_point_at_the_input") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let mut failures = Vec::new();
+    for (pragma, marker) in [
+        ("promote(basic)", ""),
+        ("promote(aggregate)", "#pragma dp acquire"),
+    ] {
+        // The launch spans lines 6-7; an undefined name in its late argument.
+        let text = format!(
+            "__global__ void chain(int *a, int n, int acc) {{\n\
+             \x20 int v = a[n];\n\
+             {marker}\n\
+             \x20 if (n > 0) {{\n\
+             #pragma dp {pragma}\n\
+             \x20   chain<<<1, 32>>>(a, n - 1,\n\
+             \x20                    acc + v + UNDEFINED_NAME);\n\
+             \x20 }}\n\
+             }}\n"
+        );
+        let file = dpopt::source::SourceFile::new("user.cu", text.into_bytes());
+        let output = dpopt::run(&file, "user.dp.cu", true)
+            .output
+            .unwrap_or_else(|| panic!("{pragma}: dpopt refused"));
+        let source = dir.path().join("user.dp.cu");
+        std::fs::write(&source, output).unwrap();
+        let result = Command::new(&nvcc)
+            .args(["-rdc=true", "-arch=sm_90", "-c", "-o"])
+            .arg(dir.path().join("user.o"))
+            .arg(&source)
+            .output()
+            .expect("runs nvcc");
+        let stderr = String::from_utf8_lossy(&result.stderr);
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.contains(": error:")).collect();
+        let expected = "user.cu(7): error: identifier \"UNDEFINED_NAME\" is undefined";
+        // Both copies of the launch: the kernel's and the step's.
+        let located = errors.iter().filter(|l| l.starts_with(expected)).count();
+        if result.status.success() || located < 2 || located != errors.len() {
+            failures.push(format!(
+                "#pragma dp {pragma}: expected `{expected}` twice and no error elsewhere, got:\n{stderr}"
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

@@ -52,9 +52,11 @@ program_snapshots! {
     bfs: "examples/bfs.cu",
     mstf: "examples/mstf.cu",
     mstv: "examples/mstv.cu",
+    partition: "examples/partition.cu",
     sp: "examples/sp.cu",
     spmv: "examples/spmv.cu",
     sssp: "examples/sssp.cu",
+    stream_compaction: "examples/stream_compaction.cu",
     tc: "examples/tc.cu",
     tree_descendants: "examples/tree_descendants.cu",
     tree_heights: "examples/tree_heights.cu",
@@ -79,6 +81,7 @@ program_snapshots! {
     namespaces: "tests/fixtures/namespaces.cu",
     overflow_large_children: "tests/fixtures/overflow_large_children.cu",
     pending_overflow: "tests/fixtures/pending_overflow.cu",
+    promote_chain: "tests/fixtures/promote_chain.cu",
     smem_stream: "tests/fixtures/smem_stream.cu",
     template_aggregation: "tests/fixtures/template_aggregation.cu",
     template_kernel: "tests/fixtures/template_kernel.cu",
@@ -112,6 +115,58 @@ fn with_clauses(name: &str, variant: &str, pragma: &str) {
     insta::assert_snapshot!(
         format!("{name}_{variant}"),
         String::from_utf8_lossy(&output)
+    );
+}
+
+/// A promoted example with `promote` on its launch, with or without its
+/// `#pragma dp acquire` (`overlap`).
+fn with_promotion(name: &str, variant: &str, promote: &str, overlap: bool) {
+    let relative = format!("examples/{name}.cu");
+    let text = std::fs::read_to_string(common::root().join(&relative)).unwrap();
+    let file = dpopt::source::SourceFile::new(
+        &relative,
+        common::with_promotion(&text, promote, overlap).into_bytes(),
+    );
+    let options = dpopt::unit::Options {
+        input_dir: Some(common::root().join("examples")),
+        ..Default::default()
+    };
+    let output = dpopt::run_with(&file, Some(&options), "out.cu", true)
+        .output
+        .expect("transforms");
+    insta::assert_snapshot!(
+        format!("{name}_{variant}"),
+        String::from_utf8_lossy(&output)
+    );
+}
+
+#[test]
+fn stream_compaction_basic() {
+    with_promotion(
+        "stream_compaction",
+        "basic",
+        "#pragma dp promote(basic)",
+        false,
+    );
+}
+
+#[test]
+fn stream_compaction_basic_overlap() {
+    with_promotion(
+        "stream_compaction",
+        "basic_overlap",
+        "#pragma dp promote(basic)",
+        true,
+    );
+}
+
+#[test]
+fn partition_aggregate_without_overlap() {
+    with_promotion(
+        "partition",
+        "aggregate",
+        "#pragma dp promote(aggregate, 128)",
+        false,
     );
 }
 

@@ -303,11 +303,16 @@ struct Unapplied {
 
 impl Unapplied {
     /// Each site is matched with one pragma: the one whose span holds the
-    /// site's location, or the nearest one on the same line.
+    /// site's location, or the nearest one on the same line; a promoted
+    /// site's `#pragma dp acquire` (its marker) is applied with it.
     fn find(file: &SourceFile, scan: &Scan, outcome: &dpopt::Outcome) -> Self {
         let mut applied = vec![false; scan.pragmas.len()];
-        for site in &outcome.sites {
-            let mut parts = site.location.rsplit(':');
+        let locations = outcome
+            .sites
+            .iter()
+            .flat_map(|s| std::iter::once(&s.location).chain(s.marker.iter()));
+        for location in locations {
+            let mut parts = location.rsplit(':');
             let (Some(col), Some(line)) = (parts.next(), parts.next()) else {
                 continue;
             };

@@ -44,7 +44,9 @@ impl Granularity {
 /// alone, `alloc(...)` without `consldt`) followed by a lower-case suffix
 /// naming the granularity (`b` block, `m` multiblock, `g` grid, otherwise
 /// warp; `k` fixed `threads`/`blocks`, `a` an aggregation threshold, `n`
-/// allocations left per thread).
+/// allocations left per thread); or a launch promotion, P followed by A
+/// (aggregated) and O (overlap): P, PO, PA, PAO (bench/gpu_check.sh writes
+/// its own table of those, the paper 003 Fig. 10 comparison).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Variant {
     pub threshold: bool,
@@ -55,17 +57,20 @@ pub struct Variant {
     pub alloc: bool,
     /// The program as written (`orig`) or with fire-and-forget launches (`CDPff`).
     pub baseline: bool,
+    /// A launch promotion (`P`, `PO`, `PA`, `PAO`): none of the families.
+    pub promotion: bool,
 }
 
 impl Variant {
     pub fn parse(name: &str) -> Variant {
-        if name == "orig" || name == "CDPff" {
+        if name == "orig" || name == "CDPff" || name.starts_with('P') {
             return Variant {
                 threshold: false,
                 coarsen: false,
                 aggregate: None,
                 alloc: false,
-                baseline: true,
+                baseline: !name.starts_with('P'),
+                promotion: name.starts_with('P'),
             };
         }
         let upper: String = name
@@ -90,6 +95,7 @@ impl Variant {
             aggregate,
             alloc: upper.contains('L'),
             baseline: false,
+            promotion: false,
         }
     }
 
@@ -195,6 +201,11 @@ mod tests {
         assert_eq!(Variant::parse("TC").aggregate, None);
         assert_eq!(Variant::parse("TC").family().as_deref(), Some("T+C"));
         assert!(Variant::parse("CDPff").baseline);
+        // Promotion (with aggregation) is no aggregation family.
+        let pa = Variant::parse("PAO");
+        assert!(pa.promotion && !pa.baseline);
+        assert_eq!(pa.aggregate, None);
+        assert_eq!(pa.family(), None);
         assert_eq!(Variant::parse("orig").family(), None);
         // Aggregated allocations alone are no T+C, and their launches no A.
         assert_eq!(Variant::parse("TCLb").family().as_deref(), Some("T+C+L"));

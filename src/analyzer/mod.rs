@@ -19,6 +19,7 @@ mod child;
 mod names;
 mod placement;
 mod pragma_macros;
+mod promote;
 mod sites;
 mod varying;
 
@@ -77,6 +78,8 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     }
     let mut per_parent: BTreeMap<String, usize> = BTreeMap::new();
     let constants = Constants::of(program, view);
+    let hazards = Hazards::new(program, view);
+    let mut markers = Vec::new();
     for (index, pragma) in program.pragmas.iter().enumerate() {
         let directive = match parse_directive(&pragma.logical) {
             Ok(d) => d,
@@ -86,6 +89,26 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             }
         };
         diagnostics.extend(names::unseen_names(program, view, &directive));
+        // Launch promotion: its own sites and markers (`promote.rs`).
+        if directive.is_acquire() {
+            markers.push(index);
+            continue;
+        }
+        if directive.promotion().is_some() {
+            match promote::promote_site(
+                file,
+                program,
+                index,
+                &directive,
+                &mut per_parent,
+                &constants,
+                &hazards,
+            ) {
+                Ok(site) => plan.promotions.push(site),
+                Err(errors) => diagnostics.extend(errors),
+            }
+            continue;
+        }
         match sites::site_for(file, program, index, directive, &mut per_parent, &constants) {
             Ok((site, warnings)) => {
                 diagnostics.extend(warnings);
@@ -94,7 +117,17 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             Err(d) => diagnostics.push(d),
         }
     }
-    let hazards = Hazards::new(program, view);
+    diagnostics.extend(promote::attach_markers(
+        file,
+        program,
+        &mut plan.promotions,
+        &markers,
+    ));
+    diagnostics.extend(promote::check_not_a_child(
+        program,
+        &plan.promotions,
+        &plan.sites,
+    ));
     diagnostics.extend(block_hazards::check_block_aggregation(
         program, view, &plan, &hazards,
     ));
@@ -153,6 +186,14 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     let (kernels, differ) = bounds::kernel_clauses(program, view, &plan);
     plan.kernels = kernels;
     diagnostics.extend(differ);
+    // A promoted kernel runs generated code too (its start, the release, and
+    // as pool or step kernels): launchable with 1,024 threads like a parent.
+    for p in &plan.promotions {
+        let k = p.kernel;
+        if program.functions[k].launch_bounds.is_none() && !plan.bounded.contains(&k) {
+            plan.bounded.push(k);
+        }
+    }
     plan.settle(program);
     Analysis { plan, diagnostics }
 }

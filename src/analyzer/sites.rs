@@ -13,7 +13,18 @@ use crate::thread_count::{thread_count, CountSource, ThreadCount};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-/// Resolve one pragma to its launch, parent and child.
+/// A pragma's launch, the function holding it and the kernel it launches.
+pub(super) struct Resolved {
+    /// Index into `Program::launches`.
+    pub(super) launch: usize,
+    pub(super) parent: FunctionId,
+    pub(super) child: FunctionId,
+    /// Other definitions of the child in other branches of an `#if` group.
+    pub(super) alternatives: Vec<FunctionId>,
+}
+
+/// Resolve one pragma to its launch, parent and child, and read the site's
+/// clause values.
 pub(super) fn site_for(
     file: &SourceFile,
     program: &Program,
@@ -24,201 +35,16 @@ pub(super) fn site_for(
 ) -> Result<(Site, Vec<Diagnostic>), Diagnostic> {
     let view = &file.view;
     let pragma = &program.pragmas[index];
-    let Some(next) = pragma.next_token else {
-        return Err(Diagnostic::new(
-            DiagnosticKind::NoLaunchAfterPragma {
-                found: "end of file".into(),
-            },
-            pragma.span.clone(),
-            "nothing follows this pragma",
-        ));
-    };
-    let next_token = program.sig[next.0];
-    if program
-        .pragmas
-        .binary_search_by_key(&next, |p| p.token)
-        .is_ok()
-    {
-        return Err(Diagnostic::new(
-            DiagnosticKind::DuplicatePragma,
-            next_token.range(),
-            "second pragma",
-        )
-        .with_note(pragma.span.clone(), "first pragma"));
-    }
-    let Some(launch_index) = program
-        .launches
-        .binary_search_by_key(&next, |l| l.first_token)
-        .ok()
-    else {
-        let following = program.sig_in(next_token.start..view.len());
-        let end = following[..following.len().min(6)]
-            .last()
-            .map_or(next_token.end, |t| t.end);
-        let found: String = view[next_token.start..end]
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        return Err(Diagnostic::new(
-            DiagnosticKind::NoLaunchAfterPragma { found },
-            next_token.range(),
-            "expected `kernel<<<grid, block>>>(args);` here",
-        )
-        .with_note(pragma.span.clone(), "this pragma"));
-    };
+    let Resolved {
+        launch: launch_index,
+        parent,
+        child,
+        alternatives,
+    } = resolve(file, program, index)?;
     let launch = &program.launches[launch_index];
-    let Some(parent) = launch.function else {
-        return Err(Diagnostic::new(
-            DiagnosticKind::LaunchOutsideFunction,
-            launch.span.clone(),
-            "this launch",
-        ));
-    };
     let parent_fn = &program.functions[parent];
-    if !parent_fn.space.runs_on_device() {
-        return Err(Diagnostic::new(
-            DiagnosticKind::HostSideLaunch {
-                function: parent_fn.name.clone(),
-            },
-            launch.span.clone(),
-            "launched from the host",
-        )
-        .with_note(parent_fn.name_span.clone(), "host function"));
-    }
-    if launch.config.len() < 2 || launch.config.len() > 4 {
-        return Err(Diagnostic::new(
-            DiagnosticKind::MalformedLaunch {
-                reason: format!(
-                    "{} configuration argument(s), expected 2 to 4",
-                    launch.config.len()
-                ),
-            },
-            launch.config_span.clone(),
-            "configuration",
-        ));
-    }
-    let simple_name = launch
-        .kernel
-        .rsplit("::")
-        .next()
-        .unwrap_or(&launch.kernel)
-        .trim();
-    let resolution = match program.resolve(
-        &launch.kernel,
-        Some(parent),
-        launch.span.start,
-        Some(launch.args.len()),
-    ) {
-        // A definition in the unit itself (the input and its headers) wins
-        // over one in a `--child-source` file (another translation unit).
-        Resolution::Ambiguous(candidates) => {
-            let in_unit = |&c: &FunctionId| {
-                file.part_at(program.functions[c].start)
-                    .map_or(true, |p| p.origin == crate::source::Origin::Header)
-            };
-            let own: Vec<FunctionId> = candidates.iter().copied().filter(in_unit).collect();
-            match own.as_slice() {
-                [] => Resolution::Ambiguous(candidates),
-                [one] => Resolution::Found(*one),
-                _ => Resolution::Ambiguous(own),
-            }
-        }
-        other => other,
-    };
-    let (child, alternatives) = match resolution {
-        Resolution::Found(child) => (child, Vec::new()),
-        Resolution::NotFound => {
-            return Err(Diagnostic::new(
-                DiagnosticKind::KernelNotDefined {
-                    kernel: launch.kernel.split_whitespace().collect(),
-                    searched: file.searched.clone(),
-                },
-                launch.kernel_span.clone(),
-                "no definition of this kernel found",
-            ))
-        }
-        Resolution::Ambiguous(candidates) => {
-            // Definitions in different branches of `#if` groups: each one
-            // gets the generated code it needs, in its own branch.
-            let pairwise_exclusive = candidates
-                .iter()
-                .enumerate()
-                .all(|(i, &a)| candidates[i + 1..].iter().all(|&b| program.exclusive(a, b)));
-            if !pairwise_exclusive {
-                let mut d = Diagnostic::new(
-                    DiagnosticKind::AmbiguousKernel {
-                        kernel: launch.kernel.split_whitespace().collect(),
-                        count: candidates.len(),
-                        arity: launch.args.len(),
-                    },
-                    launch.kernel_span.clone(),
-                    "which one?",
-                );
-                for &c in &candidates {
-                    let f = &program.functions[c];
-                    d = d.with_note(f.name_span.clone(), format!("`{}`", f.qualified_name()));
-                }
-                return Err(d);
-            }
-            (candidates[0], candidates[1..].to_vec())
-        }
-    };
     let child_fn = &program.functions[child];
-    if let Some(&other) = alternatives
-        .iter()
-        .find(|&&a| !file.in_input(program.functions[a].start) || !file.in_input(child_fn.start))
-    {
-        // Code for a child of another file goes to one place of the input,
-        // outside the `#if` branches it is defined in.
-        return Err(Diagnostic::new(
-            DiagnosticKind::AmbiguousKernel {
-                kernel: launch.kernel.split_whitespace().collect(),
-                count: alternatives.len() + 1,
-                arity: launch.args.len(),
-            },
-            launch.kernel_span.clone(),
-            "defined in `#if` branches of another file",
-        )
-        .with_note(child_fn.name_span.clone(), "one definition")
-        .with_note(program.functions[other].name_span.clone(), "another"));
-    }
-    if let Some(&other) = alternatives.iter().find(|&&a| {
-        let f = &program.functions[a];
-        f.space.global != child_fn.space.global
-            || f.template_params.iter().any(|t| t.is_pack)
-            || f.template_header.is_some() != child_fn.template_header.is_some()
-    }) {
-        return Err(Diagnostic::new(
-            DiagnosticKind::AmbiguousKernel {
-                kernel: launch.kernel.split_whitespace().collect(),
-                count: alternatives.len() + 1,
-                arity: launch.args.len(),
-            },
-            launch.kernel_span.clone(),
-            "its definitions differ in kind",
-        )
-        .with_note(child_fn.name_span.clone(), "one definition")
-        .with_note(program.functions[other].name_span.clone(), "another"));
-    }
-    if !child_fn.space.global {
-        return Err(Diagnostic::new(
-            DiagnosticKind::NotAKernel {
-                kernel: simple_name.to_string(),
-            },
-            launch.kernel_span.clone(),
-            "not a kernel",
-        )
-        .with_note(child_fn.name_span.clone(), "defined here"));
-    }
-    if child_fn.template_params.iter().any(|t| t.is_pack) {
-        return Err(Diagnostic::new(
-            DiagnosticKind::VariadicTemplate {
-                kernel: simple_name.to_string(),
-            },
-            launch.kernel_span.clone(),
-            "variadic kernel",
-        ));
-    }
+    let simple_name = launch.simple_name();
     // A literal above a clause's limit is refused by the parse; a macro the
     // file defines, here.
     for clause in &directive.clauses {
@@ -370,6 +196,213 @@ pub(super) fn site_for(
         }
     }
     Ok((site, warnings))
+}
+
+/// The launch after pragma `index`, the function holding it and the kernel
+/// it launches (resolved as C++ looks names up), or why there is none.
+pub(super) fn resolve(
+    file: &SourceFile,
+    program: &Program,
+    index: usize,
+) -> Result<Resolved, Diagnostic> {
+    let view = &file.view;
+    let pragma = &program.pragmas[index];
+    let Some(next) = pragma.next_token else {
+        return Err(Diagnostic::new(
+            DiagnosticKind::NoLaunchAfterPragma {
+                found: "end of file".into(),
+            },
+            pragma.span.clone(),
+            "nothing follows this pragma",
+        ));
+    };
+    let next_token = program.sig[next.0];
+    if program
+        .pragmas
+        .binary_search_by_key(&next, |p| p.token)
+        .is_ok()
+    {
+        return Err(Diagnostic::new(
+            DiagnosticKind::DuplicatePragma,
+            next_token.range(),
+            "second pragma",
+        )
+        .with_note(pragma.span.clone(), "first pragma"));
+    }
+    let Some(launch_index) = program
+        .launches
+        .binary_search_by_key(&next, |l| l.first_token)
+        .ok()
+    else {
+        let following = program.sig_in(next_token.start..view.len());
+        let end = following[..following.len().min(6)]
+            .last()
+            .map_or(next_token.end, |t| t.end);
+        let found: String = view[next_token.start..end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        return Err(Diagnostic::new(
+            DiagnosticKind::NoLaunchAfterPragma { found },
+            next_token.range(),
+            "expected `kernel<<<grid, block>>>(args);` here",
+        )
+        .with_note(pragma.span.clone(), "this pragma"));
+    };
+    let launch = &program.launches[launch_index];
+    let Some(parent) = launch.function else {
+        return Err(Diagnostic::new(
+            DiagnosticKind::LaunchOutsideFunction,
+            launch.span.clone(),
+            "this launch",
+        ));
+    };
+    let parent_fn = &program.functions[parent];
+    if !parent_fn.space.runs_on_device() {
+        return Err(Diagnostic::new(
+            DiagnosticKind::HostSideLaunch {
+                function: parent_fn.name.clone(),
+            },
+            launch.span.clone(),
+            "launched from the host",
+        )
+        .with_note(parent_fn.name_span.clone(), "host function"));
+    }
+    if launch.config.len() < 2 || launch.config.len() > 4 {
+        return Err(Diagnostic::new(
+            DiagnosticKind::MalformedLaunch {
+                reason: format!(
+                    "{} configuration argument(s), expected 2 to 4",
+                    launch.config.len()
+                ),
+            },
+            launch.config_span.clone(),
+            "configuration",
+        ));
+    }
+    let simple_name = launch.simple_name();
+    let resolution = match program.resolve(
+        &launch.kernel,
+        Some(parent),
+        launch.span.start,
+        Some(launch.args.len()),
+    ) {
+        // A definition in the unit itself (the input and its headers) wins
+        // over one in a `--child-source` file (another translation unit).
+        Resolution::Ambiguous(candidates) => {
+            let in_unit = |&c: &FunctionId| {
+                file.part_at(program.functions[c].start)
+                    .map_or(true, |p| p.origin == crate::source::Origin::Header)
+            };
+            let own: Vec<FunctionId> = candidates.iter().copied().filter(in_unit).collect();
+            match own.as_slice() {
+                [] => Resolution::Ambiguous(candidates),
+                [one] => Resolution::Found(*one),
+                _ => Resolution::Ambiguous(own),
+            }
+        }
+        other => other,
+    };
+    let (child, alternatives) = match resolution {
+        Resolution::Found(child) => (child, Vec::new()),
+        Resolution::NotFound => {
+            return Err(Diagnostic::new(
+                DiagnosticKind::KernelNotDefined {
+                    kernel: launch.kernel.split_whitespace().collect(),
+                    searched: file.searched.clone(),
+                },
+                launch.kernel_span.clone(),
+                "no definition of this kernel found",
+            ))
+        }
+        Resolution::Ambiguous(candidates) => {
+            // Definitions in different branches of `#if` groups: each one
+            // gets the generated code it needs, in its own branch.
+            let pairwise_exclusive = candidates
+                .iter()
+                .enumerate()
+                .all(|(i, &a)| candidates[i + 1..].iter().all(|&b| program.exclusive(a, b)));
+            if !pairwise_exclusive {
+                let mut d = Diagnostic::new(
+                    DiagnosticKind::AmbiguousKernel {
+                        kernel: launch.kernel.split_whitespace().collect(),
+                        count: candidates.len(),
+                        arity: launch.args.len(),
+                    },
+                    launch.kernel_span.clone(),
+                    "which one?",
+                );
+                for &c in &candidates {
+                    let f = &program.functions[c];
+                    d = d.with_note(f.name_span.clone(), format!("`{}`", f.qualified_name()));
+                }
+                return Err(d);
+            }
+            (candidates[0], candidates[1..].to_vec())
+        }
+    };
+    let child_fn = &program.functions[child];
+    if let Some(&other) = alternatives
+        .iter()
+        .find(|&&a| !file.in_input(program.functions[a].start) || !file.in_input(child_fn.start))
+    {
+        // Code for a child of another file goes to one place of the input,
+        // outside the `#if` branches it is defined in.
+        return Err(Diagnostic::new(
+            DiagnosticKind::AmbiguousKernel {
+                kernel: launch.kernel.split_whitespace().collect(),
+                count: alternatives.len() + 1,
+                arity: launch.args.len(),
+            },
+            launch.kernel_span.clone(),
+            "defined in `#if` branches of another file",
+        )
+        .with_note(child_fn.name_span.clone(), "one definition")
+        .with_note(program.functions[other].name_span.clone(), "another"));
+    }
+    if let Some(&other) = alternatives.iter().find(|&&a| {
+        let f = &program.functions[a];
+        f.space.global != child_fn.space.global
+            || f.template_params.iter().any(|t| t.is_pack)
+            || f.template_header.is_some() != child_fn.template_header.is_some()
+    }) {
+        return Err(Diagnostic::new(
+            DiagnosticKind::AmbiguousKernel {
+                kernel: launch.kernel.split_whitespace().collect(),
+                count: alternatives.len() + 1,
+                arity: launch.args.len(),
+            },
+            launch.kernel_span.clone(),
+            "its definitions differ in kind",
+        )
+        .with_note(child_fn.name_span.clone(), "one definition")
+        .with_note(program.functions[other].name_span.clone(), "another"));
+    }
+    if !child_fn.space.global {
+        return Err(Diagnostic::new(
+            DiagnosticKind::NotAKernel {
+                kernel: simple_name.to_string(),
+            },
+            launch.kernel_span.clone(),
+            "not a kernel",
+        )
+        .with_note(child_fn.name_span.clone(), "defined here"));
+    }
+    if child_fn.template_params.iter().any(|t| t.is_pack) {
+        return Err(Diagnostic::new(
+            DiagnosticKind::VariadicTemplate {
+                kernel: simple_name.to_string(),
+            },
+            launch.kernel_span.clone(),
+            "variadic kernel",
+        ));
+    }
+    Ok(Resolved {
+        launch: launch_index,
+        parent,
+        child,
+        alternatives,
+    })
 }
 
 /// The launch is part of a recursion: the child launches itself, or the

@@ -315,7 +315,7 @@ pub struct PreludeContext {
     pub uses: crate::plan::Uses,
     /// `defer_queue.cuh`, or `""`.
     pub defer_queue: &'static str,
-    /// `launch_budget.cuh` (a file with sites), or `""`.
+    /// `launch_budget.cuh` (a file with sites or promoted chains), or `""`.
     pub launch_budget: &'static str,
     /// `alloc.cuh`, or `""`.
     pub alloc_support: &'static str,
@@ -423,6 +423,89 @@ pub struct PostworkCounter {
     pub counters: String,
 }
 
+/// `promote.cu.tera`: one part of a promoted launch.
+#[derive(Debug, Serialize, Default)]
+pub struct PromoteContext {
+    /// `declarations`, `head`, `release`, `acquire`, `marker`,
+    /// `definitions` or `stats`.
+    pub part: &'static str,
+    pub n: crate::names::PromoteSymbols,
+    pub kernel: String,
+    /// The directive, normalized.
+    pub summary: String,
+    pub location: String,
+    /// `promote(aggregate)` (else basic).
+    pub aggregate: bool,
+    /// The kernel has `#pragma dp acquire`.
+    pub marker: bool,
+    pub knobs: Vec<PromoteKnob>,
+    /// The knob of the pool's blocks, of the steps launched ahead.
+    pub pool_macro: String,
+    pub ahead_macro: String,
+    /// The kernel's parameters, in order.
+    pub params: Vec<PromoteParam>,
+    /// The launch bounds of the generated kernels: the kernel's own, or
+    /// `DPOPT_PARENT_BOUNDS`.
+    pub bounds: String,
+    /// `release`: the launch's arguments, and the launch as written up to
+    /// its arguments (`k<<<1, b>>>`), on line `launch_line`.
+    pub args: Vec<PromoteArg>,
+    pub launch: String,
+    pub launch_line: usize,
+    /// `definitions`: the successor's block size and shared memory, builtins
+    /// replaced.
+    pub block: String,
+    pub smem: String,
+    /// `definitions`: the wait at the body's start (without the marker).
+    pub start_acquire: String,
+    /// `definitions`: the kernel's body, builtins replaced.
+    pub body: String,
+    pub body_line: usize,
+    pub body_file: String,
+    /// `stats`: every promoted site's counters.
+    pub sites: Vec<PostworkCounter>,
+    pub file_name: String,
+    pub line_out: &'static str,
+    pub resume_line: usize,
+    pub file: String,
+}
+
+/// A knob of a promoted launch.
+#[derive(Debug, Serialize)]
+pub struct PromoteKnob {
+    pub what: &'static str,
+    pub site: String,
+    pub name: String,
+    pub global: &'static str,
+    pub value: String,
+}
+
+/// A parameter of a promoted kernel.
+#[derive(Debug, Serialize)]
+pub struct PromoteParam {
+    /// As declared, named (`dpopt_argN` when unnamed).
+    pub decl: String,
+    pub name: String,
+    /// As a member of the early or late record, and what reads it back.
+    pub member: String,
+    pub read: &'static str,
+    /// Known when a step starts (else computed by the step: late).
+    pub early: bool,
+    /// The kernel names it (its body can use it).
+    pub named: bool,
+    /// An early one's argument in the launch, builtins replaced.
+    pub expr: String,
+}
+
+/// An argument of the promoted launch, as written (builtins replaced in a
+/// step's body), and its line.
+#[derive(Debug, Serialize)]
+pub struct PromoteArg {
+    pub text: String,
+    pub line: usize,
+    pub early: bool,
+}
+
 macro_rules! template_of {
     ($($ty:ty => $name:ident),* $(,)?) => {
         $(impl TemplateContext for $ty {
@@ -445,6 +528,7 @@ template_of! {
     NamespacesContext => NAMESPACES,
     ContinuationContext => CONTINUATION,
     ContinuationStatsContext => CONTINUATION,
+    PromoteContext => PROMOTE,
 }
 
 impl TemplateContext for AggregationContext {

@@ -6,6 +6,7 @@
 pub mod child;
 pub mod context;
 pub mod continuation;
+pub mod promote;
 pub mod renderer;
 pub mod site;
 pub mod templates;

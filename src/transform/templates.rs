@@ -11,8 +11,8 @@ pub struct Templates {
     core: Tera,
     /// Compiled when first needed (tera's parsing is most of a small
     /// file's time): the three aggregation templates, the queue of
-    /// deferred launches and the postwork continuation.
-    lazy: [std::sync::OnceLock<Tera>; 5],
+    /// deferred launches, the postwork continuation and launch promotion.
+    lazy: [std::sync::OnceLock<Tera>; 6],
 }
 
 pub const SITE: &str = "site.cu.tera";
@@ -29,6 +29,7 @@ pub const RECOVER: &str = "recover.cu.tera";
 pub const BOUNDS: &str = "bounds.cu.tera";
 pub const NAMESPACES: &str = "namespaces.cu.tera";
 pub const CONTINUATION: &str = "continuation.cu.tera";
+pub const PROMOTE: &str = "promote.cu.tera";
 /// The queue of a child's deferred launches.
 pub const DEFER: &str = "defer.cu.tera";
 /// The deferred-launch queue's generic code (C++ templates), copied into
@@ -128,6 +129,7 @@ impl Templates {
                 CONTINUATION,
                 include_str!("../../templates/continuation.cu.tera"),
             ),
+            PROMOTE => self.alone(5, PROMOTE, include_str!("../../templates/promote.cu.tera")),
             _ => &self.core,
         };
         match tera.render(name, &context) {

@@ -146,7 +146,8 @@ fn tune(args: &TuneArgs) -> Result<ExitCode, String> {
     }
     let pragmas = pragma_edit::pragma_lines(&text);
     let mut sites = Vec::new();
-    for s in &outcome.sites {
+    // Promoted launches have no threshold, factor or granularity to search.
+    for s in outcome.sites.iter().filter(|s| s.promotion.is_none()) {
         let line = s
             .location
             .rsplit(':')

@@ -85,6 +85,33 @@ pub fn with_pragmas(text: &str, pragma: &str) -> String {
     out
 }
 
+/// A promoted program with `promote` (e.g. `#pragma dp promote(basic)`) on
+/// every promoted launch instead of its own clauses; without `overlap`, every
+/// `#pragma dp acquire` becomes an empty line (the lines keep their numbers).
+pub fn with_promotion(text: &str, promote: &str, overlap: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let ending = &line[body.len()..];
+        let trimmed = body.trim();
+        if trimmed.starts_with("#pragma dp promote") {
+            out.push_str(promote);
+            out.push_str(ending);
+        } else if trimmed == "#pragma dp acquire" && !overlap {
+            out.push_str(ending);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// The examples whose launches are promoted (`#pragma dp promote(...)`):
+/// their pragmas are promotion variants, not the clause sets of the others.
+pub fn is_promoted(text: &str) -> bool {
+    text.contains("#pragma dp promote")
+}
+
 /// nvcc from `DPOPT_NVCC`, the project's pip-installed toolchain
 /// (`scripts/setup-nvcc.sh`), or PATH.
 pub fn nvcc() -> Option<PathBuf> {
