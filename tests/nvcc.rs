@@ -79,14 +79,18 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                 ("TCAm", "#pragma dp threshold(64) coarsen(4) consldt(multiblock, 8) buffer(default, 4096)"),
                 ("TCA", "#pragma dp threshold(64) coarsen(4) consldt(warp) agg_threshold(2)"),
                 ("CAw", "#pragma dp coarsen(2) consldt(warp) work(deg, nTess, nchildren, c, depth, start, lidx, line, out, node, count)"),
+                ("L", "#pragma dp alloc(warp)"),
+                ("TCLb", "#pragma dp threshold(64) coarsen(4) alloc(block)"),
             ] {
                 let mut t = common::with_pragmas(&text, pragma);
                 if variant == "TC" {
                     t = format!("#define TH_SWEEP 256\n{t}");
                 }
-                if pragma.contains("block") {
+                if pragma.contains("block") || pragma.contains("alloc(") {
                     // Block-level aggregation is refused next to barriers
-                    // and warp primitives (a clear error, tested in diagnostics.rs).
+                    // and warp primitives (a clear error, tested in
+                    // diagnostics.rs); `alloc(...)` where the parent
+                    // allocates nothing.
                     let file = dpopt::source::SourceFile::new("x.cu", t.clone().into_bytes());
                     if dpopt::run(&file, "x.cu", false).has_errors() {
                         continue;

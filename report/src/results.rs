@@ -40,17 +40,21 @@ impl Granularity {
 }
 
 /// What a variant name of the suite says: `orig`, `CDPff`, or the letters
-/// T (threshold), C (coarsen), A (aggregate) followed by a lower-case suffix
+/// T (threshold), C (coarsen), A (aggregate), L (aggregated allocations
+/// alone, `alloc(...)` without `consldt`) followed by a lower-case suffix
 /// naming the granularity (`b` block, `m` multiblock, `g` grid, otherwise
-/// warp; `k` fixed `threads`/`blocks`, `a` an aggregation threshold); or a
-/// launch promotion, P followed by A (aggregated) and O (overlap): P, PO,
-/// PA, PAO (bench/gpu_check.sh writes its own table of those, the paper
-/// 003 Fig. 10 comparison).
+/// warp; `k` fixed `threads`/`blocks`, `a` an aggregation threshold, `n`
+/// allocations left per thread); or a launch promotion, P followed by A
+/// (aggregated) and O (overlap): P, PO, PA, PAO (bench/gpu_check.sh writes
+/// its own table of those, the paper 003 Fig. 10 comparison).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Variant {
     pub threshold: bool,
     pub coarsen: bool,
     pub aggregate: Option<Granularity>,
+    /// The parent's allocations aggregated without launch aggregation
+    /// (`alloc(...)` alone): a family of its own, not T, C or T+C.
+    pub alloc: bool,
     /// The program as written (`orig`) or with fire-and-forget launches (`CDPff`).
     pub baseline: bool,
     /// A launch promotion (`P`, `PO`, `PA`, `PAO`): none of the families.
@@ -64,6 +68,7 @@ impl Variant {
                 threshold: false,
                 coarsen: false,
                 aggregate: None,
+                alloc: false,
                 baseline: !name.starts_with('P'),
                 promotion: name.starts_with('P'),
             };
@@ -88,12 +93,14 @@ impl Variant {
             threshold: upper.contains('T'),
             coarsen: upper.contains('C'),
             aggregate,
+            alloc: upper.contains('L'),
             baseline: false,
             promotion: false,
         }
     }
 
-    /// The family the report compares: "T", "C", "T+C", "A", "T+A", "C+A", "T+C+A".
+    /// The family the report compares: "T", "C", "T+C", "A", "T+A", "C+A",
+    /// "T+C+A"; with aggregated allocations alone "L", "T+L", "C+L", "T+C+L".
     pub fn family(&self) -> Option<String> {
         if self.baseline {
             return None;
@@ -107,6 +114,9 @@ impl Variant {
         }
         if self.aggregate.is_some() {
             parts.push("A");
+        }
+        if self.alloc {
+            parts.push("L");
         }
         (!parts.is_empty()).then(|| parts.join("+"))
     }
@@ -197,6 +207,11 @@ mod tests {
         assert_eq!(pa.aggregate, None);
         assert_eq!(pa.family(), None);
         assert_eq!(Variant::parse("orig").family(), None);
+        // Aggregated allocations alone are no T+C, and their launches no A.
+        assert_eq!(Variant::parse("TCLb").family().as_deref(), Some("T+C+L"));
+        assert_eq!(Variant::parse("L").family().as_deref(), Some("L"));
+        assert_eq!(Variant::parse("TCL").aggregate, None);
+        assert_eq!(Variant::parse("TCAbn").aggregate, Some(Granularity::Block));
         assert_eq!(threshold_of("t128c8g8"), Some(128));
         assert_eq!(threshold_of("c8"), None);
     }

@@ -317,6 +317,8 @@ pub struct PreludeContext {
     pub defer_queue: &'static str,
     /// `launch_budget.cuh` (a file with sites or promoted chains), or `""`.
     pub launch_budget: &'static str,
+    /// `alloc.cuh`, or `""`.
+    pub alloc_support: &'static str,
     /// The launch counters' names (a file with sites).
     pub counters: Vec<crate::names::CounterName>,
     pub file_name: String,
@@ -328,6 +330,8 @@ pub struct PreludeContext {
 #[derive(Debug, Serialize)]
 pub struct StatsContext {
     pub file_name: String,
+    /// Some site aggregates allocations: their counters are reported too.
+    pub alloc: bool,
     pub sites: Vec<SiteSymbols>,
     pub counters: Vec<crate::names::CounterName>,
     pub knobs: Vec<RuntimeKnob>,

@@ -38,6 +38,10 @@ pub struct Renderer<'a> {
     pub codec: TextCodec,
     /// Start offset of each rewritten pragma -> index into `plan.sites`.
     site_at: HashMap<usize, SiteId>,
+    /// Start offset of each renamed callee (an aggregated allocation's
+    /// `malloc`/`cudaMalloc`, a slice's `free`/`cudaFree`) -> its new name,
+    /// in the file and in every copy of a body.
+    renamed: HashMap<usize, String>,
 }
 
 impl<'a> Renderer<'a> {
@@ -52,6 +56,11 @@ impl<'a> Renderer<'a> {
             .with_ids()
             .map(|(i, s)| (program.pragmas[s.pragma].span.start, i))
             .collect();
+        let renamed = plan
+            .renamed_calls()
+            .into_iter()
+            .map(|(callee, name)| (callee.start, name))
+            .collect();
         Renderer {
             file,
             program,
@@ -59,6 +68,7 @@ impl<'a> Renderer<'a> {
             templates,
             codec: TextCodec::for_bytes(&file.bytes),
             site_at,
+            renamed,
         }
     }
 
@@ -107,6 +117,11 @@ impl<'a> Renderer<'a> {
                 while i < tokens.len() && tokens[i].start < end {
                     i += 1;
                 }
+                continue;
+            }
+            if let (TokenKind::Ident, Some(name)) = (t.kind, self.renamed.get(&t.start)) {
+                out.generated(name.as_bytes());
+                i += 1;
                 continue;
             }
             match (t.kind, substitute) {
