@@ -5,13 +5,15 @@
 #
 #   bench/gpu_check.sh prepare        # here: needs cargo; writes gpu-build/
 #   bench/gpu_check.sh run [FILTER]   # on the GPU: needs nvcc; reads gpu-build/,
-#                                     # writes $OUT (or ./gpu-out) results.csv, summary.md
+#                                     # writes $OUT (or ./gpu-out) results.csv, summary.md,
+#                                     # launches.csv, allocations.csv (alloc(...)), suite.csv
 #   FILTER: regex over job lines "example variant config ..."; JOBS=file
 #   reads job lines from another file; STATS=0 skips the -DDPOPT_STATS
 #   builds and launch counts; INPUTS=regex
 #   selects input lines "example|args" (e.g. INPUTS='road|s14').
 #
-# Variants of each example (every `#pragma dp` line replaced):
+# Variants of each example (every `#pragma dp` line replaced; bezier_alloc
+# also those of alloc_variants.txt below):
 #   orig  the program as written (plain CDP; nvcc ignores the pragma)
 #   CDPff the program as written, its launches in fire-and-forget streams
 #         (threshold 1: every child is launched, into DPOPT_DIRECT_STREAM)
@@ -95,10 +97,25 @@ Agk|#pragma dp consldt(grid) threads(128) blocks(1024)|g-t128b1024=-
 TCF|#pragma dp threshold(128) coarsen(8) floor|t128c8=- t32c8=-DDPOPT_THRESHOLD=32 t512c8=-DDPOPT_THRESHOLD=512 t128c8-pdl=-DDPOPT_FLOOR_PDL=1 t128c8-list64=-DDPOPT_FLOOR_RECORDS=64 t128c8-off=-DDPOPT_FLOOR=0
 F|#pragma dp floor|floor=-
 VARIANTS
+  # Variants of the examples whose parents allocate per thread (alloc(...),
+  # docs/PRAGMA.md "Aggregated allocations"): the allocations aggregated per
+  # warp (L) or block (Lb) alone and with T+C; aggregated launches with the
+  # allocations left per thread (alloc(none)). orig and TC are the per-thread
+  # allocation as written; A, Ab, Am, Ag aggregate them by default.
+  cat > "$BUILD/alloc_variants.txt" <<'VARIANTS'
+L|#pragma dp alloc(warp)|lw=-
+Lb|#pragma dp alloc(block)|lb=-
+TCL|#pragma dp threshold(128) coarsen(8) alloc(warp)|t128c8=- t32c4=-DDPOPT_THRESHOLD=32,-DDPOPT_COARSEN=4
+TCLb|#pragma dp threshold(128) coarsen(8) alloc(block)|t128c8=- t32c4=-DDPOPT_THRESHOLD=32,-DDPOPT_COARSEN=4
+TCAn|#pragma dp threshold(128) coarsen(8) consldt(warp) alloc(none)|t128c8=-
+TCAbn|#pragma dp threshold(128) coarsen(8) consldt(block) alloc(none)|t128c8=-
+VARIANTS
   for ex in examples/*.cu; do
     local name; name=$(basename "$ex" .cu)
     grep -q '^[ \t]*#[ \t]*pragma[ \t]\+dp[ \t]\+promote' "$ex" && continue  # promotion variants below
-    while IFS='|' read -r v pragma configs; do
+    local variants=("$BUILD/variants.txt")
+    [ "$name" = bezier_alloc ] && variants+=("$BUILD/alloc_variants.txt")
+    cat "${variants[@]}" | while IFS='|' read -r v pragma configs; do
       if [ "$v" = orig ]; then
         cp "$ex" "$BUILD/src/${name}__orig.cu"
       else
@@ -109,7 +126,7 @@ VARIANTS
         variant_source "$name" "$v" || continue
       fi
       variant_jobs "$name" "$v" "$configs"
-    done < "$BUILD/variants.txt"
+    done
     rm -f "$BUILD/tmp.cu" "$BUILD/tmp.err"
   done
   # Promoted examples: the launch's pragma replaced, `#pragma dp acquire`
@@ -294,6 +311,10 @@ bezier|--lines 16384 --max-tess 1024
 bezier|--lines 65536 --max-tess 256
 bezier|--lines 16384 --max-tess 32
 bezier|--lines 65536 --max-tess 2048
+bezier_alloc|--lines 16384 --max-tess 1024
+bezier_alloc|--lines 65536 --max-tess 256
+bezier_alloc|--lines 16384 --max-tess 32
+bezier_alloc|--lines 65536 --max-tess 2048
 sssp|--scale 14 --ef 16
 sssp|--scale 16 --ef 8
 sssp|--scale 16 --ef 37
@@ -435,6 +456,7 @@ suite_csv() {
 count_launches() {
   local out=$1
   echo "example,input,variant,config,launch_requests,serialized,direct,aggregated,parents_aggregated,fallbacks,device_launches" > "$out/launches.csv"
+  echo "example,input,variant,config,alloc_requests,shared_allocations,own_allocations" > "$out/allocations.csv"
   while read -r example variant config src defs; do
     local bin="$BUILD/bin/${src}__${config}__stats"
     [ -x "$bin" ] || continue
@@ -453,6 +475,13 @@ count_launches() {
         END { if (req == "") exit; launches = (n == 0) ? req : d + a
               printf "%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", e, i, v, c, req, s, d, a, p, f, launches }' \
         "$BUILD/stats.txt" >> "$out/launches.csv"
+      # Aggregated allocations (alloc(...)): the allocation calls, the shared
+      # allocations made and the calls that allocated on their own (of the
+      # last implementation run, the cdp one).
+      awk -v e="$example" -v i="${args// /_}" -v v="$variant" -v c="$config" '
+        /^dpopt_alloc / { for (k = 2; k <= NF; k++) { split($k, kv, "="); x[kv[1]] = kv[2] }; n++ }
+        END { if (n) printf "%s,%s,%s,%s,%s,%s,%s\n", e, i, v, c, x["requests"], x["shared_allocations"], x["own_allocations"] }' \
+        "$BUILD/stats.txt" >> "$out/allocations.csv"
     done <<< "$inputs"
   done < "$BUILD/selected.txt"
   echo "$(date +%T) counted launches: $(($(wc -l < "$out/launches.csv") - 1)) rows"

@@ -13,7 +13,9 @@
 # Each point is named like the suite's fixed variants: threshold 1 means no
 # thresholding and factor 1 no coarsening, so the TC build gives T, C and TC,
 # the warp build (TCA) A, TA, CA and TCA, and likewise for block (Ab...),
-# multiblock with groups of 8 (Am..., config t..c..g8) and grid (Ag...).
+# multiblock with groups of 8 (Am..., config t..c..g8) and grid (Ag...);
+# for bezier_alloc also the aggregated allocations alone, per warp (TCL
+# build: L, TL, CL, TCL) and per block (TCLb: Lb, ...).
 # Also runs the original program (CDP), its launches in fire-and-forget
 # streams (CDPff), and the flat version and the load-balanced flat version
 # (impl=flat-lb: same checksum as CDP required, but for bezier, whose
@@ -48,7 +50,7 @@
 # (the program says depth-limit), as expected.
 set -uo pipefail
 cd "$(dirname "$0")/../gpu-build" || { echo "run bench/gpu_check.sh prepare first" >&2; exit 1; }
-examples=${1:-"bfs sssp spmv bezier tc sp mstf mstv tree_heights tree_descendants"}
+examples=${1:-"bfs sssp spmv bezier bezier_alloc tc sp mstf mstv tree_heights tree_descendants"}
 [ "$examples" = - ] && examples=""  # "-": only the promoted examples
 thresholds=${2:-"1 32 128 512 1024"}
 factors=${3:-"1 2 8"}
@@ -58,7 +60,8 @@ mkdir -p "$out" sweep
 nvcc=${NVCC:-nvcc}
 command -v "$nvcc" >/dev/null || nvcc=/usr/local/cuda/bin/nvcc
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1 | tr ',' ' ')
-variants=${VARIANTS:-"TC TCA TCAb TCAm TCAg"}
+# TCL, TCLb: aggregated allocations alone (bezier_alloc; absent elsewhere)
+variants=${VARIANTS:-"TC TCA TCAb TCAm TCAg TCL TCLb"}
 # The source a variant is built from, and the flags it adds.
 source_of() { case $1 in TCFp) echo TCF ;; *) echo "$1" ;; esac; }
 flags_of() { case $1 in TCFp) echo ",-DDPOPT_FLOOR_PDL=1" ;; esac; }
@@ -94,7 +97,7 @@ name() {  # name BUILD T C -> the suite's variant name ("" for TC at t1c1)
   [ "$2" -gt 1 ] && p=T
   [ "$3" -gt 1 ] && p=${p}C
   case $1 in TC) echo "$p" ;; TCA) echo "${p}A" ;; TCAb) echo "${p}Ab" ;; TCAm) echo "${p}Am" ;; TCAg) echo "${p}Ag" ;;
-    TCF) echo "${p}F" ;; TCFp) echo "${p}Fp" ;; esac
+    TCF) echo "${p}F" ;; TCFp) echo "${p}Fp" ;; TCL) echo "${p}L" ;; TCLb) echo "${p}Lb" ;; esac
 }
 launches() {  # launches BINARY ARGS...: device-side launches of the last run (stats build)
   local bin=$1; shift

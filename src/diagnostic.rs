@@ -57,6 +57,11 @@ pub enum DiagnosticKind {
     BadBufferKind {
         value: String,
     },
+    /// `alloc(...)` with something else than `warp`, `block` or `none`.
+    BadAllocChoice {
+        value: String,
+        suggestion: Option<String>,
+    },
     /// `promote(x)` with `x` neither `basic` nor `aggregate`.
     BadPromotion {
         value: String,
@@ -254,6 +259,40 @@ pub enum DiagnosticKind {
     FloorUnused {
         kernel: String,
     },
+    /// `alloc(warp|block)` on a launch none of whose pointers the parent
+    /// allocates in a form dpopt recognizes.
+    AllocNotFound {
+        parent: String,
+    },
+    /// A pointer whose allocation would be aggregated reaches code that
+    /// dpopt cannot follow (which could free a slice on its own).
+    AllocEscape {
+        pointer: String,
+        function: String,
+        what: String,
+    },
+    /// The child frees the slice, but is launched elsewhere too, with
+    /// pointers that are no slices: its free cannot be rewritten.
+    AllocFreeShared {
+        pointer: String,
+        child: String,
+    },
+    /// An allocation in a place whose code dpopt cannot rewrite.
+    AllocUnsupported {
+        pointer: String,
+        what: String,
+    },
+    /// `alloc(block)` waits at a block barrier: code running in the same
+    /// blocks must not wait for the waiting threads.
+    AllocBlockHazard {
+        function: String,
+        construct: String,
+    },
+    /// The automatic aggregation of allocations under `consldt` leaves one
+    /// per thread, for the reason of the error `alloc(...)` would give.
+    AllocNotAggregated {
+        refused: Box<DiagnosticKind>,
+    },
     /// `promote` on a launch of another kernel than the one holding it.
     PromoteNotRecursive {
         kernel: String,
@@ -320,6 +359,7 @@ impl DiagnosticKind {
             BadGranularity { .. }
             | BadBufferKind { .. }
             | BadWorkVariable { .. }
+            | BadAllocChoice { .. }
             | BadPromotion { .. } => "dpopt::clause_value",
             ClauseConflict { .. } => "dpopt::clause_conflict",
             NeedsAggregation { .. } => "dpopt::needs_consldt",
@@ -360,6 +400,12 @@ impl DiagnosticKind {
             FloorRefused { .. } => "dpopt::floor",
             FloorWithAggregation => "dpopt::floor_with_consldt",
             FloorUnused { .. } => "dpopt::floor_unused",
+            AllocNotFound { .. } => "dpopt::alloc_not_found",
+            AllocEscape { .. } => "dpopt::alloc_escape",
+            AllocFreeShared { .. } => "dpopt::alloc_free",
+            AllocUnsupported { .. } => "dpopt::alloc_unsupported",
+            AllocBlockHazard { .. } => "dpopt::alloc_block",
+            AllocNotAggregated { .. } => "dpopt::alloc_not_aggregated",
             PromoteNotRecursive { .. } => "dpopt::promote_not_recursive",
             PromoteGrid { .. } => "dpopt::promote_grid",
             PromoteConfig { .. } => "dpopt::promote_config",
@@ -377,7 +423,8 @@ impl DiagnosticKind {
             | DiagnosticKind::ThresholdDecided { .. }
             | DiagnosticKind::UnseenName { .. }
             | DiagnosticKind::SyncMigratable { .. }
-            | DiagnosticKind::FloorUnused { .. } => Severity::Warning,
+            | DiagnosticKind::FloorUnused { .. }
+            | DiagnosticKind::AllocNotAggregated { .. } => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -418,6 +465,7 @@ impl DiagnosticKind {
             DuplicateClause { clause } => format!("clause `{clause}` is given twice"),
             BadGranularity { value, .. } => format!("`{value}` is not an aggregation granularity"),
             BadBufferKind { value } => format!("`{value}` is not an aggregation buffer kind"),
+            BadAllocChoice { value, .. } => format!("`{value}` is not an allocation granularity"),
             BadWorkVariable { value } => format!("`{value}` is not a variable name"),
             BadPromotion { value, .. } => format!("`{value}` is not a kind of promotion"),
             ClauseConflict { clause, other } => {
@@ -536,6 +584,25 @@ impl DiagnosticKind {
             FloorUnused { kernel } => format!(
                 "`floor`: this file never launches `{kernel}` from host code with `<<<...>>>`, so its launch-free copy is never run"
             ),
+            AllocNotFound { parent } => format!(
+                "`alloc(...)`: `{parent}` allocates none of the pointers this launch passes, in a form dpopt recognizes"
+            ),
+            AllocEscape { pointer, function, what } => format!(
+                "the allocation of `{pointer}` cannot be aggregated: in `{function}`, {what}, where dpopt cannot follow the pointer"
+            ),
+            AllocFreeShared { pointer, child } => format!(
+                "the allocation of `{pointer}` cannot be aggregated: `{child}` frees it, and `{child}` is also launched elsewhere with pointers that are not slices of an aggregated allocation"
+            ),
+            AllocUnsupported { pointer, what } => format!(
+                "the allocation of `{pointer}` cannot be aggregated: {what}"
+            ),
+            AllocBlockHazard { function, construct } => format!(
+                "`alloc(block)` cannot be applied: `{function}`, which runs in the same blocks as the allocation, uses `{construct}`"
+            ),
+            AllocNotAggregated { refused } => format!(
+                "left as a per-thread allocation (consldt aggregates allocations only where it can follow them): {}",
+                refused.message()
+            ),
             PromoteNotRecursive { kernel, parent } => format!(
                 "`promote` applies to a kernel that launches itself: this launch of `{kernel}` is in `{parent}`"
             ),
@@ -589,6 +656,10 @@ impl DiagnosticKind {
                 "use one of `warp`, `block`, `multiblock[, G]` or `grid`".to_string()
             }
             BadBufferKind { .. } => "use one of `default`, `halloc` or `custom`".to_string(),
+            BadAllocChoice { suggestion: Some(s), .. } => format!("did you mean `{s}`?"),
+            BadAllocChoice { suggestion: None, .. } => {
+                "use one of `warp`, `block` or `none`".to_string()
+            }
             BadWorkVariable { .. } => "list the names of the launch arguments that vary between parents".to_string(),
             NeedsAggregation { .. } => "add `consldt(warp|block|multiblock, G|grid)` or remove this clause".to_string(),
             NeedsThreshold { .. } => "add `threshold(N)` or remove this clause".to_string(),
@@ -722,6 +793,42 @@ impl DiagnosticKind {
             AcquirePostponed { name, .. } => format!(
                 "move the use of `{name}` after `#pragma dp acquire`, or move the marker up; before it, a step may use the kernel's parameters its predecessor passes unchanged or computes from its own parameters"
             ),
+            AllocNotFound { .. } => {
+                "`alloc(...)` aggregates `p = (T *)malloc(size);` and `cudaMalloc(&p, size)` of a local pointer `p` of the parent that the launch passes as a whole argument; allocate that way, or remove the clause".to_string()
+            }
+            AllocEscape { .. } | AllocFreeShared { .. } | AllocUnsupported { .. } | AllocBlockHazard { .. } => format!(
+                "{}; or write `alloc(none)` to keep one allocation per thread",
+                self.alloc_fix().unwrap_or_default()
+            ),
+            AllocNotAggregated { refused } => format!(
+                "to aggregate it, {}; to keep the per-thread allocation without this warning, add `alloc(none)`",
+                refused.alloc_fix().unwrap_or_default()
+            ),
+        })
+    }
+}
+
+impl DiagnosticKind {
+    /// What makes a refused aggregated allocation aggregable.
+    fn alloc_fix(&self) -> Option<String> {
+        use DiagnosticKind::*;
+        Some(match self {
+            AllocEscape { pointer, .. } => format!(
+                "a slice of an aggregated allocation must never be freed on its own: keep `{pointer}` in a local variable that is only indexed (`p[i]`, `*p`, `p->m`), compared, passed as a whole to this launch, given to `memcpy`/`memset`, and freed with `free`/`cudaFree` (in the parent or in the child)"
+            ),
+            AllocFreeShared { child, .. } => format!(
+                "dpopt rewrites the child's `free`/`cudaFree` so that the last slice freed frees the allocation: launch `{child}` only from this site (give the other launches a kernel of their own)"
+            ),
+            AllocUnsupported { .. } => {
+                "allocate into a local pointer declared once, in a `__global__` or `__device__` function (not `__host__ __device__`), and define a child that frees it in the file being transformed".to_string()
+            }
+            AllocBlockHazard { .. } => {
+                "`alloc(block)` makes the allocating threads wait at a block barrier for the other threads of the block, which would deadlock with a barrier or warp-synchronous operation of the parent; use `alloc(warp)`, which needs no block barrier".to_string()
+            }
+            CannotSee { .. } => {
+                "dpopt must see the body of every function that runs in the parent's blocks, to know whether it waits at a barrier; or use `alloc(warp)`".to_string()
+            }
+            _ => return None,
         })
     }
 }

@@ -205,6 +205,12 @@ fn prelude(r: &Renderer) -> Vec<u8> {
         } else {
             ""
         },
+        // The aggregated allocations' generic code, where a site has them.
+        alloc_support: if r.plan.uses.alloc {
+            crate::transform::templates::ALLOC_SUPPORT
+        } else {
+            ""
+        },
         counters: counters(r.plan),
         file_name: r.file.name.clone(),
         resume_line: 1,
@@ -289,6 +295,7 @@ fn stats(r: &Renderer) -> Vec<u8> {
         .collect();
     let ctx = StatsContext {
         file_name: r.file.name.clone(),
+        alloc: r.plan.uses.alloc,
         sites,
         counters: counters(r.plan),
         knobs,

@@ -46,6 +46,10 @@ pub struct SiteExplanation {
     pub knobs: Vec<Knob>,
     /// The checks this site passed.
     pub checks: Vec<String>,
+    /// The parent's allocations of the launch's pointers: aggregated, or
+    /// left per thread and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allocations: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -237,6 +241,7 @@ fn explain_promotion(file: &SourceFile, program: &Program, site: &PromoteSite) -
             early: names(true),
             at_release: names(false),
         }),
+        allocations: Vec::new(),
         serialized: Vec::new(),
         knobs: site
             .knobs
@@ -412,7 +417,21 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
             },
         }
     });
+    let allocations = allocations(file, program, site);
+    for a in &site.allocations {
+        checks.push(format!(
+            "every use of `{}` in `{}` and in the child's parameter is one dpopt follows (indexing, comparisons, this launch, memcpy/memset, free/cudaFree): no slice can be freed on its own",
+            a.pointer, parent.name
+        ));
+        if a.granularity == crate::plan::AllocGranularity::Block {
+            checks.push(format!(
+                "no function running in the parent's blocks (`{}`, its callers and callees) waits at a block barrier or warp-synchronous operation (alloc(block))",
+                parent.name
+            ));
+        }
+    }
     SiteExplanation {
+        allocations,
         floor,
         file: file.local(pragma_at).0.name.clone(),
         site: site.id.clone(),
@@ -430,6 +449,59 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
         knobs,
         checks,
     }
+}
+
+/// One line per allocation of the launch's pointers: how it is aggregated
+/// (granularity, calls, frees), or why it is left per thread.
+pub(crate) fn allocations(file: &SourceFile, program: &Program, site: &Site) -> Vec<String> {
+    let mut lines: Vec<String> = site
+        .allocations
+        .iter()
+        .map(|a| {
+            let calls: Vec<String> = a
+                .calls
+                .iter()
+                .map(|c| {
+                    let name = if c.cuda { "cudaMalloc" } else { "malloc" };
+                    format!("{name} at {}", file.location(c.callee.start))
+                })
+                .collect();
+            let frees = if a.frees.is_empty() {
+                "never freed: plain slices".to_string()
+            } else {
+                let frees: Vec<String> = a
+                    .frees
+                    .iter()
+                    .map(|f| {
+                        let name = if f.cuda { "cudaFree" } else { "free" };
+                        format!(
+                            "{name} in `{}` at {}",
+                            program.functions[f.function].name,
+                            file.location(f.callee.start)
+                        )
+                    })
+                    .collect();
+                format!(
+                    "freed by {}: each slice has a header, and the last slice released frees the allocation",
+                    frees.join(", ")
+                )
+            };
+            format!(
+                "alloc({}){}: `{}` ({}): one allocation per {}, each thread a 16-byte-aligned slice; {frees}",
+                a.granularity.spelling(),
+                if a.explicit { "" } else { ", by default under consldt" },
+                a.pointer,
+                calls.join(", "),
+                a.granularity.spelling()
+            )
+        })
+        .collect();
+    lines.extend(
+        site.allocations_left
+            .iter()
+            .map(|why| format!("left per thread: {why}")),
+    );
+    lines
 }
 
 fn aggregation_facts(
@@ -566,6 +638,9 @@ impl SiteExplanation {
                 f.records,
                 f.block
             ));
+        }
+        for a in &self.allocations {
+            t.push_str(&format!("  allocation: {a}\n"));
         }
         if let Some(p) = &self.promotion {
             let list = |v: &[String]| {

@@ -10,8 +10,8 @@
 //!
 //! They are internal. The public API is what the command line, the tests,
 //! the benchmarks and the fuzzer use: `run`, `run_with`, `run_migrating`
-//! and their `Outcome`; `rewritten_ranges` and `plan_text`, views of the
-//! pipeline for tests; and the modules `source` (`SourceFile`), `unit`
+//! and their `Outcome`; `rewritten_ranges`, `renamed_calls` and
+//! `plan_text`, views of the pipeline for tests; and the modules `source` (`SourceFile`), `unit`
 //! (`Options`), `diagnostic`, `message_format`, `explain`, `output`,
 //! `nvcc_wrapper` and `tune`.
 
@@ -82,6 +82,9 @@ pub struct SiteSummary {
     /// How the site's launches are aggregated, e.g. `consldt(warp): per
     /// parent start, deg; passed once row, col`.
     pub aggregation: Option<String>,
+    /// The parent's allocations of the launch's pointers: how each is
+    /// aggregated, or why it is left per thread.
+    pub allocations: Vec<String>,
     /// For a promoted launch (`promote(...)`): how its chain runs and
     /// which arguments the next step gets early or at the release.
     pub promotion: Option<String>,
@@ -147,6 +150,7 @@ fn promotion_summary(
             .map(|k| (k.name.clone(), k.value.clone()))
             .collect(),
         aggregation: None,
+        allocations: Vec::new(),
         marker: p
             .acquire
             .map(|m| file.location(program.pragmas[m].span.start)),
@@ -206,6 +210,15 @@ pub fn rewritten_ranges(file: &SourceFile) -> Vec<std::ops::Range<usize>> {
         }
     }
     ranges
+}
+
+/// The calls a transform renames, in source order: the callees of the
+/// parent's aggregated allocations (`malloc`/`cudaMalloc`) and of their
+/// frees, each with the name that replaces it (in the file and in every copy
+/// of a body), for the preservation test.
+pub fn renamed_calls(file: &SourceFile) -> Vec<(std::ops::Range<usize>, String)> {
+    let program = parser::parse(file, lexer::lex(file));
+    analyzer::analyze(file, &program).plan.renamed_calls()
 }
 
 /// The analyzer's `Plan` of the input alone, as `{:#?}` writes it, and the
@@ -371,6 +384,7 @@ pub fn run_migrating(
                 )
             });
             SiteSummary {
+                allocations: explain::allocations(file, &program, s),
                 id: s.id.clone(),
                 location: file.location(program.pragmas[s.pragma].span.start),
                 child: child.name.clone(),

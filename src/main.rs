@@ -510,7 +510,7 @@ fn check_one(input: &str, explain: bool, migrate: bool, common: &Common) -> Exit
             .sites
             .iter()
             .map(|site| {
-                serde_json::json!({
+                let mut json = serde_json::json!({
                     "site": site.id,
                     "location": site.location,
                     "child": site.child,
@@ -521,7 +521,11 @@ fn check_one(input: &str, explain: bool, migrate: bool, common: &Common) -> Exit
                         .collect::<Vec<_>>(),
                     "aggregation": site.aggregation,
                     "promotion": site.promotion,
-                })
+                });
+                if !site.allocations.is_empty() {
+                    json["allocations"] = serde_json::json!(site.allocations);
+                }
+                json
             })
             .collect();
         // The syncs `--migrate-sync` migrates to continuations.
@@ -554,6 +558,9 @@ fn check_one(input: &str, explain: bool, migrate: bool, common: &Common) -> Exit
                 macros.join(" ")
             );
             if let Some(a) = &site.aggregation {
+                println!("    {a}");
+            }
+            for a in &site.allocations {
                 println!("    {a}");
             }
             if let Some(p) = &site.promotion {

@@ -41,6 +41,32 @@ pub fn defer(child: &str) -> String {
     format!("dpopt_defer_{child}")
 }
 
+/// What replaces `malloc` (or `cudaMalloc`) at an aggregated allocation
+/// call (`templates/alloc.cuh`): the helper of its granularity, with the
+/// call's tag (block granularity keeps its round state per call) and
+/// whether the slices carry headers (something frees them).
+pub fn alloc_call(
+    cuda: bool,
+    granularity: crate::plan::AllocGranularity,
+    tag: usize,
+    headers: bool,
+) -> String {
+    format!(
+        "dpopt_{}malloc_{}<{tag}u, {headers}>",
+        if cuda { "cuda_" } else { "" },
+        granularity.spelling()
+    )
+}
+
+/// What replaces `free` (or `cudaFree`) of a slice.
+pub fn free_call(cuda: bool) -> &'static str {
+    if cuda {
+        "dpopt_cuda_free_slice"
+    } else {
+        "dpopt_free_slice"
+    }
+}
+
 /// The symbols of a child's queue of deferred launches.
 #[derive(Debug, Clone, Serialize)]
 pub struct DeferSymbols {

@@ -1,7 +1,7 @@
 //! The analyzer's output: what to generate, per launch site and per child.
 
 use crate::names::Knob;
-use crate::pragma::{ClauseName, Granularity, Value};
+use crate::pragma::{AllocChoice, ClauseName, Granularity, Value};
 use crate::program::{FunctionId, Program};
 use crate::thread_count::ThreadCount;
 
@@ -35,10 +35,83 @@ pub struct Site {
     pub kernel_clauses: Vec<(ClauseName, Value)>,
     /// `floor`: the launch-free copy of the parent and the site's drain.
     pub floor: Option<Floor>,
+    /// `alloc(...)` as written (the choice and the clause's span).
+    pub alloc_clause: Option<(AllocChoice, std::ops::Range<usize>)>,
+    /// The parent's allocations of the launch's pointers that are
+    /// aggregated (`analyzer/alloc.rs`).
+    pub allocations: Vec<Allocation>,
+    /// Allocations of the launch's pointers left per thread, with why (the
+    /// automatic aggregation under `consldt` could not follow the pointer),
+    /// for `dpopt check` and `dpopt explain`.
+    pub allocations_left: Vec<String>,
     /// Every tuning macro the output defines for the site, with its default
     /// (`Plan::settle`): what `dpopt check` and `dpopt explain` list and
     /// what the templates define.
     pub knobs: Vec<SiteKnob>,
+}
+
+/// Where the parent's allocations of one pointer are aggregated: the lanes
+/// of a warp, or the threads of a block, that reach the call together
+/// share one allocation and each gets a slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum AllocGranularity {
+    Warp,
+    Block,
+}
+
+impl AllocGranularity {
+    pub const fn spelling(self) -> &'static str {
+        match self {
+            AllocGranularity::Warp => "warp",
+            AllocGranularity::Block => "block",
+        }
+    }
+}
+
+/// The aggregated allocations of one pointer that the parent passes to the
+/// site's launch: every allocation call that assigns it, and every free of
+/// it (in the parent) or of the child's parameter that receives it.
+#[derive(Debug, Clone)]
+pub struct Allocation {
+    /// The parent's local pointer variable.
+    pub pointer: String,
+    /// The child's parameter it is passed to (its index).
+    pub param: usize,
+    pub granularity: AllocGranularity,
+    /// `alloc(...)` was written (not the default of `consldt`).
+    pub explicit: bool,
+    pub calls: Vec<AllocCall>,
+    pub frees: Vec<FreeCall>,
+}
+
+impl Allocation {
+    /// Slices carry headers (a reference count per allocation) exactly when
+    /// something frees them.
+    pub fn headers(&self) -> bool {
+        !self.frees.is_empty()
+    }
+}
+
+/// One `malloc` or `cudaMalloc` call of the parent.
+#[derive(Debug, Clone)]
+pub struct AllocCall {
+    /// The callee's name token (what the generated code replaces).
+    pub callee: std::ops::Range<usize>,
+    /// `cudaMalloc` (else `malloc`).
+    pub cuda: bool,
+    /// Numbers the file's aggregated allocation calls: block granularity
+    /// keeps its round state per call.
+    pub tag: usize,
+}
+
+/// One `free` or `cudaFree` of an aggregated pointer.
+#[derive(Debug, Clone)]
+pub struct FreeCall {
+    pub callee: std::ops::Range<usize>,
+    /// `cudaFree` (else `free`).
+    pub cuda: bool,
+    /// The function that holds it (the parent or the child).
+    pub function: FunctionId,
 }
 
 /// A site of the plan: its index in `Plan::sites`.
@@ -477,6 +550,8 @@ pub struct Uses {
     pub bounded: bool,
     /// The statistics counters (any site).
     pub stats: bool,
+    /// Aggregated allocations (`templates/alloc.cuh`).
+    pub alloc: bool,
     /// A promoted chain.
     pub promote: bool,
     /// The launch-free floor's support (`templates/floor.cuh`).
@@ -491,6 +566,7 @@ impl Uses {
             || self.defer
             || self.bounded
             || self.stats
+            || self.alloc
             || self.promote
             || self.floor
     }
@@ -527,6 +603,7 @@ impl Plan {
             defer: self.children.iter().any(|c| c.defers),
             bounded: !self.bounded.is_empty(),
             stats: !self.sites.is_empty(),
+            alloc: self.sites.iter().any(|s| !s.allocations.is_empty()),
             promote: !self.promotions.is_empty(),
             floor,
         };
@@ -541,6 +618,29 @@ impl Plan {
         for (site, knobs) in self.sites.iter_mut().zip(knobs) {
             site.knobs = knobs;
         }
+    }
+
+    /// The callees the transform renames, in source order: each aggregated
+    /// allocation's `malloc`/`cudaMalloc` and each `free`/`cudaFree` of its
+    /// slices, with the name that replaces it (`names::alloc_call`,
+    /// `names::free_call`), in the file and in every copy of a body.
+    pub fn renamed_calls(&self) -> Vec<(std::ops::Range<usize>, String)> {
+        let mut renamed = Vec::new();
+        for a in self.sites.iter().flat_map(|s| &s.allocations) {
+            for call in &a.calls {
+                let name =
+                    crate::names::alloc_call(call.cuda, a.granularity, call.tag, a.headers());
+                renamed.push((call.callee.clone(), name));
+            }
+            for free in &a.frees {
+                renamed.push((
+                    free.callee.clone(),
+                    crate::names::free_call(free.cuda).to_string(),
+                ));
+            }
+        }
+        renamed.sort_by_key(|(callee, _)| callee.start);
+        renamed
     }
 
     /// Whether a child with these sites has a queue of deferred launches

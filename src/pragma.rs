@@ -109,6 +109,9 @@ pub enum Takes {
     Granularity,
     /// A pool kind and sizes (`buffer`).
     Buffer,
+    /// `warp`, `block` or `none`, read by the analyzer (`alloc`:
+    /// `analyzer/alloc.rs`).
+    AllocChoice,
     /// A kind of promotion and, for `aggregate`, the pool's blocks
     /// (`promote`); read by `analyzer/promote.rs` into a `PromoteSite`.
     Promotion,
@@ -254,6 +257,9 @@ clause_table! {
             },
         },
         "the parent kernel is launched with at most N threads per block (N <= 1024): its launch bounds";
+    Alloc = "alloc", args "warp|block|none", needs None,
+        takes Takes::AllocChoice,
+        "one device-side malloc/cudaMalloc per warp or block for the pointers the parent allocates and passes to the launch, sliced per thread";
     Promote = "promote", args "basic|aggregate[, G]", needs None,
         takes Takes::Promotion,
         "a single-block kernel's launch of itself: the next step starts early and waits for this step's release";
@@ -322,6 +328,32 @@ impl Promotion {
     }
 }
 
+/// What `alloc(...)` asks for: the parent threads' allocations of the
+/// launch's pointers aggregated per warp or block, or left as written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum AllocChoice {
+    Warp,
+    Block,
+    None,
+}
+
+impl AllocChoice {
+    pub const ALL: [AllocChoice; 3] = [AllocChoice::Warp, AllocChoice::Block, AllocChoice::None];
+
+    /// The choice as `alloc(...)` spells it.
+    pub const fn spelling(self) -> &'static str {
+        match self {
+            AllocChoice::Warp => "warp",
+            AllocChoice::Block => "block",
+            AllocChoice::None => "none",
+        }
+    }
+
+    fn from_spelling(text: &str) -> Option<AllocChoice> {
+        AllocChoice::ALL.into_iter().find(|c| c.spelling() == text)
+    }
+}
+
 /// A clause's arguments, read as its `Takes` says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ClauseValue {
@@ -338,6 +370,8 @@ pub enum ClauseValue {
     },
     /// `Takes::Buffer`: `buffer(kind, sizes...)`.
     Buffer { kind: String, sizes: Vec<Value> },
+    /// `Takes::AllocChoice`: `alloc(warp|block|none)`.
+    Alloc(AllocChoice),
     /// `Takes::Promotion`: `promote(basic|aggregate[, G])`.
     Promote {
         kind: Promotion,
@@ -360,7 +394,8 @@ impl ClauseValue {
             ClauseValue::Expression(_)
             | ClauseValue::Names(_)
             | ClauseValue::Marker
-            | ClauseValue::Bare => Vec::new(),
+            | ClauseValue::Bare
+            | ClauseValue::Alloc(_) => Vec::new(),
         }
     }
 }
@@ -413,6 +448,14 @@ impl Directive {
     pub fn work(&self) -> Option<&[String]> {
         self.clauses.iter().find_map(|c| match &c.value {
             ClauseValue::Names(w) if c.name == ClauseName::Work => Some(w.as_slice()),
+            _ => None,
+        })
+    }
+
+    /// `alloc(...)`: the choice and the clause's span.
+    pub fn alloc(&self) -> Option<(AllocChoice, Range<usize>)> {
+        self.clauses.iter().find_map(|c| match &c.value {
+            ClauseValue::Alloc(choice) => Some((*choice, c.span.clone())),
             _ => None,
         })
     }
@@ -648,6 +691,22 @@ fn clause_value(
                 }
             }
             ClauseValue::Positive(value)
+        }
+        Takes::AllocChoice => {
+            count(1..=1, "one of warp, block, none")?;
+            let text = args[0].0.as_str();
+            let Some(choice) = AllocChoice::from_spelling(text) else {
+                let spellings: Vec<&str> = AllocChoice::ALL.iter().map(|c| c.spelling()).collect();
+                return Err(Diagnostic::new(
+                    DiagnosticKind::BadAllocChoice {
+                        value: text.to_string(),
+                        suggestion: suggest(text, &spellings),
+                    },
+                    args[0].1.clone(),
+                    "not warp, block or none",
+                ));
+            };
+            ClauseValue::Alloc(choice)
         }
         Takes::Expression => {
             count(1..=1, "one expression")?;

@@ -248,6 +248,45 @@ fn check_shows_what_aggregation_stores_per_parent() {
     );
 }
 
+/// `dpopt check` lists each allocation of a site: aggregated (granularity,
+/// calls, frees), or left per thread and why; `--message-format json` too.
+#[test]
+fn check_shows_what_becomes_of_the_parents_allocations() {
+    let path = common::root().join("examples/bezier_alloc.cu");
+    let run = dpopt()
+        .args(["check", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0));
+    let stdout = String::from_utf8(run.stdout).unwrap();
+    assert!(
+        stdout.contains("    alloc(warp): `buf` (cudaMalloc at "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("freed by cudaFree in `bezier_child` at "),
+        "{stdout}"
+    );
+    // Under consldt, a pointer stored in memory stays per thread.
+    let corpus = common::root().join("tests/corpus/per_thread_malloc.cu");
+    let text = std::fs::read_to_string(corpus)
+        .unwrap()
+        .replace("threshold(128) coarsen(2)", "consldt(block)");
+    let out = run_in(&["check", "--message-format", "json", "-"], Some(&text));
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("dpopt::alloc_not_aggregated"), "{stderr}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let json: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    let allocations = &json["sites"][0]["allocations"];
+    assert_eq!(allocations.as_array().map(Vec::len), Some(1), "{json}");
+    let line = allocations[0].as_str().unwrap();
+    assert!(
+        line.starts_with("left per thread: `buf` (<stdin>:43:18): "),
+        "{line}"
+    );
+}
+
 // ------------------------------------------- children in other files ----
 
 const HEADER: &str = "#pragma once\n__device__ inline int twice(int x) { return 2 * x; }\n__global__ void child(int *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] = twice(i);\n}\n";

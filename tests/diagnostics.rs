@@ -12,6 +12,13 @@ const CHILD: &str = "__global__ void child(int *a, int n) {\n  int i = blockIdx.
 /// A child that shares memory between its threads behind a barrier.
 const SYNC_CHILD: &str = "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n  a[threadIdx.x] = s[0];\n}\n";
 const CG: &str = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n";
+/// A child that frees the buffer its parent allocated.
+const FREEING_CHILD: &str = "__global__ void fill(float *buf, int n) {\n  if (threadIdx.x < n) buf[threadIdx.x] = n;\n  if (threadIdx.x == 0) free(buf);\n}\n";
+
+/// A parent that allocates `buf` per thread and launches `fill` over it.
+fn allocating(before_launch: &str, pragma: &str, after: &str) -> String {
+    format!("{FREEING_CHILD}__global__ void parent(float **keep, int n) {{\n  float *buf = (float *)malloc(n * sizeof(float));\n{before_launch}\n#pragma dp {pragma}\n  fill<<<1, 32>>>(buf, n);\n}}\n{after}")
+}
 
 fn parent(body: &str) -> String {
     format!("{CHILD}__global__ void parent(int *a, int n) {{\n{body}\n}}\n")
@@ -352,6 +359,41 @@ diagnostic_tests! {
         span: "mid",
         says: ["drain grid", "launches `child`"],
     }
+    alloc_pointer_stored {
+        input: allocating("  keep[threadIdx.x] = buf;", "alloc(warp)", ""),
+        code: "dpopt::alloc_escape",
+        at: "7:23",
+        span: "buf",
+        says: ["allocated here", "`buf` is stored", "never be freed", "alloc(none)"],
+    }
+    alloc_pointer_passed_on_in_the_child {
+        input: format!("__device__ void keep(float *p);\n__global__ void fill(float *buf, int n) {{\n  buf[threadIdx.x] = n;\n  keep(buf);\n}}\n__global__ void parent(int n) {{\n  float *buf;\n  if (cudaMalloc((void **)&buf, n * sizeof(float)) != cudaSuccess) return;\n#pragma dp alloc(block)\n  fill<<<1, 32>>>(buf, n);\n}}\n"),
+        code: "dpopt::alloc_escape",
+        at: "4:8",
+        span: "buf",
+        says: ["in `fill`", "`buf` is passed to", "allocated here"],
+    }
+    alloc_freed_by_a_child_launched_elsewhere {
+        input: allocating("", "alloc(warp)", "__global__ void refill(float *p) {\n  fill<<<1, 32>>>(p, 4);\n}\n"),
+        code: "dpopt::alloc_free",
+        at: "3:25",
+        span: "free",
+        says: ["frees a slice", "also launched here", "launch `fill` only from this site"],
+    }
+    alloc_nothing_allocated {
+        input: parent("#pragma dp alloc(warp)\n  child<<<(n + 31) / 32, 32>>>(a, n);"),
+        code: "dpopt::alloc_not_found",
+        at: "6:12",
+        span: "alloc(warp)",
+        says: ["none of these arguments", "cudaMalloc(&p, size)"],
+    }
+    alloc_block_next_to_a_barrier {
+        input: allocating("  __syncthreads();", "alloc(block)", ""),
+        code: "dpopt::alloc_block",
+        at: "7:3",
+        span: "__syncthreads",
+        says: ["block-level allocation here", "alloc(warp)"],
+    }
     cannot_see_helper {
         input: format!("__device__ void helper(int *a, int i);\n__global__ void child(int *a, int n) {{\n  if (threadIdx.x >= n) return;\n  helper(a, threadIdx.x);\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
         code: "dpopt::cannot_see",
@@ -373,6 +415,19 @@ fn several_block_level_sites_share_the_barrier() {
         "two block-level sites refused"
     );
     assert_eq!(outcome.sites.len(), 2);
+}
+
+#[test]
+fn allocations_consldt_cannot_follow_stay_per_thread_with_a_warning() {
+    let (rendered, wrote) = render(&allocating(
+        "  keep[threadIdx.x] = buf;",
+        "consldt(warp)",
+        "",
+    ));
+    assert!(wrote, "a warning must not stop the output");
+    assert!(rendered.contains("left as a per-thread"), "{rendered}");
+    assert!(rendered.contains("`alloc(none)`"), "{rendered}");
+    insta::assert_snapshot!("alloc_left_per_thread", rendered);
 }
 
 #[test]

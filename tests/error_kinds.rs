@@ -1528,6 +1528,149 @@ case! {
     span: "#pragma dp threshold(64) floor",
 }
 
+// ---------------------------------------------------------- allocation ----
+
+case! {
+    name: alloc_choice_unknown,
+    input: "
+        __global__ void child(float *a, int n) { a[threadIdx.x] = n; }
+
+        __global__ void parent(int n) {
+          float *a = (float *)malloc(n * sizeof(float));
+        #pragma dp alloc(wrap)
+          child<<<1, 32>>>(a, n);
+        }
+    ",
+    kind: BadAllocChoice { .. },
+    code: "dpopt::clause_value",
+    severity: Error,
+    line: 5,
+    column: 18,
+    span: "wrap",
+}
+
+case! {
+    name: alloc_without_an_allocation,
+    input: "
+        __global__ void child(float *a, int n) { a[threadIdx.x] = n; }
+
+        __global__ void parent(float *a, int n) {
+        #pragma dp alloc(warp)
+          child<<<1, 32>>>(a, n);
+        }
+    ",
+    kind: AllocNotFound { .. },
+    code: "dpopt::alloc_not_found",
+    severity: Error,
+    line: 4,
+    column: 12,
+    span: "alloc(warp)",
+}
+
+case! {
+    name: alloc_pointer_stored,
+    input: "
+        __global__ void child(float *a, int n) { a[threadIdx.x] = n; }
+
+        __global__ void parent(float **keep, int n) {
+          float *a = (float *)malloc(n * sizeof(float));
+          keep[threadIdx.x] = a;
+        #pragma dp alloc(warp)
+          child<<<1, 32>>>(a, n);
+        }
+    ",
+    kind: AllocEscape { .. },
+    code: "dpopt::alloc_escape",
+    severity: Error,
+    line: 5,
+    column: 23,
+    span: "a",
+}
+
+case! {
+    name: alloc_freed_by_a_child_launched_elsewhere,
+    input: "
+        __global__ void child(float *a, int n) {
+          a[threadIdx.x] = n;
+          if (threadIdx.x == 0) free(a);
+        }
+
+        __global__ void parent(int n) {
+          float *a = (float *)malloc(n * sizeof(float));
+        #pragma dp alloc(block)
+          child<<<1, 32>>>(a, n);
+        }
+
+        void host(float *a) { child<<<1, 32>>>(a, 4); }
+    ",
+    kind: AllocFreeShared { .. },
+    code: "dpopt::alloc_free",
+    severity: Error,
+    line: 3,
+    column: 25,
+    span: "free",
+}
+
+case! {
+    name: alloc_of_a_parameter,
+    input: "
+        __global__ void child(float *a, int n) { a[threadIdx.x] = n; }
+
+        __global__ void parent(float *a, int n) {
+          cudaMalloc((void **)&a, n * sizeof(float));
+        #pragma dp alloc(warp)
+          child<<<1, 32>>>(a, n);
+        }
+    ",
+    kind: AllocUnsupported { .. },
+    code: "dpopt::alloc_unsupported",
+    severity: Error,
+    line: 4,
+    column: 3,
+    span: "cudaMalloc",
+}
+
+case! {
+    name: alloc_block_with_a_barrier,
+    input: "
+        __global__ void child(float *a, int n) { a[threadIdx.x] = n; }
+
+        __global__ void parent(int n) {
+          float *a = (float *)malloc(n * sizeof(float));
+          __syncthreads();
+        #pragma dp alloc(block)
+          child<<<1, 32>>>(a, n);
+        }
+    ",
+    kind: AllocBlockHazard { .. },
+    code: "dpopt::alloc_block",
+    severity: Error,
+    line: 5,
+    column: 3,
+    span: "__syncthreads",
+}
+
+case! {
+    name: alloc_left_per_thread_under_consldt,
+    input: "
+        __device__ void keep(float *p);
+        __global__ void child(float *a, int n) { a[threadIdx.x] = n; }
+
+        __global__ void parent(int n) {
+          float *a = (float *)malloc(n * sizeof(float));
+          keep(a);
+        #pragma dp consldt(warp)
+          child<<<1, 32>>>(a, n);
+        }
+    ",
+    kind: AllocNotAggregated { .. },
+    code: "dpopt::alloc_not_aggregated",
+    severity: Warning,
+    line: 6,
+    column: 8,
+    span: "a",
+}
+
 // ---------------------------------------------------------- promotion ----
 
 case! {
@@ -1766,6 +1909,13 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         FloorRefused { .. } => "dpopt::floor",
         FloorWithAggregation => "dpopt::floor_with_consldt",
         FloorUnused { .. } => "dpopt::floor_unused",
+        BadAllocChoice { .. } => "dpopt::clause_value",
+        AllocNotFound { .. } => "dpopt::alloc_not_found",
+        AllocEscape { .. } => "dpopt::alloc_escape",
+        AllocFreeShared { .. } => "dpopt::alloc_free",
+        AllocUnsupported { .. } => "dpopt::alloc_unsupported",
+        AllocBlockHazard { .. } => "dpopt::alloc_block",
+        AllocNotAggregated { .. } => "dpopt::alloc_not_aggregated",
         PromoteNotRecursive { .. } => "dpopt::promote_not_recursive",
         PromoteGrid { .. } => "dpopt::promote_grid",
         PromoteConfig { .. } => "dpopt::promote_config",
@@ -1956,6 +2106,31 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         },
         FloorWithAggregation,
         FloorUnused { kernel: s() },
+        BadAllocChoice {
+            value: s(),
+            suggestion: None,
+        },
+        AllocNotFound { parent: s() },
+        AllocEscape {
+            pointer: s(),
+            function: s(),
+            what: s(),
+        },
+        AllocFreeShared {
+            pointer: s(),
+            child: s(),
+        },
+        AllocUnsupported {
+            pointer: s(),
+            what: s(),
+        },
+        AllocBlockHazard {
+            function: s(),
+            construct: s(),
+        },
+        AllocNotAggregated {
+            refused: Box::new(AllocNotFound { parent: s() }),
+        },
         PromoteNotRecursive {
             kernel: s(),
             parent: s(),

@@ -82,15 +82,18 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                 ("TCF", "#pragma dp threshold(64) coarsen(4) floor"),
                 ("F", "#pragma dp floor"),
                 ("Dflt", "#pragma dp"),
+                ("L", "#pragma dp alloc(warp)"),
+                ("TCLb", "#pragma dp threshold(64) coarsen(4) alloc(block)"),
             ] {
                 let mut t = common::with_pragmas(&text, pragma);
                 if variant == "TC" {
                     t = format!("#define TH_SWEEP 256\n{t}");
                 }
-                if pragma.contains("block") || pragma.contains("floor") {
+                if pragma.contains("block") || pragma.contains("floor") || pragma.contains("alloc(") {
                     // Block-level aggregation is refused next to barriers
                     // and warp primitives, the floor for recursive children
-                    // (clear errors, tested in diagnostics.rs).
+                    // (clear errors, tested in diagnostics.rs); `alloc(...)`
+                    // where the parent allocates nothing.
                     let file = dpopt::source::SourceFile::new("x.cu", t.clone().into_bytes());
                     if dpopt::run(&file, "x.cu", false).has_errors() {
                         continue;

@@ -48,6 +48,7 @@ macro_rules! program_snapshots {
 
 program_snapshots! {
     bezier: "examples/bezier.cu",
+    bezier_alloc: "examples/bezier_alloc.cu",
     bfs: "examples/bfs.cu",
     mstf: "examples/mstf.cu",
     mstv: "examples/mstv.cu",
@@ -59,6 +60,7 @@ program_snapshots! {
     tc: "examples/tc.cu",
     tree_descendants: "examples/tree_descendants.cu",
     tree_heights: "examples/tree_heights.cu",
+    alloc_slices: "tests/fixtures/alloc_slices.cu",
     block_rounds: "tests/fixtures/block_rounds.cu",
     class_arguments: "tests/fixtures/class_arguments.cu",
     comments_strings: "tests/fixtures/comments_strings.cu",
@@ -206,4 +208,9 @@ clause_snapshots! {
     bezier_aggregate_grid: "bezier", "aggregate_grid", "#pragma dp threshold(64) consldt(grid) buffer(default, 4096)";
     bezier_aggregate_block: "bezier", "aggregate_block", "#pragma dp threshold(64) consldt(block)";
     bezier_aggregate_multiblock: "bezier", "aggregate_multiblock", "#pragma dp coarsen(4) consldt(multiblock, 8) buffer(default, 4096)";
+    bezier_alloc_warp: "bezier_alloc", "alloc_warp", "#pragma dp alloc(warp)";
+    bezier_alloc_block: "bezier_alloc", "alloc_block", "#pragma dp alloc(block)";
+    bezier_alloc_aggregate: "bezier_alloc", "aggregate", "#pragma dp threshold(64) coarsen(4) consldt(warp)";
+    bezier_alloc_aggregate_grid: "bezier_alloc", "aggregate_grid", "#pragma dp consldt(grid)";
+    bezier_alloc_aggregate_block_none: "bezier_alloc", "aggregate_block_none", "#pragma dp consldt(block) alloc(none)";
 }

@@ -44,6 +44,8 @@
 // that failed because the chain nests deeper than the device runtime allows.
 __device__ unsigned int g_launch_failures = 0;
 __device__ unsigned int g_depth_failures = 0;
+// The error of the first failed launch (a cudaError_t; 0: none).
+__device__ unsigned int g_first_launch_error = 0;
 
 // Count the launch just made when it failed.
 __device__ void chain_count_failure()
@@ -51,6 +53,7 @@ __device__ void chain_count_failure()
     const cudaError_t e = cudaGetLastError();
     if (e == cudaSuccess) return;
     atomicAdd(&g_launch_failures, 1u);
+    atomicCAS(&g_first_launch_error, 0u, (unsigned)e);
     if (e == cudaErrorLaunchMaxDepthExceeded) atomicAdd(&g_depth_failures, 1u);
 }
 #ifdef DPOPT_STATS
@@ -145,11 +148,13 @@ static int chain_steps(long long n) { return (int)((n + CHAIN_CHUNK - 1) / CHAIN
 // The verdict of one implementation: `yes`, `no`, or `depth-limit` when
 // launches failed because the chain nests deeper than the device runtime
 // allows (what plain CDP does on a long chain; promotion with aggregation
-// must not).
-static const char* chain_verdict(bool verified, unsigned depth_failures)
+// must not): they failed with cudaErrorLaunchMaxDepthExceeded, or, on a
+// chain that nests past the limit, with another launch error (on an H100
+// with CUDA 13.0 the runtime reports such a chain's failures otherwise).
+static const char* chain_verdict(bool verified, unsigned depth_failures, unsigned failures, bool beyond_limit)
 {
     if (verified) return "yes";
-    return depth_failures > 0 ? "depth-limit" : "no";
+    return depth_failures > 0 || (failures > 0 && beyond_limit) ? "depth-limit" : "no";
 }
 
 // Median of the timed runs.
@@ -181,6 +186,7 @@ static bool chain_run(const char* example, const ChainArgs& args, Prepare prepar
         unsigned zero = 0;
         CUDA_CHECK(cudaMemcpyToSymbol(g_launch_failures, &zero, sizeof zero));
         CUDA_CHECK(cudaMemcpyToSymbol(g_depth_failures, &zero, sizeof zero));
+        CUDA_CHECK(cudaMemcpyToSymbol(g_first_launch_error, &zero, sizeof zero));
         std::vector<float> times;
         bool verified = true;
         uint64_t checksum = 0;
@@ -211,11 +217,16 @@ static bool chain_run(const char* example, const ChainArgs& args, Prepare prepar
             if (dpopt_promote_report) dpopt_promote_report(stdout);
         }
 #endif
-        unsigned failures = 0, depth = 0;
+        unsigned failures = 0, depth = 0, first_error = 0;
         CUDA_CHECK(cudaMemcpyFromSymbol(&failures, g_launch_failures, sizeof failures));
         CUDA_CHECK(cudaMemcpyFromSymbol(&depth, g_depth_failures, sizeof depth));
+        CUDA_CHECK(cudaMemcpyFromSymbol(&first_error, g_first_launch_error, sizeof first_error));
         const double median = chain_median(times);
-        const char* verdict = chain_verdict(verified, depth);
+        const bool beyond_limit = chain_steps(args.n) - 1 > CHAIN_CDP_NESTING_LIMIT;
+        const char* verdict = chain_verdict(verified, depth, failures, beyond_limit);
+        if (failures > 0)
+            printf("info example=%s impl=%s: %u launches failed, the first with %s\n", example, name, failures,
+                   cudaGetErrorName((cudaError_t)first_error));
         if (depth > 0)
             printf("info example=%s impl=%s: %u launches failed with cudaErrorLaunchMaxDepthExceeded: the chain "
                    "nests deeper than the device runtime allows\n",

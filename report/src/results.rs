@@ -40,13 +40,14 @@ impl Granularity {
 }
 
 /// What a variant name of the suite says: `orig`, `CDPff`, or the letters
-/// T (threshold), C (coarsen), A (aggregate) or F (the launch-free floor)
+/// T (threshold), C (coarsen), A (aggregate), L (aggregated allocations
+/// alone, `alloc(...)` without `consldt`) or F (the launch-free floor)
 /// followed by a lower-case suffix
 /// naming the granularity (`b` block, `m` multiblock, `g` grid, otherwise
-/// warp; `k` fixed `threads`/`blocks`, `a` an aggregation threshold); or a
-/// launch promotion, P followed by A (aggregated) and O (overlap): P, PO,
-/// PA, PAO (bench/gpu_check.sh writes its own table of those, the paper
-/// 003 Fig. 10 comparison).
+/// warp; `k` fixed `threads`/`blocks`, `a` an aggregation threshold, `n`
+/// allocations left per thread); or a launch promotion, P followed by A
+/// (aggregated) and O (overlap): P, PO, PA, PAO (bench/gpu_check.sh writes
+/// its own table of those, the paper 003 Fig. 10 comparison).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Variant {
     pub threshold: bool,
@@ -54,6 +55,9 @@ pub struct Variant {
     pub aggregate: Option<Granularity>,
     /// `floor`: host launches run the parent's launch-free copy and a drain.
     pub floor: bool,
+    /// The parent's allocations aggregated without launch aggregation
+    /// (`alloc(...)` alone): a family of its own, not T, C or T+C.
+    pub alloc: bool,
     /// The program as written (`orig`) or with fire-and-forget launches (`CDPff`).
     pub baseline: bool,
     /// A launch promotion (`P`, `PO`, `PA`, `PAO`): none of the families.
@@ -68,6 +72,7 @@ impl Variant {
                 coarsen: false,
                 aggregate: None,
                 floor: false,
+                alloc: false,
                 baseline: !name.starts_with('P'),
                 promotion: name.starts_with('P'),
             };
@@ -93,13 +98,15 @@ impl Variant {
             coarsen: upper.contains('C'),
             aggregate,
             floor: upper.contains('F'),
+            alloc: upper.contains('L'),
             baseline: false,
             promotion: false,
         }
     }
 
     /// The family the report compares: "T", "C", "T+C", "A", "T+A", "C+A",
-    /// "T+C+A", and with the floor "F", "T+F", "T+C+F", ...
+    /// "T+C+A"; with aggregated allocations alone "L", "T+L", "C+L", "T+C+L";
+    /// with the floor "F", "T+F", "T+C+F", ...
     pub fn family(&self) -> Option<String> {
         if self.baseline {
             return None;
@@ -116,6 +123,9 @@ impl Variant {
         }
         if self.floor {
             parts.push("F");
+        }
+        if self.alloc {
+            parts.push("L");
         }
         (!parts.is_empty()).then(|| parts.join("+"))
     }
@@ -209,6 +219,11 @@ mod tests {
         assert_eq!(pa.aggregate, None);
         assert_eq!(pa.family(), None);
         assert_eq!(Variant::parse("orig").family(), None);
+        // Aggregated allocations alone are no T+C, and their launches no A.
+        assert_eq!(Variant::parse("TCLb").family().as_deref(), Some("T+C+L"));
+        assert_eq!(Variant::parse("L").family().as_deref(), Some("L"));
+        assert_eq!(Variant::parse("TCL").aggregate, None);
+        assert_eq!(Variant::parse("TCAbn").aggregate, Some(Granularity::Block));
         assert_eq!(threshold_of("t128c8g8"), Some(128));
         assert_eq!(threshold_of("c8"), None);
     }

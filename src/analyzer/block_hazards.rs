@@ -37,7 +37,7 @@ pub(super) fn check_block_aggregation(
             _ => continue,
         };
         let pragma = program.pragmas[site.pragma].span.clone();
-        let (roots, functions) = block_functions(program, view, site.parent);
+        let (_, functions) = block_functions(program, view, site.parent);
         let hazard = |finding: &Finding, construct: &str, note: &str| {
             let d = if finding.hazard == Hazard::Unseen {
                 cannot_see(finding, &format!("consldt({granularity})"))
@@ -55,13 +55,8 @@ pub(super) fn check_block_aggregation(
             with_calls(d, finding)
                 .with_note(pragma.clone(), "block-level aggregation requested here")
         };
-        let waits = [Hazard::Warp, Hazard::Block, Hazard::Grid, Hazard::Unseen];
-        let mut found = roots.iter().find_map(|&f| {
-            hazards
-                .of(f)
-                .first_of(&waits, |_| true)
-                .map(|finding| hazard(finding, &finding.construct, "waits for other threads"))
-        });
+        let mut found = first_wait(program, view, site.parent, hazards)
+            .map(|finding| hazard(&finding, &finding.construct, "waits for other threads"));
         // A recursive child that uses shared memory gets a barrier between
         // coarsened blocks in its aggregated kernel.
         if found.is_none() && site.coarsen.is_some() && functions.contains(&site.child) {
@@ -79,6 +74,22 @@ pub(super) fn check_block_aggregation(
         diagnostics.extend(found);
     }
     diagnostics
+}
+
+/// The first construct by which code running in the blocks of `parent` (the
+/// parent and the functions that call it, with what they call) waits for
+/// other threads, or calls code dpopt cannot see.
+pub(super) fn first_wait(
+    program: &Program,
+    view: &str,
+    parent: FunctionId,
+    hazards: &Hazards,
+) -> Option<Finding> {
+    let (roots, _) = block_functions(program, view, parent);
+    let waits = [Hazard::Warp, Hazard::Block, Hazard::Grid, Hazard::Unseen];
+    roots
+        .iter()
+        .find_map(|&f| hazards.of(f).first_of(&waits, |_| true).cloned())
 }
 
 /// The functions that can run in the blocks of `parent`: the roots (the

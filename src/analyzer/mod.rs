@@ -12,6 +12,7 @@
 //! `DPOPT_PARENT_BOUNDS`, and what the sites a kernel runs state about it
 //! (`parent_threads`).
 
+mod alloc;
 mod block_hazards;
 mod bounds;
 mod child;
@@ -201,6 +202,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     let floors = floor::floors(file, program, view, &plan, &hazards);
     diagnostics.extend(floors.diagnostics);
     plan.floors = floors.kernels;
+    diagnostics.extend(alloc::allocations(program, view, file, &mut plan, &hazards));
     plan.bounded = bounds::kernels_to_bound(program, view, &plan);
     plan.bounded
         .retain(|&k| file.in_input(program.functions[k].start));

@@ -116,6 +116,9 @@ pub(super) fn site_for(
         coarsen: None,
         count: None,
         kernel_clauses: Vec::new(),
+        alloc_clause: directive.alloc(),
+        allocations: Vec::new(),
+        allocations_left: Vec::new(),
         knobs: Vec::new(),
     };
     // Each positive-integer clause where its row says it lands.

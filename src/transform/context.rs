@@ -400,6 +400,8 @@ pub struct PreludeContext {
     pub floor_support: &'static str,
     /// `launch_budget.cuh` (a file with sites or promoted chains), or `""`.
     pub launch_budget: &'static str,
+    /// `alloc.cuh`, or `""`.
+    pub alloc_support: &'static str,
     /// The launch counters' names (a file with sites).
     pub counters: Vec<crate::names::CounterName>,
     pub file_name: String,
@@ -411,6 +413,8 @@ pub struct PreludeContext {
 #[derive(Debug, Serialize)]
 pub struct StatsContext {
     pub file_name: String,
+    /// Some site aggregates allocations: their counters are reported too.
+    pub alloc: bool,
     pub sites: Vec<SiteSymbols>,
     pub counters: Vec<crate::names::CounterName>,
     pub knobs: Vec<RuntimeKnob>,

@@ -42,6 +42,10 @@ pub struct Renderer<'a> {
     pub floor: bool,
     /// Start offset of each rewritten pragma -> index into `plan.sites`.
     site_at: HashMap<usize, SiteId>,
+    /// Start offset of each renamed callee (an aggregated allocation's
+    /// `malloc`/`cudaMalloc`, a slice's `free`/`cudaFree`) -> its new name,
+    /// in the file and in every copy of a body.
+    renamed: HashMap<usize, String>,
 }
 
 impl<'a> Renderer<'a> {
@@ -56,6 +60,11 @@ impl<'a> Renderer<'a> {
             .with_ids()
             .map(|(i, s)| (program.pragmas[s.pragma].span.start, i))
             .collect();
+        let renamed = plan
+            .renamed_calls()
+            .into_iter()
+            .map(|(callee, name)| (callee.start, name))
+            .collect();
         Renderer {
             file,
             program,
@@ -64,6 +73,7 @@ impl<'a> Renderer<'a> {
             codec: TextCodec::for_bytes(&file.bytes),
             floor: false,
             site_at,
+            renamed,
         }
     }
 
@@ -77,6 +87,7 @@ impl<'a> Renderer<'a> {
             codec: self.codec,
             floor: true,
             site_at: self.site_at.clone(),
+            renamed: self.renamed.clone(),
         }
     }
 
@@ -128,6 +139,11 @@ impl<'a> Renderer<'a> {
                 while i < tokens.len() && tokens[i].start < end {
                     i += 1;
                 }
+                continue;
+            }
+            if let (TokenKind::Ident, Some(name)) = (t.kind, self.renamed.get(&t.start)) {
+                out.generated(name.as_bytes());
+                i += 1;
                 continue;
             }
             match (t.kind, substitute) {

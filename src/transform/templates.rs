@@ -47,6 +47,10 @@ pub const DEFER_QUEUE: &str = include_str!("../../templates/defer_queue.cuh");
 /// same in every file with sites, copied into the prelude as it is.
 pub const LAUNCH_BUDGET: &str = include_str!("../../templates/launch_budget.cuh");
 
+/// The aggregated allocations' generic code (C++ templates), copied into
+/// the prelude as it is.
+pub const ALLOC_SUPPORT: &str = include_str!("../../templates/alloc.cuh");
+
 /// A tera instance holding these templates (and whatever they import).
 fn compile(templates: Vec<(&str, &str)>) -> Tera {
     let mut tera = Tera::default();
