@@ -214,7 +214,7 @@ fn dim3_variables(
     program: &Program,
     view: &str,
 ) -> HashMap<String, Vec<String>> {
-    let body = program.sig_in(parent.body.clone());
+    let body = program.sig_in(parent.body);
     let mut found: HashMap<String, Option<Vec<String>>> = HashMap::new();
     let mut declared_at = Vec::new();
     for (i, t) in body.iter().enumerate() {

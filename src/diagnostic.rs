@@ -4,9 +4,8 @@
 // The types the kinds hold, for code that matches on them.
 pub use crate::hazard::Unseen;
 pub use crate::pragma::ClauseName;
-use crate::source::SourceFile;
+use crate::source::{SourceFile, Span};
 use miette::{LabeledSpan, NamedSource, Severity, SourceSpan};
-use std::ops::Range;
 
 /// What went wrong. Each variant knows its code, message and help text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -837,24 +836,28 @@ impl DiagnosticKind {
 #[derive(Debug, Clone)]
 pub struct Diagnostic {
     pub kind: DiagnosticKind,
-    pub span: Range<usize>,
+    pub span: Span,
     pub label: String,
     /// Secondary places, e.g. the pragma when the error is in the child.
-    pub notes: Vec<(Range<usize>, String)>,
+    pub notes: Vec<(Span, String)>,
 }
 
 impl Diagnostic {
-    pub(crate) fn new(kind: DiagnosticKind, span: Range<usize>, label: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        kind: DiagnosticKind,
+        span: impl Into<Span>,
+        label: impl Into<String>,
+    ) -> Self {
         Diagnostic {
             kind,
-            span,
+            span: span.into(),
             label: label.into(),
             notes: Vec::new(),
         }
     }
 
-    pub(crate) fn with_note(mut self, span: Range<usize>, label: impl Into<String>) -> Self {
-        self.notes.push((span, label.into()));
+    pub(crate) fn with_note(mut self, span: impl Into<Span>, label: impl Into<String>) -> Self {
+        self.notes.push((span.into(), label.into()));
         self
     }
 
@@ -891,22 +894,22 @@ impl Rendered {
     /// input, or a header or other source of its unit); notes in another
     /// file become related notes, each shown in its own file.
     fn new(diagnostic: &Diagnostic, unit: &SourceFile) -> Self {
-        let (file, local) = unit.local(diagnostic.span.start);
-        let base = diagnostic.span.start - local;
-        let same_file = |r: &Range<usize>| r.start - unit.local(r.start).1 == base;
-        let here: Vec<&(Range<usize>, String)> = diagnostic
+        let (file, local) = unit.local(diagnostic.span.start());
+        let base = diagnostic.span.start() - local;
+        let same_file = |r: &Span| r.start() - unit.local(r.start()).1 == base;
+        let here: Vec<&(Span, String)> = diagnostic
             .notes
             .iter()
             .filter(|(r, _)| same_file(r))
             .collect();
-        let shift = |r: &Range<usize>| r.start - base..r.end.max(r.start) - base;
+        let shift = |r: &Span| r.start() - base..r.end().max(r.start()) - base;
         let points: Vec<usize> = std::iter::once(&diagnostic.span)
             .chain(here.iter().map(|(s, _)| s))
-            .map(|s| s.start - base)
+            .map(|s| s.start() - base)
             .collect();
         let shown = ShownSource::new(file, &points);
         let len = shown.text.len();
-        let clamp = |r: &Range<usize>| -> SourceSpan {
+        let clamp = |r: &Span| -> SourceSpan {
             let r = shift(r);
             let start = shown.offset(r.start).min(len);
             let end = shown.offset(r.end).clamp(start, len);
@@ -926,7 +929,7 @@ impl Rendered {
             .map(|(span, label)| {
                 let note = Diagnostic {
                     kind: diagnostic.kind.clone(),
-                    span: span.clone(),
+                    span: *span,
                     label: label.clone(),
                     notes: Vec::new(),
                 };
@@ -939,7 +942,7 @@ impl Rendered {
             })
             .collect();
         Rendered {
-            location: unit.location(diagnostic.span.start),
+            location: unit.location(diagnostic.span.start()),
             kind: if diagnostic.is_error() {
                 "error"
             } else {

@@ -7,6 +7,7 @@ use crate::names::SiteSymbols;
 use crate::plan::Plan;
 use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
+use crate::source::Span;
 use crate::token::TokenKind;
 use crate::transform::child::{declarations, definitions};
 use crate::transform::context::{
@@ -43,12 +44,12 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
             file.line_of(at.max(child_plan.declare_at)),
         ));
         inserts.push((at, Fragment::generated_bytes(fragment)));
-        let (at, prefix) = insertion_after(file, program, child.body.end);
+        let (at, prefix) = insertion_after(file, program, child.body.end());
         let mut fragment = Fragment::generated_bytes(prefix);
         fragment.append(definitions(&renderer, child_plan, file.line_of(at)));
         inserts.push((at, fragment));
     }
-    let mut overrides: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut overrides: Vec<(Span, String)> = Vec::new();
     for site in &plan.postwork {
         around(
             file,
@@ -59,22 +60,19 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
             |resume| continuation::definitions(&renderer, site, resume),
         );
         let text = String::from_utf8_lossy(&continuation::site_text(&renderer, site)).into_owned();
-        if site.statement.end == site.postwork.start {
-            overrides.push((site.statement.start..site.postwork.end, text));
+        if site.statement.end() == site.postwork.start() {
+            overrides.push((Span::new(site.statement.start(), site.postwork.end()), text));
         } else {
             // The sync ends a top-level `if`: it goes, and the wait (the
             // continuation) follows the `if`.
             let moved = continuation::moved_text(&renderer, site);
-            overrides.push((
-                site.statement.clone(),
-                String::from_utf8_lossy(&moved).into_owned(),
-            ));
-            overrides.push((site.postwork.clone(), format!(" {text}")));
+            overrides.push((site.statement, String::from_utf8_lossy(&moved).into_owned()));
+            overrides.push((site.postwork, format!(" {text}")));
         }
     }
     for floor in &plan.floors {
         let kernel = &program.functions[floor.kernel];
-        let (at, prefix) = insertion_after(file, program, kernel.body.end);
+        let (at, prefix) = insertion_after(file, program, kernel.body.end());
         let mut fragment = Fragment::generated_bytes(prefix);
         fragment.append(crate::transform::floor::fragment(
             &renderer,
@@ -86,7 +84,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     }
     for &kernel in &plan.bounded {
         let f = &program.functions[kernel];
-        let (at, prefix) = insertion_after(file, program, f.body.end);
+        let (at, prefix) = insertion_after(file, program, f.body.end());
         let mut fragment = prefix;
         fragment.extend(bounds(&renderer, kernel, file.line_of(at)));
         inserts.push((at, Fragment::generated_bytes(fragment)));
@@ -138,11 +136,11 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     let mut out = OutFile::new(output_name, input.len() * 2);
     let mut pos = 0;
     for (at, fragment) in inserts {
-        renderer.render_into(&mut out, pos..at, None, &overrides);
+        renderer.render_into(&mut out, Span::new(pos, at), None, &overrides);
         fragment.write_to(&mut out);
         pos = at;
     }
-    renderer.render_into(&mut out, pos..input.len(), None, &overrides);
+    renderer.render_into(&mut out, Span::new(pos, input.len()), None, &overrides);
     out.into_bytes()
 }
 
@@ -243,7 +241,7 @@ fn bounds(r: &Renderer, kernel: FunctionId, resume_line: usize) -> Vec<u8> {
         },
         template: f.template_header.is_some(),
         specifiers,
-        name: r.codec.to_text(&r.file.bytes[f.name_span.clone()]),
+        name: r.codec.to_text(&r.file.bytes[f.name_span.range()]),
         params: f.params.iter().map(|p| p.declaration.clone()).collect(),
         stated: r.plan.kernels.get(&kernel).cloned().unwrap_or_default(),
         resume: Resume {
@@ -320,7 +318,7 @@ fn around(
     let (at, mut fragment) = insertion_before(file, kernel.first_declared);
     fragment.extend(declarations(file.line_of(at.max(kernel.first_declared))));
     inserts.push((at, Fragment::generated_bytes(fragment)));
-    let (at, mut fragment) = insertion_after(file, program, kernel.body.end);
+    let (at, mut fragment) = insertion_after(file, program, kernel.body.end());
     fragment.extend(definitions(file.line_of(at)));
     inserts.push((at, Fragment::generated_bytes(fragment)));
 }

@@ -136,7 +136,7 @@ pub fn explain(input: &SourceFile, options: Option<&unit::Options>) -> Explanati
     if let Some(options) = options {
         program.defines = options.defines.clone();
     }
-    program.pragmas.retain(|p| file.in_input(p.span.start));
+    program.pragmas.retain(|p| file.in_input(p.span.start()));
     let analysis = analyzer::analyze(&file, &program);
     Explanation {
         file: input.name.clone(),
@@ -154,11 +154,11 @@ pub(crate) fn explain_plan(
         .sites
         .iter()
         .map(|site| {
-            let at = program.pragmas[site.pragma].span.start;
+            let at = program.pragmas[site.pragma].span.start();
             (at, explain_site(file, program, plan, site))
         })
         .chain(plan.promotions.iter().map(|p| {
-            let at = program.pragmas[p.pragma].span.start;
+            let at = program.pragmas[p.pragma].span.start();
             (at, explain_promotion(file, program, p))
         }))
         .collect();
@@ -167,7 +167,7 @@ pub(crate) fn explain_plan(
 }
 
 fn explain_promotion(file: &SourceFile, program: &Program, site: &PromoteSite) -> SiteExplanation {
-    let pragma_at = program.pragmas[site.pragma].span.start;
+    let pragma_at = program.pragmas[site.pragma].span.start();
     let (line, column) = file.local(pragma_at).0.line_col(file.local(pragma_at).1);
     let kernel = &program.functions[site.kernel];
     let names = |early: bool| -> Vec<String> {
@@ -194,7 +194,7 @@ fn explain_promotion(file: &SourceFile, program: &Program, site: &PromoteSite) -
     let waits = match site.acquire {
         Some(m) => format!(
             "at `#pragma dp acquire` ({}): the code before it runs before the predecessor's release",
-            file.location(program.pragmas[m].span.start)
+            file.location(program.pragmas[m].span.start())
         ),
         None => "at its start".to_string(),
     };
@@ -229,7 +229,7 @@ fn explain_promotion(file: &SourceFile, program: &Program, site: &PromoteSite) -
         pragma: site.summary.clone(),
         parent: kernel.qualified_name(),
         child: kernel.qualified_name(),
-        child_defined_at: file.location(kernel.name_span.start),
+        child_defined_at: file.location(kernel.name_span.start()),
         threshold: None,
         coarsen: None,
         aggregation: None,
@@ -273,7 +273,7 @@ fn thread_count(file: &SourceFile, program: &Program, site: &Site) -> (String, S
         launch
             .config
             .get(i)
-            .map_or(String::new(), |r| file.view[r.clone()].trim().to_string())
+            .map_or(String::new(), |r| file.view[r.range()].trim().to_string())
     };
     match &site.count {
         None => (String::new(), String::new()),
@@ -289,11 +289,11 @@ fn thread_count(file: &SourceFile, program: &Program, site: &Site) -> (String, S
                 .map(|f| match f {
                     CountSource::InGrid(r) => {
                         from.push("the grid expression");
-                        format!("({})", file.view[r.clone()].trim())
+                        format!("({})", file.view[r.range()].trim())
                     }
                     CountSource::Reevaluated(r) => {
                         from.push("the expression the grid variable was computed from");
-                        format!("({})", file.view[r.clone()].trim())
+                        format!("({})", file.view[r.range()].trim())
                     }
                     CountSource::BlocksTimesBlockDim(d) => {
                         from.push("blocks x block size");
@@ -309,7 +309,7 @@ fn thread_count(file: &SourceFile, program: &Program, site: &Site) -> (String, S
 }
 
 fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) -> SiteExplanation {
-    let pragma_at = program.pragmas[site.pragma].span.start;
+    let pragma_at = program.pragmas[site.pragma].span.start();
     let (line, column) = file.local(pragma_at).0.line_col(file.local(pragma_at).1);
     let child = &program.functions[site.child];
     let parent = &program.functions[site.parent];
@@ -332,7 +332,7 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
         format!(
             "`{}` is a `__global__` kernel whose body dpopt reads ({})",
             child.qualified_name(),
-            file.location(child.name_span.start)
+            file.location(child.name_span.start())
         ),
     ];
     let threshold = site.threshold.as_ref().map(|v| {
@@ -399,7 +399,7 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
             .iter()
             .filter(|k| k.kernel == site.parent)
             .flat_map(|k| &k.host_launches)
-            .map(|&l| file.location(program.launches[l].span.start))
+            .map(|&l| file.location(program.launches[l].span.start()))
             .collect();
         FloorFacts {
             copy: crate::names::floor_copy(&parent.name),
@@ -440,7 +440,7 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
         pragma: site.summary.clone(),
         parent: parent.qualified_name(),
         child: child.qualified_name(),
-        child_defined_at: file.location(child.name_span.start),
+        child_defined_at: file.location(child.name_span.start()),
         threshold,
         coarsen,
         aggregation,
@@ -463,7 +463,7 @@ pub(crate) fn allocations(file: &SourceFile, program: &Program, site: &Site) -> 
                 .iter()
                 .map(|c| {
                     let name = if c.cuda { "cudaMalloc" } else { "malloc" };
-                    format!("{name} at {}", file.location(c.callee.start))
+                    format!("{name} at {}", file.location(c.callee.start()))
                 })
                 .collect();
             let frees = if a.frees.is_empty() {
@@ -477,7 +477,7 @@ pub(crate) fn allocations(file: &SourceFile, program: &Program, site: &Site) -> 
                         format!(
                             "{name} in `{}` at {}",
                             program.functions[f.function].name,
-                            file.location(f.callee.start)
+                            file.location(f.callee.start())
                         )
                     })
                     .collect();

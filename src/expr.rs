@@ -1,25 +1,25 @@
 //! A small C expression parser over significant tokens, enough to read launch
 //! configurations (precedence climbing; unknown shapes become opaque leaves).
 
+use crate::source::Span;
 use crate::token::{Token, TokenKind};
-use std::ops::Range;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     /// A literal, name, member access, index or anything not looked into.
-    Leaf(Range<usize>),
-    Paren(Box<Expr>, Range<usize>),
+    Leaf(Span),
+    Paren(Box<Expr>, Span),
     /// `(type) e`, `static_cast<type>(e)` and the like.
-    Cast(Box<Expr>, Range<usize>),
-    Unary(String, Box<Expr>, Range<usize>),
-    Binary(String, Box<Expr>, Box<Expr>, Range<usize>),
-    Ternary(Box<Expr>, Box<Expr>, Box<Expr>, Range<usize>),
+    Cast(Box<Expr>, Span),
+    Unary(String, Box<Expr>, Span),
+    Binary(String, Box<Expr>, Box<Expr>, Span),
+    Ternary(Box<Expr>, Box<Expr>, Box<Expr>, Span),
     /// `name(args)`: `dim3(...)`, `ceil(...)`, user functions.
-    Call(String, Vec<Expr>, Range<usize>),
+    Call(String, Vec<Expr>, Span),
 }
 
 impl Expr {
-    pub fn span(&self) -> Range<usize> {
+    pub fn span(&self) -> Span {
         match self {
             Expr::Leaf(r)
             | Expr::Paren(_, r)
@@ -27,7 +27,7 @@ impl Expr {
             | Expr::Unary(_, _, r)
             | Expr::Binary(_, _, _, r)
             | Expr::Ternary(_, _, _, r)
-            | Expr::Call(_, _, r) => r.clone(),
+            | Expr::Call(_, _, r) => *r,
         }
     }
 
@@ -115,8 +115,8 @@ impl<'a> ExprParser<'a> {
         self.tokens.get(self.at).map(|t| t.text(self.view))
     }
 
-    fn span(&self, from: usize) -> Range<usize> {
-        self.tokens[from].start..self.tokens[self.at - 1].end
+    fn span(&self, from: usize) -> Span {
+        Span::new(self.tokens[from].start, self.tokens[self.at - 1].end)
     }
 
     fn expect(&mut self, s: &str) -> Option<()> {
@@ -347,13 +347,13 @@ mod tests {
             panic!("{e:?}")
         };
         assert_eq!(op, "+");
-        assert_eq!(&f.view[lhs.span()], "(n + 127) / 128");
+        assert_eq!(&f.view[lhs.span().range()], "(n + 127) / 128");
         let (f, e) = parse_text("ceil((float)n / b)");
         let Expr::Call(name, args, _) = e.unwrap() else {
             panic!()
         };
         assert_eq!(name, "ceil");
-        assert_eq!(&f.view[args[0].span()], "(float)n / b");
+        assert_eq!(&f.view[args[0].span().range()], "(float)n / b");
     }
 
     #[test]

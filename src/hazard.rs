@@ -48,10 +48,10 @@
 //! counts where it is used.
 
 use crate::program::{Function, FunctionId, Program};
+use crate::source::Span;
 use crate::token::{Token, TokenKind};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::ops::Range;
 
 /// What a construct does that a transformation must know about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -109,7 +109,7 @@ pub enum Unseen {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call {
     /// The called name, where it is called.
-    pub span: Range<usize>,
+    pub span: Span,
     pub callee: String,
 }
 
@@ -122,7 +122,7 @@ pub struct Finding {
     /// `asm volatile("bar.sync 0;")`.
     pub construct: String,
     /// Where the construct is.
-    pub span: Range<usize>,
+    pub span: Span,
     /// The function whose body holds the construct.
     pub function: String,
     /// The calls leading from the examined function to `function`, outermost
@@ -131,14 +131,16 @@ pub struct Finding {
     /// For `Hazard::Unseen`: why.
     pub unseen: Option<Unseen>,
     /// For `Unseen::Declared`: the declaration of the called function.
-    pub declared: Option<Range<usize>>,
+    pub declared: Option<Span>,
 }
 
 impl Finding {
     /// Where the examined function reaches the construct: the construct
     /// itself, or the first call leading to it.
     pub fn anchor(&self) -> usize {
-        self.calls.first().map_or(self.span.start, |c| c.span.start)
+        self.calls
+            .first()
+            .map_or(self.span.start(), |c| c.span.start())
     }
 
     /// Is the construct in a called function?
@@ -147,7 +149,7 @@ impl Finding {
     }
 
     /// One note per call leading to the construct, for a diagnostic.
-    pub fn call_notes(&self) -> Vec<(Range<usize>, String)> {
+    pub fn call_notes(&self) -> Vec<(Span, String)> {
         self.calls
             .iter()
             .enumerate()
@@ -157,7 +159,7 @@ impl Finding {
                 } else {
                     format!("which calls `{}`", c.callee)
                 };
-                (c.span.clone(), label)
+                (c.span, label)
             })
             .collect()
     }
@@ -190,7 +192,7 @@ impl Summary {
             .iter()
             .filter_map(|h| self.first.get(h))
             .filter(|f| keep(f))
-            .min_by_key(|f| (f.anchor(), f.span.start))
+            .min_by_key(|f| (f.anchor(), f.span.start()))
     }
 
     /// Record `finding` unless a construct of its kind came earlier.
@@ -211,7 +213,7 @@ enum FnRef {
 enum Item {
     Found(Finding),
     Calls {
-        span: Range<usize>,
+        span: Span,
         name: String,
         targets: Vec<FnRef>,
     },
@@ -235,7 +237,7 @@ pub struct Hazards<'p> {
     methods: HashMap<&'p str, Vec<FnRef>>,
     /// Functions declared but not defined in this file (not library ones),
     /// with the span of the first declaration's name.
-    declared: HashMap<&'p str, Range<usize>>,
+    declared: HashMap<&'p str, Span>,
     /// Names of function pointers and function objects declared outside
     /// functions (globals, struct members).
     pointers: HashSet<&'p str>,
@@ -573,7 +575,7 @@ impl<'p> Hazards<'p> {
         for (i, f) in program.functions.with_ids() {
             free.entry(f.name.as_str()).or_default().push(i);
             // `void S::f() {...}`: a member defined outside its class.
-            if view[..f.name_span.start].trim_end().ends_with("::") {
+            if view[..f.name_span.start()].trim_end().ends_with("::") {
                 methods
                     .entry(f.name.as_str())
                     .or_default()
@@ -590,7 +592,7 @@ impl<'p> Hazards<'p> {
         for d in &program.declarations {
             let name = d.name.as_str();
             if !free.contains_key(name) && !is_library_function(name) {
-                declared.entry(name).or_insert_with(|| d.name_span.clone());
+                declared.entry(name).or_insert(d.name_span);
             }
         }
         let mut model = Hazards {
@@ -658,7 +660,7 @@ impl<'p> Hazards<'p> {
                         let inner = self.summary(target, memo, active);
                         for finding in inner.first.into_values() {
                             let mut calls = vec![Call {
-                                span: span.clone(),
+                                span,
                                 callee: name.clone(),
                             }];
                             calls.extend(finding.calls);
@@ -693,8 +695,8 @@ impl<'p> Hazards<'p> {
     }
 
     /// The construct text of `span`, whitespace collapsed and shortened.
-    fn construct(&self, span: Range<usize>) -> String {
-        let text = self.view[span]
+    fn construct(&self, span: Span) -> String {
+        let text = self.view[span.range()]
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
@@ -868,7 +870,7 @@ impl<'p> Hazards<'p> {
     fn in_some_function(&self, offset: usize) -> bool {
         let inside = |fs: &[Function]| {
             let k = fs.partition_point(|f| f.start <= offset);
-            k > 0 && offset < fs[k - 1].body.end
+            k > 0 && offset < fs[k - 1].body.end()
         };
         inside(self.program.functions.as_slice()) || inside(&self.program.methods)
     }
@@ -1044,7 +1046,7 @@ impl<'p> Hazards<'p> {
             })
             .map(|p| p.name.as_str())
             .collect();
-        let params_end = self.program.sig_index_at(f.body.start);
+        let params_end = self.program.sig_index_at(f.body.start());
         let name_after = |mut j: usize| -> Option<usize> {
             while matches!(
                 self.text(j),
@@ -1123,13 +1125,13 @@ impl<'p> Hazards<'p> {
         let function = self.function(f);
         let sig = self.sig();
         let view = self.view;
-        let head = self.program.sig_index_at(function.name_span.end);
+        let head = self.program.sig_index_at(function.name_span.end());
         let (open, close) = (function.body_tokens.start, function.body_tokens.end);
         let locals = self.locals(function, head, close);
         let (groups, generic) = (&locals.groups, &locals.generic);
         let name = function.name.as_str();
         let mut items = Vec::new();
-        let found = |hazard: Hazard, span: Range<usize>, construct: String| {
+        let found = |hazard: Hazard, span: Span, construct: String| {
             Item::Found(Finding {
                 hazard,
                 construct,
@@ -1140,18 +1142,17 @@ impl<'p> Hazards<'p> {
                 declared: None,
             })
         };
-        let unseen =
-            |why: Unseen, span: Range<usize>, construct: String, declared: Option<Range<usize>>| {
-                Item::Found(Finding {
-                    hazard: Hazard::Unseen,
-                    construct,
-                    span,
-                    function: name.to_string(),
-                    calls: Vec::new(),
-                    unseen: Some(why),
-                    declared,
-                })
-            };
+        let unseen = |why: Unseen, span: Span, construct: String, declared: Option<Span>| {
+            Item::Found(Finding {
+                hazard: Hazard::Unseen,
+                construct,
+                span,
+                function: name.to_string(),
+                calls: Vec::new(),
+                unseen: Some(why),
+                declared,
+            })
+        };
         let mut i = open + 1;
         while i < close {
             let t = sig[i];
@@ -1164,13 +1165,8 @@ impl<'p> Hazards<'p> {
                     && self.text(i + 4) == "("
                     && !self.declares_before(i)
                 {
-                    let span = t.start..sig[i + 3].end;
-                    items.push(unseen(
-                        Unseen::Pointer,
-                        span.clone(),
-                        self.construct(span),
-                        None,
-                    ));
+                    let span = Span::new(t.start, sig[i + 3].end);
+                    items.push(unseen(Unseen::Pointer, span, self.construct(span), None));
                 }
                 // table[k](...): a call through an element of an array.
                 if s == "]" && self.text(i + 1) == "(" {
@@ -1183,13 +1179,8 @@ impl<'p> Hazards<'p> {
                             && !EXPRESSION_KEYWORDS.contains(&before))
                             || matches!(before, "]" | ")");
                         if indexed && o > open + 1 {
-                            let span = sig[o - 1].start..t.end;
-                            items.push(unseen(
-                                Unseen::Pointer,
-                                span.clone(),
-                                self.construct(span),
-                                None,
-                            ));
+                            let span = Span::new(sig[o - 1].start, t.end);
+                            items.push(unseen(Unseen::Pointer, span, self.construct(span), None));
                         }
                     }
                 }
@@ -1205,7 +1196,7 @@ impl<'p> Hazards<'p> {
             let qualifier =
                 (prev == "::" && i >= 2 && self.is_ident(i - 2)).then(|| self.text(i - 2));
             let plain = !member && prev != "::";
-            let token = t.range();
+            let token = t.span();
             // Builtins (replaced in a copy of the child's own body).
             if plain && matches!(s, "threadIdx" | "blockDim") {
                 items.push(found(Hazard::ThreadBuiltin, token, s.to_string()));
@@ -1249,13 +1240,13 @@ impl<'p> Hazards<'p> {
                 };
                 if let Some((h, storage)) = collective {
                     let start = self.qualified_start(i);
-                    let span = sig[start].start..t.end;
-                    let construct = self.construct(span.clone());
+                    let span = Span::new(sig[start].start, t.end);
+                    let construct = self.construct(span);
                     if storage {
                         // Its TempStorage lives in shared memory.
                         items.push(found(
                             Hazard::Shared,
-                            span.clone(),
+                            span,
                             format!("{construct} (TempStorage in shared memory)"),
                         ));
                     }
@@ -1271,18 +1262,14 @@ impl<'p> Hazards<'p> {
             }
             if plain {
                 if let Some((h, what)) = self.aliases.get(s) {
-                    items.push(found(*h, token.clone(), format!("{s} ({what})")));
+                    items.push(found(*h, token, format!("{s} ({what})")));
                     items.push(found(Hazard::Shared, token, format!("{s} ({what})")));
                     i += 1;
                     continue;
                 }
                 if let Some(list) = self.macros.get(s) {
                     for (h, what) in list {
-                        items.push(found(
-                            *h,
-                            token.clone(),
-                            format!("{s} (expands to `{what}`)"),
-                        ));
+                        items.push(found(*h, token, format!("{s} (expands to `{what}`)")));
                     }
                     i += 1;
                     continue;
@@ -1304,8 +1291,8 @@ impl<'p> Hazards<'p> {
                         };
                         items.push(found(
                             Hazard::Grid,
-                            sig[start].start..end,
-                            self.construct(sig[start].start..end),
+                            Span::new(sig[start].start, end),
+                            self.construct(Span::new(sig[start].start, end)),
                         ));
                         i += 1;
                         continue;
@@ -1319,8 +1306,8 @@ impl<'p> Hazards<'p> {
                         };
                         items.push(found(
                             Hazard::Warp,
-                            sig[start].start..end,
-                            self.construct(sig[start].start..end),
+                            Span::new(sig[start].start, end),
+                            self.construct(Span::new(sig[start].start, end)),
                         ));
                         i += 1;
                         continue;
@@ -1366,8 +1353,8 @@ impl<'p> Hazards<'p> {
                         (d, None) => d,
                     };
                     let start = self.qualified_start(i);
-                    let span = sig[start].start..sig[end].end;
-                    items.push(found(hazard, span.clone(), self.construct(span)));
+                    let span = Span::new(sig[start].start, sig[end].end);
+                    items.push(found(hazard, span, self.construct(span)));
                     i += 1;
                     continue;
                 }
@@ -1397,7 +1384,7 @@ impl<'p> Hazards<'p> {
                     Unseen::Declared,
                     token,
                     s.to_string(),
-                    Some(declared.clone()),
+                    Some(*declared),
                 ));
             }
             i += 1;
@@ -1459,12 +1446,12 @@ impl<'p> Hazards<'p> {
         } else {
             (object, None, false)
         };
-        let span = sig[object_start].start..sig[end].end;
+        let span = Span::new(sig[object_start].start, sig[end].end);
         let finding = |hazard: Hazard| {
             Item::Found(Finding {
                 hazard,
-                construct: self.construct(span.clone()),
-                span: span.clone(),
+                construct: self.construct(span),
+                span,
                 function: function.to_string(),
                 calls: Vec::new(),
                 unseen: None,
@@ -1518,7 +1505,7 @@ impl<'p> Hazards<'p> {
         }
         if let Some(targets) = self.methods.get(op) {
             return Some(Item::Calls {
-                span: sig[i].range(),
+                span: sig[i].span(),
                 name: op.to_string(),
                 targets: targets.clone(),
             });
@@ -1526,8 +1513,8 @@ impl<'p> Hazards<'p> {
         if self.pointers.contains(op) {
             return Some(Item::Found(Finding {
                 hazard: Hazard::Unseen,
-                construct: self.construct(span.clone()),
-                span: span.clone(),
+                construct: self.construct(span),
+                span,
                 function: function.to_string(),
                 calls: Vec::new(),
                 unseen: Some(Unseen::Pointer),
@@ -1565,7 +1552,7 @@ impl<'p> Hazards<'p> {
         let Some(close) = self.program.partner[j] else {
             return i + 1;
         };
-        let span = sig[i].start..sig[close].end;
+        let span = Span::new(sig[i].start, sig[close].end);
         let mut literal = String::new();
         let mut k = j + 1;
         while k < close && sig[k].kind == TokenKind::Str {
@@ -1575,18 +1562,18 @@ impl<'p> Hazards<'p> {
         }
         let construct = {
             let first = if k > j + 1 {
-                self.construct(sig[j + 1].range())
+                self.construct(sig[j + 1].span())
             } else {
                 "...".to_string()
             };
-            let keyword = self.construct(sig[i].start..sig[j].start);
+            let keyword = self.construct(Span::new(sig[i].start, sig[j].start));
             format!("{keyword}({first})")
         };
         let mut push = |hazard: Hazard, unseen: Option<Unseen>| {
             items.push(Item::Found(Finding {
                 hazard,
                 construct: construct.clone(),
-                span: span.clone(),
+                span,
                 function: function.to_string(),
                 calls: Vec::new(),
                 unseen,
@@ -1706,7 +1693,7 @@ mod tests {
             .map(|f| {
                 (
                     f.hazard,
-                    file.view[f.span.clone()].to_string(),
+                    file.view[f.span.range()].to_string(),
                     f.calls.iter().map(|c| c.callee.clone()).collect(),
                 )
             })
@@ -1717,7 +1704,7 @@ mod tests {
 
     fn hazard_at(text: &str, name: &str, hazard: Hazard) -> Option<String> {
         let (s, file) = summary_of(text, name);
-        s.get(hazard).map(|f| file.view[f.span.clone()].to_string())
+        s.get(hazard).map(|f| file.view[f.span.range()].to_string())
     }
 
     const CG: &str = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n";
@@ -1770,7 +1757,7 @@ mod tests {
         let text = format!("{CG}__global__ void k(int *a) {{\n  cg::thread_block cta = cg::this_thread_block();\n  a[0] = 1;\n  cg::sync(cta);\n  cta.sync();\n}}\n");
         let (s, file) = summary_of(&text, "k");
         let f = s.get(Hazard::Block).unwrap();
-        assert_eq!(&file.view[f.span.clone()], "cg::sync(cta)");
+        assert_eq!(&file.view[f.span.range()], "cg::sync(cta)");
         assert_eq!(f.construct, "cg::sync(cta)");
         // Creating the group alone is no hazard.
         let creation = format!("{CG}__global__ void k(int *a) {{ cg::thread_block cta = cg::this_thread_block(); a[0] = 1; }}\n");
@@ -1826,7 +1813,7 @@ mod tests {
         let text = format!("{CG}__global__ void k(int *a) {{\n  cg::grid_group grid = cg::this_grid();\n  a[0] = 1;\n  grid.sync();\n}}\n");
         let (s, file) = summary_of(&text, "k");
         let f = s.get(Hazard::Grid).unwrap();
-        assert_eq!(&file.view[f.span.clone()], "cg::this_grid()");
+        assert_eq!(&file.view[f.span.range()], "cg::this_grid()");
         // A grid group received as a parameter: its operations.
         let text = format!("{CG}__device__ void wait(cg::grid_group &g) {{ g.sync(); }}\n");
         assert_eq!(
@@ -1969,10 +1956,10 @@ mod tests {
         let text = "extern __shared__ float smem[];\n__device__ float *scratch() { return smem; }\n__global__ void k(float *a) {\n  float *p = scratch();\n  p[0] = a[0];\n}\n";
         let (s, file) = summary_of(text, "k");
         let f = s.get(Hazard::Shared).unwrap();
-        assert_eq!(&file.view[f.span.clone()], "smem");
+        assert_eq!(&file.view[f.span.range()], "smem");
         assert_eq!(f.function, "scratch");
         assert_eq!(f.calls.len(), 1);
-        assert_eq!(&file.view[f.calls[0].span.clone()], "scratch");
+        assert_eq!(&file.view[f.calls[0].span.range()], "scratch");
         let text = "__global__ void k(float *a) { extern __shared__ float s[]; a[0] = s[0]; }\n";
         assert_eq!(
             hazard_at(text, "k", Hazard::Shared).as_deref(),
@@ -2025,7 +2012,7 @@ mod tests {
                 format!("__global__ void k(int *a) {{ unsigned x = 1; {asm}; a[0] = x; }}\n");
             let (s, file) = summary_of(&text, "k");
             let f = s.get(hazard).unwrap_or_else(|| panic!("{asm}: {s:?}"));
-            assert_eq!(&file.view[f.span.clone()], asm);
+            assert_eq!(&file.view[f.span.range()], asm);
         }
         // Fences and ordinary instructions are no hazard.
         for asm in [
@@ -2051,12 +2038,12 @@ mod tests {
         let text = "__device__ void inner(int *s) { s[0] = 1; __syncthreads(); }\n__device__ void outer(int *s) { inner(s); }\n__global__ void k(int *a) { a[0] = 0; outer(a); }\n";
         let (s, file) = summary_of(text, "k");
         let f = s.get(Hazard::Block).unwrap();
-        assert_eq!(&file.view[f.span.clone()], "__syncthreads");
+        assert_eq!(&file.view[f.span.range()], "__syncthreads");
         assert_eq!(f.function, "inner");
         let calls: Vec<_> = f
             .calls
             .iter()
-            .map(|c| (c.callee.as_str(), &file.view[c.span.clone()]))
+            .map(|c| (c.callee.as_str(), &file.view[c.span.range()]))
             .collect();
         assert_eq!(calls, [("outer", "outer"), ("inner", "inner")]);
         assert_eq!(f.anchor(), text.find("outer(a)").unwrap());
@@ -2095,9 +2082,9 @@ mod tests {
         let text = "__device__ void helper(int *a);\nextern __device__ int other(int);\n__global__ void k(int *a) { helper(a); a[1] = other(a[0]); }\n";
         let (s, file) = summary_of(text, "k");
         let f = s.get(Hazard::Unseen).unwrap();
-        assert_eq!(&file.view[f.span.clone()], "helper");
+        assert_eq!(&file.view[f.span.range()], "helper");
         assert_eq!(f.unseen, Some(Unseen::Declared));
-        assert_eq!(&file.view[f.declared.clone().unwrap()], "helper");
+        assert_eq!(&file.view[f.declared.unwrap().range()], "helper");
         // Declared and defined later: seen.
         let text = "__device__ void helper(int *a);\n__global__ void k(int *a) { helper(a); }\n__device__ void helper(int *a) { a[0] = 1; }\n";
         assert!(findings(text, "k").is_empty());
@@ -2170,6 +2157,6 @@ mod tests {
         let first = s
             .first_of(&[Hazard::Shared, Hazard::Warp], |_| true)
             .unwrap();
-        assert_eq!(&file.view[first.span.clone()], "__shared__");
+        assert_eq!(&file.view[first.span.range()], "__shared__");
     }
 }

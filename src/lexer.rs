@@ -225,6 +225,7 @@ pub fn unreadable_tokens(tokens: &[Token], view: &str) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::Span;
 
     fn kinds(text: &str) -> Vec<(TokenKind, String)> {
         let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
@@ -306,7 +307,7 @@ mod tests {
         let toks = lex(&file);
         let d = unreadable_tokens(&toks, &file.view);
         assert_eq!(d.len(), 1);
-        assert_eq!(d[0].span, 2..4);
+        assert_eq!(d[0].span, Span::new(2, 4));
         let file = SourceFile::new("t.cu", b"a = R\"(x\n".to_vec());
         let d = unreadable_tokens(&lex(&file), &file.view);
         assert!(matches!(
@@ -318,7 +319,7 @@ mod tests {
         let file = SourceFile::new("t.cu", b"ker\\\nnel<<<1, 1>>>(); x <% y".to_vec());
         let d = unreadable_tokens(&lex(&file), &file.view);
         assert_eq!(d.len(), 2, "{d:?}");
-        assert_eq!(d[0].span, 0..8);
+        assert_eq!(d[0].span, Span::new(0, 8));
     }
 
     #[test]

@@ -136,13 +136,13 @@ fn promotion_summary(
     let wait = match p.acquire {
         Some(m) => format!(
             "waits at `#pragma dp acquire` ({})",
-            file.location(program.pragmas[m].span.start)
+            file.location(program.pragmas[m].span.start())
         ),
         None => "waits at its start".to_string(),
     };
     SiteSummary {
         id: p.id.clone(),
-        location: file.location(program.pragmas[p.pragma].span.start),
+        location: file.location(program.pragmas[p.pragma].span.start()),
         child: kernel.name.clone(),
         macros: p
             .knobs
@@ -153,7 +153,7 @@ fn promotion_summary(
         allocations: Vec::new(),
         marker: p
             .acquire
-            .map(|m| file.location(program.pragmas[m].span.start)),
+            .map(|m| file.location(program.pragmas[m].span.start())),
         promotion: Some(format!(
             "{}: {how}; a step {wait}; early: {}; at the release: {}",
             p.summary.trim_start_matches("#pragma dp "),
@@ -176,7 +176,7 @@ fn location_key(location: &str) -> (usize, usize) {
 /// each `#pragma dp acquire` marker, the `{` of a promoted kernel's body
 /// (the head's start may follow it on its line) and each host launch of a
 /// `floor` parent. Everything outside them is copied as it is.
-pub fn rewritten_ranges(file: &SourceFile) -> Vec<std::ops::Range<usize>> {
+pub fn rewritten_ranges(file: &SourceFile) -> Vec<source::Span> {
     let program = parser::parse(file, lexer::lex(file));
     let mut ranges = Vec::new();
     for pragma in &program.pragmas {
@@ -185,7 +185,7 @@ pub fn rewritten_ranges(file: &SourceFile) -> Vec<std::ops::Range<usize>> {
             .as_ref()
             .is_some_and(pragma::Directive::is_acquire)
         {
-            ranges.push(pragma.span.clone());
+            ranges.push(pragma.span);
             continue;
         }
         let Some(launch) = program
@@ -195,18 +195,18 @@ pub fn rewritten_ranges(file: &SourceFile) -> Vec<std::ops::Range<usize>> {
         else {
             continue;
         };
-        ranges.push(pragma.span.start..launch.span.end);
+        ranges.push(source::Span::new(pragma.span.start(), launch.span.end()));
         let promoted = directive.as_ref().is_some_and(|d| d.promotion().is_some());
         if let (true, Some(kernel)) = (promoted, launch.function) {
-            let open = program.functions[kernel].body.start;
-            ranges.push(open..open + 1);
+            let open = program.functions[kernel].body.start();
+            ranges.push(source::Span::new(open, open + 1));
         }
     }
     // Host launches of a `floor` parent call its launcher instead.
     let plan = analyzer::analyze(file, &program).plan;
     for floor in &plan.floors {
         for &l in &floor.host_launches {
-            ranges.push(program.launches[l].span.clone());
+            ranges.push(program.launches[l].span);
         }
     }
     ranges
@@ -216,7 +216,7 @@ pub fn rewritten_ranges(file: &SourceFile) -> Vec<std::ops::Range<usize>> {
 /// parent's aggregated allocations (`malloc`/`cudaMalloc`) and of their
 /// frees, each with the name that replaces it (in the file and in every copy
 /// of a body), for the preservation test.
-pub fn renamed_calls(file: &SourceFile) -> Vec<(std::ops::Range<usize>, String)> {
+pub fn renamed_calls(file: &SourceFile) -> Vec<(source::Span, String)> {
     let program = parser::parse(file, lexer::lex(file));
     analyzer::analyze(file, &program).plan.renamed_calls()
 }
@@ -302,7 +302,7 @@ pub fn run_migrating(
         program.defines = options.defines.clone();
     }
     // Only the input is rewritten: directives in other files are not sites.
-    program.pragmas.retain(|p| file.in_input(p.span.start));
+    program.pragmas.retain(|p| file.in_input(p.span.start()));
     let hidden = if file.view.contains("_Pragma") || spliced {
         analyzer::pragma_macros(file, &program)
     } else {
@@ -327,7 +327,7 @@ pub fn run_migrating(
     let post = postwork::analyze(file, &program, migrate, &copied);
     diagnostics.extend(post.diagnostics);
     plan.postwork = post.sites;
-    diagnostics.sort_by_key(|d| d.span.start);
+    diagnostics.sort_by_key(|d| d.span.start());
     if program.pragmas.is_empty() && plan.postwork.is_empty() {
         let failed = diagnostics.iter().any(Diagnostic::is_error);
         return Outcome {
@@ -386,7 +386,7 @@ pub fn run_migrating(
             SiteSummary {
                 allocations: explain::allocations(file, &program, s),
                 id: s.id.clone(),
-                location: file.location(program.pragmas[s.pragma].span.start),
+                location: file.location(program.pragmas[s.pragma].span.start()),
                 child: child.name.clone(),
                 macros,
                 aggregation,
@@ -421,7 +421,7 @@ pub fn run_migrating(
                 p.locals.join(", ")
             };
             (
-                file.location(p.call_span.start),
+                file.location(p.call_span.start()),
                 format!(
                     "sync site {} (kernel `{}`): the code after `{}()` runs in continuation {}, tail-launched per block; carries the kernel's parameters and locals: {locals}",
                     p.id, program.functions[p.kernel].name, p.call, names::PostworkSymbols::of(&p.id).continuation

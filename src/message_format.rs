@@ -5,9 +5,8 @@
 //! diagnostic and of each span added).
 
 use crate::diagnostic::Diagnostic;
-use crate::source::SourceFile;
+use crate::source::{SourceFile, Span};
 use serde_json::{json, Map, Value};
-use std::ops::Range;
 
 /// The form of the diagnostics on standard error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -44,7 +43,7 @@ fn severity_word(diagnostic: &Diagnostic) -> &'static str {
 pub fn short(diagnostic: &Diagnostic, unit: &SourceFile) -> String {
     let mut line = format!(
         "{}: {}: {} [{}]",
-        unit.location(diagnostic.span.start),
+        unit.location(diagnostic.span.start()),
         severity_word(diagnostic),
         diagnostic.kind.message(),
         diagnostic.kind.code()
@@ -59,12 +58,12 @@ pub fn short(diagnostic: &Diagnostic, unit: &SourceFile) -> String {
 
 /// Where a span is: file, 1-based line and column (bytes) of its start and
 /// end.
-fn place(unit: &SourceFile, span: &Range<usize>) -> Map<String, Value> {
-    let (file, start) = unit.local(span.start);
-    let base = span.start - start;
+fn place(unit: &SourceFile, span: &Span) -> Map<String, Value> {
+    let (file, start) = unit.local(span.start());
+    let base = span.start() - start;
     let end = span
-        .end
-        .max(span.start)
+        .end()
+        .max(span.start())
         .saturating_sub(base)
         .min(file.bytes.len());
     let (line, column) = file.line_col(start);

@@ -11,7 +11,7 @@ use crate::program::{
     Declaration as DeclaredFunction, ExecutionSpace, Function, FunctionId, Functions, Launch,
     Param, PragmaSite, Program, TemplateParam, Using,
 };
-use crate::source::SourceFile;
+use crate::source::{SourceFile, Span};
 use crate::token::{is_identifier, split_top_level, Angles, SigIdx, Token, TokenKind};
 
 pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
@@ -51,10 +51,10 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
         .iter()
         .map(|d| DeclaredFunction {
             name: d.name.clone(),
-            name_span: d.name_span.clone(),
+            name_span: d.name_span,
         })
         .collect();
-    methods.sort_by_key(|f: &Function| f.body.start);
+    methods.sort_by_key(|f: &Function| f.body.start());
     program.methods = methods;
     // A default argument given in a forward declaration belongs to the
     // definition's parameters too (the generated versions need it).
@@ -76,7 +76,7 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
             }
         }
     }
-    functions.sort_by_key(|f: &Function| f.body.start);
+    functions.sort_by_key(|f: &Function| f.body.start());
     for (i, f) in functions.iter().enumerate() {
         program
             .by_name
@@ -467,7 +467,7 @@ fn declared_defaults(
     let params = params_of(&program.sig[popen + 1..pclose], view);
     Some(Declaration {
         name: text(&program.sig[shape.name_at], view).to_string(),
-        name_span: program.sig[shape.name_at].range(),
+        name_span: program.sig[shape.name_at].span(),
         namespace: Vec::new(),
         start: program.sig[start].start,
         defaults: params.into_iter().map(|p| p.default).collect(),
@@ -477,7 +477,7 @@ fn declared_defaults(
 /// A function declaration without a body (`head ( params ) ;`).
 struct Declaration {
     name: String,
-    name_span: std::ops::Range<usize>,
+    name_span: Span,
     namespace: Vec<String>,
     start: usize,
     defaults: Vec<Option<String>>,
@@ -532,14 +532,14 @@ fn function_from_head(
         namespace: qualifier,
         symbol: String::new(),
         condition: Vec::new(),
-        name_span: sig[name_at].range(),
+        name_span: sig[name_at].span(),
         space,
         start: sig[start].start,
         template_header,
         template_params,
         launch_bounds,
         params: params_of(&sig[popen + 1..pclose], view),
-        body: sig[open].start..sig[close].end,
+        body: Span::new(sig[open].start, sig[close].end),
         body_tokens: open..close,
         first_declared: sig[start].start,
     })
@@ -766,8 +766,8 @@ fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
         split_top_level(&sig[open + 1..close], view, Angles::Brackets)
             .into_iter()
             .map(|p| match (p.first(), p.last()) {
-                (Some(a), Some(b)) => a.start..b.end,
-                _ => sig[open].end..sig[open].end,
+                (Some(a), Some(b)) => Span::new(a.start, b.end),
+                _ => Span::at(sig[open].end),
             })
             .collect()
     };
@@ -776,38 +776,35 @@ fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
     let candidate = program
         .functions
         .as_slice()
-        .partition_point(|f| f.body.start < start);
+        .partition_point(|f| f.body.start() < start);
     let function = candidate
         .checked_sub(1)
         .map(FunctionId)
-        .filter(|&i| start < program.functions[i].body.end);
+        .filter(|&i| start < program.functions[i].body.end());
     Some(Launch {
         kernel: view[sig[first].start..sig[name_token].end].to_string(),
-        kernel_span: sig[first].start..sig[name_token].end,
+        kernel_span: Span::new(sig[first].start, sig[name_token].end),
         template_args,
-        span: start..sig[semicolon].end,
+        span: Span::new(start, sig[semicolon].end),
         config: parts,
         args,
-        config_span: sig[chevrons].start..sig[close_chevrons].end,
+        config_span: Span::new(sig[chevrons].start, sig[close_chevrons].end),
         function,
         first_token: SigIdx(first),
     })
 }
 
-fn span_of(sig: &[Token], from: usize, to: usize) -> Option<std::ops::Range<usize>> {
+fn span_of(sig: &[Token], from: usize, to: usize) -> Option<Span> {
     if from >= to {
         return None;
     }
-    Some(sig[from].start..sig[to - 1].end)
+    Some(Span::new(sig[from].start, sig[to - 1].end))
 }
 
 /// Every `#pragma dp` directive and `_Pragma("dp ...")` operator, in order.
 /// What counts as one is decided on the text after translation phases 1-3
 /// (src/phases.rs), as the preprocessor decides it.
-fn find_pragmas(
-    program: &Program,
-    view: &str,
-) -> (Vec<PragmaSite>, Vec<(std::ops::Range<usize>, String)>) {
+fn find_pragmas(program: &Program, view: &str) -> (Vec<PragmaSite>, Vec<(Span, String)>) {
     let sig = &program.sig;
     let mut pragmas = Vec::new();
     let mut in_arguments = Vec::new();
@@ -819,7 +816,7 @@ fn find_pragmas(
                 if !is_dp_pragma_text(&logical.text) {
                     continue;
                 }
-                (t.range(), logical, i)
+                (t.span(), logical, i)
             }
             TokenKind::Ident if is_pragma_operator_name(text(t, view)) => {
                 let Some((literal, close)) = pragma_operator(sig, view, i) else {
@@ -832,10 +829,10 @@ fn find_pragmas(
                 }
                 let macros = function_macros.get_or_insert_with(|| function_macro_names(sig, view));
                 if let Some(name) = enclosing_macro_call(sig, view, i, macros) {
-                    in_arguments.push((t.start..sig[close].end, name));
+                    in_arguments.push((Span::new(t.start, sig[close].end), name));
                     continue;
                 }
-                (t.start..sig[close].end, logical, close)
+                (Span::new(t.start, sig[close].end), logical, close)
             }
             _ => continue,
         };
@@ -997,9 +994,9 @@ mod tests {
         let l = &p.launches[0];
         assert_eq!(l.kernel, "k");
         assert_eq!(l.template_args.as_deref(), Some("<float>"));
-        let config: Vec<_> = l.config.iter().map(|r| &file.view[r.clone()]).collect();
+        let config: Vec<_> = l.config.iter().map(|r| &file.view[r.range()]).collect();
         assert_eq!(config, ["dim3(n, 2)", "32", "0", "s"]);
-        let args: Vec<_> = l.args.iter().map(|r| &file.view[r.clone()]).collect();
+        let args: Vec<_> = l.args.iter().map(|r| &file.view[r.range()]).collect();
         assert_eq!(args, ["f(a, b)", "n"]);
         assert_eq!(p.functions[l.function.unwrap()].name, "parent");
     }
@@ -1030,12 +1027,12 @@ mod tests {
              __global__ void parent(int n) {\n  k<1, 2><<<n, 32>>>(f(n, 1), g<int, 2>(n), a[n, 1]);\n}\n",
         );
         let l = &p.launches[0];
-        let args: Vec<&str> = l.args.iter().map(|r| &file.view[r.clone()]).collect();
+        let args: Vec<&str> = l.args.iter().map(|r| &file.view[r.range()]).collect();
         assert_eq!(args, ["f(n, 1)", "g<int, 2>(n)", "a[n, 1]"]);
         assert_eq!(l.template_args.as_deref(), Some("<1, 2>"));
-        let config: Vec<&str> = l.config.iter().map(|r| &file.view[r.clone()]).collect();
+        let config: Vec<&str> = l.config.iter().map(|r| &file.view[r.range()]).collect();
         assert_eq!(config, ["n", "32"]);
-        assert_eq!(&file.view[l.kernel_span.clone()], "k");
+        assert_eq!(&file.view[l.kernel_span.range()], "k");
         assert_eq!(l.function, Some(FunctionId(1)));
     }
 
@@ -1044,8 +1041,8 @@ mod tests {
         let text = "__global__ void k() {}\n__global__ void parent() {\n  k<<<1, 1>>>();\n}\n";
         let (file, p) = program(text);
         let l = &p.launches[0];
-        assert_eq!(&file.view[l.span.clone()], "k<<<1, 1>>>();");
-        assert_eq!(&file.view[l.config_span.clone()], "<<<1, 1>>>");
+        assert_eq!(&file.view[l.span.range()], "k<<<1, 1>>>();");
+        assert_eq!(&file.view[l.config_span.range()], "<<<1, 1>>>");
         assert!(l.args.is_empty());
         assert_eq!(p.sig[l.first_token.0].text(&file.view), "k");
     }

@@ -40,15 +40,15 @@ impl LogicalText {
         self
     }
 
-    /// The source range of a range of `text`.
-    pub fn source_range(&self, range: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    /// The source span of a range of `text`.
+    pub fn source_span(&self, range: std::ops::Range<usize>) -> crate::source::Span {
         let start = self.origin[range.start.min(self.text.len())];
         let end = if range.end == 0 || range.end <= range.start {
             start
         } else {
             self.origin[(range.end - 1).min(self.text.len())] + 1
         };
-        start..end.max(start)
+        crate::source::Span::new(start, end.max(start))
     }
 }
 
@@ -427,6 +427,7 @@ pub fn is_dp_operator_text(content: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::Span;
 
     fn logical(text: &str) -> String {
         directive_text(text, 0).text
@@ -501,9 +502,9 @@ mod tests {
     fn offsets_map_back() {
         let l = directive_text("#pra\\\ngma dp threshold(4)", 10);
         let at = l.text.find("threshold").unwrap();
-        assert_eq!(l.source_range(at..at + 9), 10 + 13..10 + 22);
+        assert_eq!(l.source_span(at..at + 9), Span::new(10 + 13, 10 + 22));
         let p = l.text.find("gma").unwrap();
-        assert_eq!(l.source_range(p..p + 1), 16..17);
+        assert_eq!(l.source_span(p..p + 1), Span::new(16, 17));
     }
 
     #[test]
@@ -511,8 +512,8 @@ mod tests {
         let lit = r#""dp threshold(4) child_threads(\"x\")""#;
         let l = pragma_operator_text(lit, 100, 90);
         assert_eq!(l.text, "#pragma dp threshold(4) child_threads(\"x\")");
-        assert_eq!(l.source_range(0..1), 90..91);
-        assert_eq!(l.source_range(8..10), 101..103);
+        assert_eq!(l.source_span(0..1), Span::new(90, 91));
+        assert_eq!(l.source_span(8..10), Span::new(101, 103));
         assert!(is_dp_operator_text("dp coarsen(2)"));
         assert!(!is_dp_operator_text("dpx"));
         assert!(!is_dp_operator_text("unroll"));

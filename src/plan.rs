@@ -3,6 +3,7 @@
 use crate::names::Knob;
 use crate::pragma::{AllocChoice, ClauseName, Granularity, Value};
 use crate::program::{FunctionId, Program};
+use crate::source::Span;
 use crate::thread_count::ThreadCount;
 
 /// One `#pragma dp` site that will be rewritten.
@@ -36,7 +37,7 @@ pub struct Site {
     /// `floor`: the launch-free copy of the parent and the site's drain.
     pub floor: Option<Floor>,
     /// `alloc(...)` as written (the choice and the clause's span).
-    pub alloc_clause: Option<(AllocChoice, std::ops::Range<usize>)>,
+    pub alloc_clause: Option<(AllocChoice, Span)>,
     /// The parent's allocations of the launch's pointers that are
     /// aggregated (`analyzer/alloc.rs`).
     pub allocations: Vec<Allocation>,
@@ -96,7 +97,7 @@ impl Allocation {
 #[derive(Debug, Clone)]
 pub struct AllocCall {
     /// The callee's name token (what the generated code replaces).
-    pub callee: std::ops::Range<usize>,
+    pub callee: Span,
     /// `cudaMalloc` (else `malloc`).
     pub cuda: bool,
     /// Numbers the file's aggregated allocation calls: block granularity
@@ -107,7 +108,7 @@ pub struct AllocCall {
 /// One `free` or `cudaFree` of an aggregated pointer.
 #[derive(Debug, Clone)]
 pub struct FreeCall {
-    pub callee: std::ops::Range<usize>,
+    pub callee: Span,
     /// `cudaFree` (else `free`).
     pub cuda: bool,
     /// The function that holds it (the parent or the child).
@@ -624,22 +625,19 @@ impl Plan {
     /// allocation's `malloc`/`cudaMalloc` and each `free`/`cudaFree` of its
     /// slices, with the name that replaces it (`names::alloc_call`,
     /// `names::free_call`), in the file and in every copy of a body.
-    pub fn renamed_calls(&self) -> Vec<(std::ops::Range<usize>, String)> {
+    pub fn renamed_calls(&self) -> Vec<(Span, String)> {
         let mut renamed = Vec::new();
         for a in self.sites.iter().flat_map(|s| &s.allocations) {
             for call in &a.calls {
                 let name =
                     crate::names::alloc_call(call.cuda, a.granularity, call.tag, a.headers());
-                renamed.push((call.callee.clone(), name));
+                renamed.push((call.callee, name));
             }
             for free in &a.frees {
-                renamed.push((
-                    free.callee.clone(),
-                    crate::names::free_call(free.cuda).to_string(),
-                ));
+                renamed.push((free.callee, crate::names::free_call(free.cuda).to_string()));
             }
         }
-        renamed.sort_by_key(|(callee, _)| callee.start);
+        renamed.sort_by_key(|(callee, _)| callee.start());
         renamed
     }
 

@@ -14,9 +14,9 @@ use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Hazard, Hazards};
 use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
+use crate::source::Span;
 use crate::token::{Token, TokenKind};
 use std::collections::BTreeSet;
-use std::ops::Range;
 
 /// The device-side calls that wait for children under CDP1.
 pub const SYNC_CALLS: &[&str] = &["cudaDeviceSynchronize", "cudaThreadSynchronize"];
@@ -31,13 +31,13 @@ pub struct SyncSite {
     /// The name of the call as written (`cudaDeviceSynchronize`).
     pub call: String,
     /// The call's name.
-    pub call_span: Range<usize>,
+    pub call_span: Span,
     /// The whole statement, `(void)` cast included, to its `;`.
-    pub statement: Range<usize>,
+    pub statement: Span,
     /// The postwork: from the end of the statement (or, for a sync that ends
     /// a top-level `if`, of that `if`) to the kernel body's closing `}`
     /// (exclusive).
-    pub postwork: Range<usize>,
+    pub postwork: Span,
     /// The locals declared before the sync (at the top level of the body)
     /// that the postwork uses, in declaration order.
     pub locals: Vec<String>,
@@ -54,7 +54,7 @@ pub struct Analysis {
 #[derive(Debug, Clone)]
 struct Local {
     name: String,
-    span: Range<usize>,
+    span: Span,
     /// `T &name` or `T &&name`: a reference, which a continuation cannot
     /// carry.
     reference: bool,
@@ -149,7 +149,7 @@ pub fn analyze(
     let shared_names = shared_names(program, view);
     let launchers = launching_functions(program, view);
     for (f, function) in program.functions.with_ids() {
-        if !function.space.runs_on_device() || !file.in_input(function.body.start) {
+        if !function.space.runs_on_device() || !file.in_input(function.body.start()) {
             continue;
         }
         // A `__host__ __device__` function's sync is legal host code.
@@ -174,7 +174,7 @@ pub fn analyze(
             let launched = program
                 .launches
                 .iter()
-                .any(|l| l.function == Some(f) && l.span.end <= t.start)
+                .any(|l| l.function == Some(f) && l.span.end() <= t.start)
                 || calls_before(program, view, open, k)
                     .iter()
                     .any(|g| launchers.contains(g));
@@ -183,10 +183,9 @@ pub fn analyze(
             }
             let call = t.text(view).to_string();
             let kernel = function.name.clone();
-            let span = t.range();
-            let refuse = |kind: DiagnosticKind, span: Range<usize>, label: &str| {
-                Diagnostic::new(kind, span, label)
-            };
+            let span = t.span();
+            let refuse =
+                |kind: DiagnosticKind, span: Span, label: &str| Diagnostic::new(kind, span, label);
             if let Some(site) = first_site {
                 if migrate {
                     out.diagnostics.push(
@@ -199,7 +198,7 @@ pub fn analyze(
                             "a second wait for children",
                         )
                         .with_note(
-                            out.sites[site].call_span.clone(),
+                            out.sites[site].call_span,
                             "the first, whose continuation holds this one",
                         ),
                     );
@@ -209,15 +208,15 @@ pub fn analyze(
             // Inside an `#if` branch that the kernel's body does not hold
             // whole: the continuation would split the branch.
             let problem = if program.condition_at(t.start)
-                != program.condition_at(function.body.start)
+                != program.condition_at(function.body.start())
                 || program.condition_at(program.sig[close].start)
-                    != program.condition_at(function.body.start)
+                    != program.condition_at(function.body.start())
             {
                 let directive = program.sig[open..k]
                     .iter()
                     .rev()
                     .find(|d| d.kind == TokenKind::Directive)
-                    .map_or(span.clone(), |d| d.range());
+                    .map_or(span, |d| d.span());
                 Err(("an `#if` branch".to_string(), directive))
             } else {
                 placement(program, view, open, k)
@@ -255,9 +254,9 @@ pub fn analyze(
                 }
                 continue;
             }
-            let postwork = placed.postwork_start..program.sig[close].start;
+            let postwork = Span::new(placed.postwork_start, program.sig[close].start);
             let locals = top_level_locals(program, view, open, placed.postwork_start);
-            let used = used_names(program, view, postwork.clone());
+            let used = used_names(program, view, postwork);
             let mut problems: Vec<Diagnostic> = Vec::new();
             if function.template_header.is_some() {
                 problems.push(refuse(
@@ -265,7 +264,7 @@ pub fn analyze(
                         kernel: kernel.clone(),
                         what: "a template kernel".to_string(),
                     },
-                    span.clone(),
+                    span,
                     "the continuation of a template kernel",
                 ));
             }
@@ -275,7 +274,7 @@ pub fn analyze(
                         kernel: kernel.clone(),
                         what: "a kernel launched under `#pragma dp` (its body is copied into serial, coarsened or aggregated versions)".to_string(),
                     },
-                    span.clone(),
+                    span,
                     "waits for children in a kernel dpopt also rewrites as a child",
                 ));
             }
@@ -288,10 +287,10 @@ pub fn analyze(
                                     kernel: kernel.clone(),
                                     name: name.clone(),
                                 },
-                                at.clone(),
+                                *at,
                                 "used after the sync",
                             )
-                            .with_note(l.span.clone(), "declared `__shared__` (or `static`) here"),
+                            .with_note(l.span, "declared `__shared__` (or `static`) here"),
                         );
                     } else if l.reference || l.array {
                         problems.push(
@@ -307,10 +306,10 @@ pub fn analyze(
                                         }
                                     ),
                                 },
-                                at.clone(),
+                                *at,
                                 "used after the sync",
                             )
-                            .with_note(l.span.clone(), "declared here"),
+                            .with_note(l.span, "declared here"),
                         );
                     }
                 } else if shared_names.contains(name) {
@@ -319,14 +318,12 @@ pub fn analyze(
                             kernel: kernel.clone(),
                             name: name.clone(),
                         },
-                        at.clone(),
+                        *at,
                         "shared memory used after the sync",
                     ));
                 }
             }
-            if let Some((construct, at, notes)) =
-                barrier_in(program, view, &hazards, postwork.clone())
-            {
+            if let Some((construct, at, notes)) = barrier_in(program, view, &hazards, postwork) {
                 let mut d = refuse(
                     DiagnosticKind::PostworkBarrier {
                         kernel: kernel.clone(),
@@ -376,7 +373,7 @@ pub fn analyze(
                         kernel: kernel.clone(),
                         call: call.clone(),
                     },
-                    span.clone(),
+                    span,
                     "CDP1: not available on sm_90 (CDP2)",
                 ));
             }
@@ -403,7 +400,7 @@ pub fn analyze(
 /// after it at the top level of the body, or after the `if` it ends.
 #[derive(Debug, Clone)]
 struct Placed {
-    statement: Range<usize>,
+    statement: Span,
     postwork_start: usize,
 }
 
@@ -439,9 +436,9 @@ fn placement(
     view: &str,
     open: usize,
     k: usize,
-) -> Result<Placed, (String, Range<usize>)> {
+) -> Result<Placed, (String, Span)> {
     let sig = &program.sig;
-    let expression = |at: Range<usize>| Err(("an expression (its result is used)".to_string(), at));
+    let expression = |at: Span| Err(("an expression (its result is used)".to_string(), at));
     // `name ( ) ;`
     let close = program.partner[k + 1].unwrap_or(k + 1);
     let statement_form = close == k + 2 && sig.get(k + 3).map(|t| t.text(view)) == Some(";");
@@ -468,7 +465,7 @@ fn placement(
     let after = |j: usize| sig.get(j).map(|t| t.text(view)).unwrap_or("");
     if let Some(j) = enclosing {
         if sig[j].text(view) != "{" {
-            return expression(sig[j].range());
+            return expression(sig[j].span());
         }
         // The last statement of the block of a top-level `if`, no `else`.
         let block_end = program.partner[j].unwrap_or(j);
@@ -480,38 +477,38 @@ fn placement(
         if let (Some(_), true, true) = (if_kw, last, direct) {
             if after(block_end + 1) != "else" {
                 return Ok(Placed {
-                    statement: sig[first].start..sig[k + 3].end,
+                    statement: Span::new(sig[first].start, sig[k + 3].end),
                     postwork_start: sig[block_end].end,
                 });
             }
         }
-        return Err((control_of(program, view, j), sig[j].range()));
+        return Err((control_of(program, view, j), sig[j].span()));
     }
     if !statement_form {
-        return expression(sig[k].range());
+        return expression(sig[k].span());
     }
     let end = sig[k + 3].end;
     if starts_statement(program, view, open, first) {
         return Ok(Placed {
-            statement: sig[first].start..end,
+            statement: Span::new(sig[first].start, end),
             postwork_start: end,
         });
     }
     let prev = &sig[first - 1];
     let prev_text = prev.text(view);
     if matches!(prev_text, "else" | "do") {
-        return Err((format!("the statement of `{prev_text}`"), prev.range()));
+        return Err((format!("the statement of `{prev_text}`"), prev.span()));
     }
     if prev_text == ")" {
         // `if (cond) cudaDeviceSynchronize();` at the top level, no `else`.
         if let Some(kw) = top_level_if(program, view, open, first - 1) {
             if after(k + 4) != "else" {
                 return Ok(Placed {
-                    statement: sig[first].start..end,
+                    statement: Span::new(sig[first].start, end),
                     postwork_start: end,
                 });
             }
-            return Err(("an `if` with an `else`".to_string(), sig[kw].range()));
+            return Err(("an `if` with an `else`".to_string(), sig[kw].span()));
         }
         if let Some(kw) = program.partner[first - 1]
             .and_then(|p| p.checked_sub(1))
@@ -519,14 +516,14 @@ fn placement(
         {
             let w = kw.text(view);
             if matches!(w, "if" | "for" | "while" | "switch") {
-                return Err((format!("the statement of `{w}`"), kw.range()));
+                return Err((format!("the statement of `{w}`"), kw.span()));
             }
         }
     }
     if prev_text == ":" {
-        return Err(("a labelled statement".to_string(), prev.range()));
+        return Err(("a labelled statement".to_string(), prev.span()));
     }
-    expression(sig[k].range())
+    expression(sig[k].span())
 }
 
 /// The innermost bracket (after `open`) around significant token `k`.
@@ -641,7 +638,7 @@ fn declared_in(program: &Program, view: &str, from: usize, to: usize, out: &mut 
                 found = true;
                 out.push(Local {
                     name: text.to_string(),
-                    span: t.range(),
+                    span: t.span(),
                     reference: matches!(prev_text, "&" | "&&"),
                     array: next == "[",
                     shared,
@@ -668,9 +665,9 @@ fn declared_in(program: &Program, view: &str, from: usize, to: usize, out: &mut 
 
 /// The identifiers the postwork uses as names (not members), with the
 /// first place of each.
-fn used_names(program: &Program, view: &str, range: Range<usize>) -> Vec<(String, Range<usize>)> {
+fn used_names(program: &Program, view: &str, range: Span) -> Vec<(String, Span)> {
     let tokens: &[Token] = program.sig_in(range);
-    let mut out: Vec<(String, Range<usize>)> = Vec::new();
+    let mut out: Vec<(String, Span)> = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
         if t.kind != TokenKind::Ident {
             continue;
@@ -681,7 +678,7 @@ fn used_names(program: &Program, view: &str, range: Range<usize>) -> Vec<(String
         }
         let name = t.text(view);
         if !out.iter().any(|(n, _)| n == name) {
-            out.push((name.to_string(), t.range()));
+            out.push((name.to_string(), t.span()));
         }
     }
     out
@@ -718,9 +715,9 @@ fn barrier_in(
     program: &Program,
     view: &str,
     hazards: &Hazards,
-    range: Range<usize>,
-) -> Option<(String, Range<usize>, Vec<(Range<usize>, String)>)> {
-    let mut tokens = program.sig_in(range.clone());
+    range: Span,
+) -> Option<(String, Span, Vec<(Span, String)>)> {
+    let mut tokens = program.sig_in(range);
     // Leading `__syncthreads();` (the CDP1 idiom `if (threadIdx.x == 0)
     // cudaDeviceSynchronize(); __syncthreads();`): the continuation starts
     // after every thread of the grid has passed the sync, so the barrier
@@ -743,7 +740,7 @@ fn barrier_in(
             || crate::hazard::is_warp_intrinsic(name)
             || name == "__shared__"
         {
-            return Some((name.to_string(), t.range(), Vec::new()));
+            return Some((name.to_string(), t.span(), Vec::new()));
         }
         if tokens.get(i + 1).map(|n| n.text(view)) == Some("(") {
             let prev = if i > 0 { tokens[i - 1].text(view) } else { "" };
@@ -757,12 +754,9 @@ fn barrier_in(
                     &[Hazard::Block, Hazard::Warp, Hazard::Grid, Hazard::Shared],
                     |_| true,
                 ) {
-                    let mut notes = vec![(t.range(), format!("calls `{name}`"))];
-                    notes.push((
-                        finding.span.clone(),
-                        format!("`{}` is here", finding.construct),
-                    ));
-                    return Some((finding.construct.clone(), t.range(), notes));
+                    let mut notes = vec![(t.span(), format!("calls `{name}`"))];
+                    notes.push((finding.span, format!("`{}` is here", finding.construct)));
+                    return Some((finding.construct.clone(), t.span(), notes));
                 }
             }
         }
@@ -871,10 +865,10 @@ mod tests {
         assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
         let site = &a.sites[0];
         assert_eq!(
-            &file.view[site.statement.clone()],
+            &file.view[site.statement.range()],
             "cudaDeviceSynchronize();"
         );
-        assert!(file.view[site.postwork.clone()]
+        assert!(file.view[site.postwork.range()]
             .trim_start()
             .starts_with("__syncthreads();"));
         // `inner` is out of scope after the `if`.
@@ -904,7 +898,7 @@ mod tests {
         let (file, a) = run(src, true);
         assert_eq!(a.diagnostics.len(), 1);
         assert_eq!(a.diagnostics[0].kind.code(), "dpopt::postwork_barrier");
-        assert_eq!(file.line_col(a.diagnostics[0].span.start), (7, 3));
+        assert_eq!(file.line_col(a.diagnostics[0].span.start()), (7, 3));
     }
 
     #[test]
@@ -940,7 +934,7 @@ mod tests {
         assert_eq!(a.diagnostics[0].kind.code(), "dpopt::postwork_nested");
         assert!(a.diagnostics[0].kind.message().contains("`#if` branch"));
         assert_eq!(
-            &file.view[a.diagnostics[0].notes[0].0.clone()],
+            &file.view[a.diagnostics[0].notes[0].0.range()],
             "#ifdef CDP1"
         );
     }

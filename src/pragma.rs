@@ -4,9 +4,9 @@ use crate::diagnostic::{suggest, Diagnostic, DiagnosticKind};
 use crate::grammar::{DpGrammar, Rule};
 use crate::phases::{directive_text, is_dp_pragma_text, LogicalText};
 use crate::plan::{Aggregation, Kernel, Site};
+use crate::source::Span;
 use crate::token::is_identifier;
 use pest::Parser;
-use std::ops::Range;
 
 /// A positive integer given in a clause: a literal or a macro name whose
 /// value nvcc will know.
@@ -405,7 +405,7 @@ pub struct Clause {
     pub name: ClauseName,
     pub value: ClauseValue,
     /// Span of the whole clause in the source file.
-    pub span: Range<usize>,
+    pub span: Span,
     /// The clause as the preprocessor reads it (no comments or splices),
     /// blanks collapsed.
     pub text: String,
@@ -415,7 +415,7 @@ pub struct Clause {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Directive {
     /// Span of the directive in the source file.
-    pub span: Range<usize>,
+    pub span: Span,
     pub clauses: Vec<Clause>,
 }
 
@@ -453,9 +453,9 @@ impl Directive {
     }
 
     /// `alloc(...)`: the choice and the clause's span.
-    pub fn alloc(&self) -> Option<(AllocChoice, Range<usize>)> {
+    pub fn alloc(&self) -> Option<(AllocChoice, Span)> {
         self.clauses.iter().find_map(|c| match &c.value {
-            ClauseValue::Alloc(choice) => Some((*choice, c.span.clone())),
+            ClauseValue::Alloc(choice) => Some((*choice, c.span)),
             _ => None,
         })
     }
@@ -514,8 +514,8 @@ pub const MAX_NESTING: usize = 256;
 pub fn parse_directive(logical: &LogicalText) -> Result<Directive, Vec<Diagnostic>> {
     let trimmed_len = logical.text.trim_end().len();
     let blanked = &logical.text[..trimmed_len];
-    let whole = logical.source_range(0..trimmed_len);
-    let map = |r: Range<usize>| logical.source_range(r);
+    let whole = logical.source_span(0..trimmed_len);
+    let map = |r: std::ops::Range<usize>| logical.source_span(r);
     if let Some(at) = too_deep(blanked, MAX_NESTING) {
         return Err(vec![Diagnostic::new(
             DiagnosticKind::TooDeep { limit: MAX_NESTING },
@@ -551,7 +551,7 @@ pub fn parse_directive(logical: &LogicalText) -> Result<Directive, Vec<Diagnosti
         let name_pair = inner.next().expect("clause name");
         let name = name_pair.as_str().to_string();
         let name_span = map(name_pair.as_span().start()..name_pair.as_span().end());
-        let mut args: Vec<(String, Range<usize>)> = Vec::new();
+        let mut args: Vec<(String, Span)> = Vec::new();
         let mut has_args = false;
         let mut unclosed = false;
         if let Some(arg_list) = inner.next() {
@@ -622,8 +622,8 @@ pub fn parse_directive(logical: &LogicalText) -> Result<Directive, Vec<Diagnosti
 fn clause_value(
     clause: ClauseName,
     has_args: bool,
-    args: &[(String, Range<usize>)],
-    span: &Range<usize>,
+    args: &[(String, Span)],
+    span: &Span,
 ) -> Result<ClauseValue, Diagnostic> {
     let name = clause.spelling();
     if clause.is_marker() && has_args {
@@ -633,7 +633,7 @@ fn clause_value(
                 expected: "no arguments (it is a marker)",
                 found: args.len(),
             },
-            span.clone(),
+            *span,
             "here",
         ));
     }
@@ -647,7 +647,7 @@ fn clause_value(
                 clause: name.to_string(),
                 expected: clause.syntax(),
             },
-            span.clone(),
+            *span,
             "arguments expected",
         ));
     }
@@ -661,12 +661,12 @@ fn clause_value(
                     expected: what,
                     found: args.len(),
                 },
-                span.clone(),
+                *span,
                 "here",
             ))
         }
     };
-    let value = |i: usize| positive_value(name, &args[i].0, args[i].1.clone());
+    let value = |i: usize| positive_value(name, &args[i].0, args[i].1);
     let one_value = || {
         count(1..=1, "one positive integer")?;
         value(0)
@@ -685,7 +685,7 @@ fn clause_value(
                             value: args[0].0.clone(),
                             limit: limit.max,
                         },
-                        args[0].1.clone(),
+                        args[0].1,
                         limit.why,
                     ));
                 }
@@ -702,7 +702,7 @@ fn clause_value(
                         value: text.to_string(),
                         suggestion: suggest(text, &spellings),
                     },
-                    args[0].1.clone(),
+                    args[0].1,
                     "not warp, block or none",
                 ));
             };
@@ -753,7 +753,7 @@ fn clause_value(
                 if !is_identifier(arg) {
                     return Err(Diagnostic::new(
                         DiagnosticKind::BadWorkVariable { value: arg.clone() },
-                        range.clone(),
+                        *range,
                         "not an identifier",
                     ));
                 }
@@ -766,7 +766,7 @@ fn clause_value(
             if !["default", "halloc", "custom"].contains(&kind.as_str()) {
                 return Err(Diagnostic::new(
                     DiagnosticKind::BadBufferKind { value: kind },
-                    args[0].1.clone(),
+                    args[0].1,
                     "unknown buffer kind",
                 ));
             }
@@ -783,7 +783,7 @@ fn clause_value(
 /// `labels`: the label of an unknown kind, and of a size given to another.
 fn kind_and_size<K: Copy + PartialEq>(
     clause: &str,
-    args: &[(String, Range<usize>)],
+    args: &[(String, Span)],
     kinds: &[(K, &'static str)],
     bad: impl Fn(String, Option<String>) -> DiagnosticKind,
     labels: (&'static str, &'static str),
@@ -795,7 +795,7 @@ fn kind_and_size<K: Copy + PartialEq>(
         let spellings: Vec<&str> = kinds.iter().map(|(_, s)| *s).collect();
         return Err(Diagnostic::new(
             bad(word.to_string(), suggest(word, &spellings)),
-            args[0].1.clone(),
+            args[0].1,
             labels.0,
         ));
     };
@@ -809,7 +809,7 @@ fn kind_and_size<K: Copy + PartialEq>(
                 expected: sized.1,
                 found: 2,
             },
-            args[1].1.clone(),
+            args[1].1,
             labels.1,
         ));
     }
@@ -821,8 +821,8 @@ pub const MAX_BLOCK_THREADS: u64 = 1024;
 
 /// A positive integer literal (decimal, hex, octal, with u/l suffixes) or a
 /// macro name.
-fn positive_value(clause: &str, text: &str, range: Range<usize>) -> Result<Value, Diagnostic> {
-    let err = |kind| Err(Diagnostic::new(kind, range.clone(), "this value"));
+fn positive_value(clause: &str, text: &str, range: Span) -> Result<Value, Diagnostic> {
+    let err = |kind| Err(Diagnostic::new(kind, range, "this value"));
     if text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
         if is_identifier(text) {
             return Ok(Value::Macro(text.to_string()));
@@ -900,7 +900,7 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
         match clause.name.needs() {
             Some(needed) if !has(needed.clause()) => {
                 let (kind, label) = needed.missing(clause.name.spelling());
-                errors.push(Diagnostic::new(kind, clause.span.clone(), label));
+                errors.push(Diagnostic::new(kind, clause.span, label));
             }
             _ => {}
         }
@@ -916,7 +916,7 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
                         clause: alone.spelling().to_string(),
                         other: clause.name.spelling().to_string(),
                     },
-                    clause.span.clone(),
+                    clause.span,
                     format!("cannot be combined with `{}`", alone.spelling()),
                 ));
             }
@@ -930,13 +930,10 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
         errors.push(
             Diagnostic::new(
                 DiagnosticKind::FloorWithAggregation,
-                floor.span.clone(),
+                floor.span,
                 "launch-free copy requested here",
             )
-            .with_note(
-                aggregate.span.clone(),
-                "device-side aggregation requested here",
-            ),
+            .with_note(aggregate.span, "device-side aggregation requested here"),
         );
     }
     // Every granularity is applied (with `agg_threshold`, `work`, `threads`
@@ -952,7 +949,7 @@ fn check_combination(directive: &Directive) -> Vec<Diagnostic> {
                     DiagnosticKind::NotImplementedYet {
                         clause: clause.name.spelling().to_string(),
                     },
-                    clause.span.clone(),
+                    clause.span,
                     "not implemented yet",
                 ));
             }

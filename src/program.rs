@@ -1,6 +1,7 @@
 //! The parsed structure of a file: functions, launches and `#pragma dp`
 //! directives, as byte ranges into the source.
 
+use crate::source::Span;
 use crate::token::{SigIdx, Token};
 use std::ops::Range;
 
@@ -51,7 +52,7 @@ pub struct Function {
     /// The `#if` branches it is defined in: (group, branch), outermost
     /// first (see `Program::conditions`).
     pub condition: Vec<(usize, usize)>,
-    pub name_span: Range<usize>,
+    pub name_span: Span,
     pub space: ExecutionSpace,
     /// Byte offset where the declaration starts (`template` included).
     pub start: usize,
@@ -62,7 +63,7 @@ pub struct Function {
     pub launch_bounds: Option<String>,
     pub params: Vec<Param>,
     /// The body from `{` to `}` inclusive.
-    pub body: Range<usize>,
+    pub body: Span,
     /// Significant-token indices of the body's `{` and `}`.
     pub body_tokens: Range<usize>,
     /// Byte offset of the first declaration of this function (a forward
@@ -147,23 +148,23 @@ impl std::ops::Index<FunctionId> for Functions {
 #[derive(Debug, Clone)]
 pub struct Declaration {
     pub name: String,
-    pub name_span: Range<usize>,
+    pub name_span: Span,
 }
 
 /// A kernel launch statement `name<targs><<<config>>>(args);`.
 #[derive(Debug, Clone)]
 pub struct Launch {
     pub kernel: String,
-    pub kernel_span: Range<usize>,
+    pub kernel_span: Span,
     /// Explicit template arguments including the angle brackets.
     pub template_args: Option<String>,
     /// From the kernel name to the `;` inclusive.
-    pub span: Range<usize>,
+    pub span: Span,
     /// Grid, block and optionally shared-memory size and stream.
-    pub config: Vec<Range<usize>>,
-    pub args: Vec<Range<usize>>,
+    pub config: Vec<Span>,
+    pub args: Vec<Span>,
     /// Span of the whole `<<<...>>>`.
-    pub config_span: Range<usize>,
+    pub config_span: Span,
     /// The function holding the launch.
     pub function: Option<FunctionId>,
     /// The first token of the statement.
@@ -186,7 +187,7 @@ impl Launch {
 #[derive(Debug, Clone)]
 pub struct PragmaSite {
     /// Span of the directive text (of the operator, `_Pragma` to `)`).
-    pub span: Range<usize>,
+    pub span: Span,
     /// The pragma as the preprocessor reads it, mapped to the file.
     pub logical: crate::phases::LogicalText,
     /// The directive (`_Pragma`).
@@ -220,7 +221,7 @@ pub struct Program {
     /// function-like macro of the file (span, macro name): whether they
     /// become a pragma depends on the macro's expansion, which dpopt does not
     /// perform.
-    pub pragmas_in_macro_arguments: Vec<(Range<usize>, String)>,
+    pub pragmas_in_macro_arguments: Vec<(Span, String)>,
     /// First function of each name.
     pub by_name: std::collections::HashMap<String, FunctionId>,
     /// Every function of each (unqualified) name.
@@ -284,7 +285,7 @@ impl Program {
         match self.resolve(
             &launch.kernel,
             launch.function,
-            launch.span.start,
+            launch.span.start(),
             Some(launch.args.len()),
         ) {
             Resolution::Found(f) => vec![f],
@@ -382,10 +383,11 @@ impl Program {
         Resolution::NotFound
     }
 
-    /// Significant tokens whose start lies in `range`.
-    pub fn sig_in(&self, range: Range<usize>) -> &[Token] {
-        let lo = self.sig.partition_point(|t| t.start < range.start);
-        let hi = self.sig.partition_point(|t| t.start < range.end);
+    /// Significant tokens whose start lies in `span`.
+    pub fn sig_in(&self, span: impl Into<Span>) -> &[Token] {
+        let span = span.into();
+        let lo = self.sig.partition_point(|t| t.start < span.start());
+        let hi = self.sig.partition_point(|t| t.start < span.end());
         &self.sig[lo..hi]
     }
 
@@ -394,10 +396,11 @@ impl Program {
         self.sig.partition_point(|t| t.start < offset)
     }
 
-    /// All tokens whose start lies in `range`.
-    pub fn tokens_in(&self, range: Range<usize>) -> &[Token] {
-        let lo = self.tokens.partition_point(|t| t.start < range.start);
-        let hi = self.tokens.partition_point(|t| t.start < range.end);
+    /// All tokens whose start lies in `span`.
+    pub fn tokens_in(&self, span: impl Into<Span>) -> &[Token] {
+        let span = span.into();
+        let lo = self.tokens.partition_point(|t| t.start < span.start());
+        let hi = self.tokens.partition_point(|t| t.start < span.end());
         &self.tokens[lo..hi]
     }
 }

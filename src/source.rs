@@ -1,6 +1,76 @@
 //! The input file: its original bytes, an ASCII view with the same offsets,
 //! and line/column arithmetic.
 
+/// A byte range `start..end` of a source file (of its `bytes` and `view`,
+/// which share offsets). Copy, unlike `Range<usize>`, and shown as
+/// `start..end`.
+#[derive(Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    pub const fn new(start: usize, end: usize) -> Span {
+        Span { start, end }
+    }
+
+    /// The empty span at `offset`.
+    pub const fn at(offset: usize) -> Span {
+        Span::new(offset, offset)
+    }
+
+    pub const fn start(self) -> usize {
+        self.start
+    }
+
+    pub const fn end(self) -> usize {
+        self.end
+    }
+
+    pub const fn len(self) -> usize {
+        self.end.saturating_sub(self.start)
+    }
+
+    pub const fn is_empty(self) -> bool {
+        self.end <= self.start
+    }
+
+    /// As a range, to slice the source: `&view[span.range()]`.
+    pub const fn range(self) -> std::ops::Range<usize> {
+        self.start..self.end
+    }
+
+    /// Does the byte at `offset` lie in the span?
+    pub const fn contains(self, offset: usize) -> bool {
+        self.start <= offset && offset < self.end
+    }
+}
+
+impl std::fmt::Debug for Span {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}..{}", self.start, self.end)
+    }
+}
+
+impl From<std::ops::Range<usize>> for Span {
+    fn from(r: std::ops::Range<usize>) -> Span {
+        Span::new(r.start, r.end)
+    }
+}
+
+impl From<Span> for std::ops::Range<usize> {
+    fn from(s: Span) -> std::ops::Range<usize> {
+        s.range()
+    }
+}
+
+impl From<Span> for miette::SourceSpan {
+    fn from(s: Span) -> miette::SourceSpan {
+        (s.start, s.len()).into()
+    }
+}
+
 /// One CUDA source file as read from disk or stdin.
 #[derive(Debug, Clone)]
 pub struct SourceFile {

@@ -4,8 +4,8 @@
 
 use crate::expr::{parse_expr, Expr};
 use crate::program::{FunctionId, Launch, Program};
+use crate::source::Span;
 use crate::token::{is_call_at, split_top_level, Angles, SigIdx, TokenKind};
-use std::ops::Range;
 
 /// Where one factor of the child's thread count comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,10 +13,10 @@ pub enum CountSource {
     /// A sub-expression of the grid expression (this byte range). The
     /// generated code evaluates it once into a variable and puts the variable
     /// in its place in the grid expression.
-    InGrid(Range<usize>),
+    InGrid(Span),
     /// The grid is a variable computed earlier; this side-effect-free
     /// expression (byte range) is evaluated again at the launch.
-    Reevaluated(Range<usize>),
+    Reevaluated(Span),
     /// No pattern in this grid dimension: blocks times block size.
     BlocksTimesBlockDim(usize),
 }
@@ -38,9 +38,9 @@ pub fn thread_count(
     launch: &Launch,
     parent: FunctionId,
 ) -> ThreadCount {
-    let grid = launch.config[0].clone();
-    let block = launch.config.get(1).map(|r| &view[r.clone()]).unwrap_or("");
-    let Some(expr) = parse_expr(program.sig_in(grid.clone()), view) else {
+    let grid = launch.config[0];
+    let block = launch.config.get(1).map(|r| &view[r.range()]).unwrap_or("");
+    let Some(expr) = parse_expr(program.sig_in(grid), view) else {
         return ThreadCount::Fallback;
     };
     let factors = match factors_of(&expr, view, block) {
@@ -66,7 +66,7 @@ pub fn thread_count(
 /// For a grid expression: one entry per dimension, `Ok(range of N)` where a
 /// ceiling-division pattern was found, `Err(dimension)` where not. `None`
 /// when no dimension matched.
-fn factors_of(expr: &Expr, view: &str, block: &str) -> Option<Vec<Result<Range<usize>, usize>>> {
+fn factors_of(expr: &Expr, view: &str, block: &str) -> Option<Vec<Result<Span, usize>>> {
     let e = expr.stripped();
     if let Expr::Call(name, args, _) = e {
         if name == "dim3" && !args.is_empty() && args.len() <= 3 {
@@ -120,7 +120,7 @@ fn dim3_parts(block: &str) -> Vec<String> {
 }
 
 /// Fig. 4 (a)-(e): the N of a ceiling division, as a byte range.
-fn find_count(expr: &Expr, view: &str, block: &str) -> Option<Range<usize>> {
+fn find_count(expr: &Expr, view: &str, block: &str) -> Option<Span> {
     match expr.stripped() {
         Expr::Call(name, args, _)
             if matches!(name.as_str(), "ceil" | "ceilf" | "std::ceil") && args.len() == 1 =>
@@ -128,7 +128,7 @@ fn find_count(expr: &Expr, view: &str, block: &str) -> Option<Range<usize>> {
             find_count(&args[0], view, block)
         }
         Expr::Binary(op, lhs, rhs, _) if op == "/" => {
-            let divisor = squeeze(&view[rhs.stripped().span()]);
+            let divisor = squeeze(&view[rhs.stripped().span().range()]);
             Some(drop_constants(lhs, view, &divisor, block))
         }
         // (a) (N - 1) / b + 1 and (c) N / b + (N % b ? 1 : 0)
@@ -145,7 +145,7 @@ fn find_count(expr: &Expr, view: &str, block: &str) -> Option<Range<usize>> {
 }
 
 /// Remove added or subtracted constants from the left side of the division.
-fn drop_constants(expr: &Expr, view: &str, divisor: &str, block: &str) -> Range<usize> {
+fn drop_constants(expr: &Expr, view: &str, divisor: &str, block: &str) -> Span {
     let e = expr.stripped();
     if let Expr::Binary(op, lhs, rhs, _) = e {
         if (op == "+" || op == "-") && is_constant(rhs, view, divisor, block) {
@@ -164,7 +164,7 @@ fn squeeze(s: &str) -> String {
 
 fn is_constant(expr: &Expr, view: &str, divisor: &str, block: &str) -> bool {
     let e = expr.stripped();
-    let text = squeeze(&view[e.span()]);
+    let text = squeeze(&view[e.span().range()]);
     if text == divisor || (!block.is_empty() && text == squeeze(block)) {
         return true;
     }
@@ -198,7 +198,7 @@ fn variable_definition(
     let Expr::Leaf(range) = expr.stripped() else {
         return None;
     };
-    let name = &view[range.clone()];
+    let name = &view[range.range()];
     if depth > 3 || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return None;
     }
@@ -241,8 +241,8 @@ fn variable_definition(
     } else {
         vec![parse_expr(init_tokens, view)]
     };
-    let block = launch.config.get(1).map(|r| &view[r.clone()]).unwrap_or("");
-    let combined: Vec<Result<Range<usize>, usize>> = if pieces.len() == 1 {
+    let block = launch.config.get(1).map(|r| &view[r.range()]).unwrap_or("");
+    let combined: Vec<Result<Span, usize>> = if pieces.len() == 1 {
         let e = pieces[0].as_ref()?;
         match factors_of(e, view, block) {
             Some(f) => f,
@@ -278,7 +278,7 @@ fn variable_definition(
     for c in combined {
         match c {
             Ok(r) => {
-                if !reevaluation_is_safe(program, view, r.clone(), def_end, launch.span.start) {
+                if !reevaluation_is_safe(program, view, r, def_end, launch.span.start()) {
                     return None;
                 }
                 factors.push(CountSource::Reevaluated(r));
@@ -330,7 +330,7 @@ fn encloses(program: &Program, view: &str, def: usize, launch: usize) -> bool {
 fn reevaluation_is_safe(
     program: &Program,
     view: &str,
-    range: Range<usize>,
+    range: Span,
     def_end: usize,
     launch: usize,
 ) -> bool {
@@ -387,8 +387,8 @@ mod tests {
         };
         f.iter()
             .map(|s| match s {
-                CountSource::InGrid(r) => format!("grid:{}", &file.view[r.clone()]),
-                CountSource::Reevaluated(r) => format!("again:{}", &file.view[r.clone()]),
+                CountSource::InGrid(r) => format!("grid:{}", &file.view[r.range()]),
+                CountSource::Reevaluated(r) => format!("again:{}", &file.view[r.range()]),
                 CountSource::BlocksTimesBlockDim(d) => format!("blocks*dim{d}"),
             })
             .collect()

@@ -55,6 +55,10 @@ impl Token {
         self.start..self.end
     }
 
+    pub fn span(&self) -> crate::source::Span {
+        crate::source::Span::new(self.start, self.end)
+    }
+
     pub fn text<'a>(&self, view: &'a str) -> &'a str {
         &view[self.start..self.end]
     }

@@ -77,14 +77,14 @@ fn refused(name: &str, code: &str, line: usize, col: usize, span: &str) {
         .find(|d| d.kind.code() == code)
         .unwrap_or_else(|| panic!("{name}: no {code} in\n{rendered}"));
     assert_eq!(
-        file.line_col(d.span.start),
+        file.line_col(d.span.start()),
         (line, col),
         "{name}\n{rendered}"
     );
     assert!(
-        file.view[d.span.clone()].starts_with(span),
+        file.view[d.span.range()].starts_with(span),
         "{name}: span `{}`",
-        &file.view[d.span.clone()]
+        &file.view[d.span.range()]
     );
     assert!(rendered.contains(&format!("{}:{line}:{col}", file.name)));
 }
@@ -147,8 +147,8 @@ fn a_macro_that_expands_to_pragma_is_pointed_at() {
     let d = &outcome.diagnostics[0];
     assert_eq!(d.kind.code(), "dpopt::pragma_in_macro");
     assert!(!d.is_error());
-    assert_eq!(file.line_col(d.span.start), (8, 3));
-    assert_eq!(&file.view[d.span.clone()], "DP_PRAGMA");
+    assert_eq!(file.line_col(d.span.start()), (8, 3));
+    assert_eq!(&file.view[d.span.range()], "DP_PRAGMA");
 }
 
 #[test]
@@ -291,7 +291,7 @@ fn launch_configurations_as_written() {
         .iter()
         .map(|d| {
             assert_eq!(d.kind.code(), "dpopt::threshold_decided");
-            (file.line_of(d.span.start), d.kind.message())
+            (file.line_of(d.span.start()), d.kind.message())
         })
         .collect();
     assert_eq!(decided.len(), 3, "{decided:?}");

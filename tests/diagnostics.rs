@@ -50,8 +50,8 @@ fn error(name: &str, text: &str, code: &str, at: &str, span: &str, expect: &[&st
         .unwrap_or_else(|| panic!("{name}: no diagnostic"));
     let found = (
         first.kind.code(),
-        file.location(first.span.start),
-        &text[first.span.clone()],
+        file.location(first.span.start()),
+        &text[first.span.range()],
     );
     assert_eq!(found, (code, format!("bad.cu:{at}"), span), "{name}");
     let (rendered, wrote) = render(text);

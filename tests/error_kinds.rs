@@ -64,11 +64,11 @@ fn case(
         .diagnostics
         .iter()
         .map(|d| {
-            let (l, c) = file.line_col(d.span.start);
+            let (l, c) = file.line_col(d.span.start());
             format!(
                 "  {} at {l}:{c} {:?}: {}",
                 d.kind.code(),
-                &file.view[d.span.clone()],
+                &file.view[d.span.range()],
                 d.kind.message()
             )
         })
@@ -81,12 +81,12 @@ fn case(
         .unwrap_or_else(|| panic!("{name}: no `{code}` among the diagnostics:\n{listing}"))
         .clone();
     assert_eq!(
-        file.line_col(d.span.start),
+        file.line_col(d.span.start()),
         (line, column),
         "{name}: line and column of `{code}`; diagnostics:\n{listing}"
     );
     assert_eq!(
-        &file.view[d.span.clone()],
+        &file.view[d.span.range()],
         span,
         "{name}: span of `{code}`; diagnostics:\n{listing}"
     );

@@ -31,10 +31,10 @@ fn run_text(name: &str, text: &str) -> (SourceFile, dpopt::Outcome) {
 
 /// `line:col` of a diagnostic's primary span, and its text.
 fn place(file: &SourceFile, d: &Diagnostic) -> (String, String) {
-    let (line, col) = file.line_col(d.span.start);
+    let (line, col) = file.line_col(d.span.start());
     (
         format!("{line}:{col}"),
-        file.view[d.span.clone()].to_string(),
+        file.view[d.span.range()].to_string(),
     )
 }
 
@@ -42,7 +42,7 @@ fn place(file: &SourceFile, d: &Diagnostic) -> (String, String) {
 fn notes(file: &SourceFile, d: &Diagnostic) -> Vec<(String, String)> {
     d.notes
         .iter()
-        .map(|(span, label)| (file.view[span.clone()].to_string(), label.clone()))
+        .map(|(span, label)| (file.view[span.range()].to_string(), label.clone()))
         .collect()
 }
 
@@ -296,7 +296,7 @@ fn barrier_two_calls_away() {
         ]
     );
     // The barrier's own place: line 4 of `exchange`.
-    let (line, col) = file.line_col(errors[0].notes[0].0.start);
+    let (line, col) = file.line_col(errors[0].notes[0].0.start());
     assert_eq!((line, col), (4, 3));
     let (file, outcome) = run("helper_two_levels.cu", Some("#pragma dp threshold(64)"));
     let errors = refused(
@@ -341,7 +341,7 @@ fn function_defined_in_another_translation_unit() {
     let notes = notes(&file, &errors[0]);
     assert_eq!(notes[0].0, "accumulate");
     assert_eq!(
-        file.line_col(errors[0].notes[0].0.start),
+        file.line_col(errors[0].notes[0].0.start()),
         (3, 17),
         "declaration"
     );

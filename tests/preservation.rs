@@ -46,7 +46,7 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
         // (the other cuts start at a directive or at a `{`).
         let host_launches = cuts
             .iter()
-            .filter(|c| !matches!(bytes[c.start], b'#' | b'%' | b'{'))
+            .filter(|c| !matches!(bytes[c.start()], b'#' | b'%' | b'{'))
             .count();
         assert_eq!(
             cuts.len(),
@@ -68,16 +68,16 @@ fn code_outside_rewritten_sites_is_unchanged_and_in_order() {
             offset += line.len();
             if cuts
                 .iter()
-                .any(|c| c.start < range.end && range.start < c.end)
+                .any(|c| c.start() < range.end && range.start < c.end())
             {
                 continue;
             }
             let mut expected = Vec::new();
             let mut at = range.start;
-            for (callee, name) in renamed.iter().filter(|r| range.contains(&r.0.start)) {
-                expected.extend_from_slice(&bytes[at..callee.start]);
+            for (callee, name) in renamed.iter().filter(|r| range.contains(&r.0.start())) {
+                expected.extend_from_slice(&bytes[at..callee.start()]);
                 expected.extend_from_slice(name.as_bytes());
-                at = callee.end;
+                at = callee.end();
             }
             expected.extend_from_slice(&bytes[at..range.end]);
             let line = &expected[..];

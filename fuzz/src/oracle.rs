@@ -242,7 +242,7 @@ pub fn check(bytes: &[u8], cli: Option<&CliCheck>, keep_output: bool) -> Report 
                         format!(
                             "{} at {}: {}",
                             d.kind.code(),
-                            file.location(d.span.start),
+                            file.location(d.span.start()),
                             d.kind.message()
                         )
                     })
@@ -360,7 +360,7 @@ impl Unapplied {
                 !d.is_error()
                     && std::iter::once(&d.span)
                         .chain(d.notes.iter().map(|(s, _)| s))
-                        .any(|s| overlaps(s, &p.span))
+                        .any(|s| overlaps(&s.range(), &p.span))
             };
             let warning = outcome
                 .diagnostics
@@ -452,20 +452,21 @@ fn check_diagnostics(file: &SourceFile, diags: &[Diagnostic], stage: &str, v: &m
         let code = d.kind.code();
         let spans = std::iter::once(&d.span).chain(d.notes.iter().map(|(s, _)| s));
         for s in spans {
-            if s.start > s.end || s.end > len {
+            if s.start() > s.end() || s.end() > len {
                 v.push(Violation::new(
                     Class::BadLocation,
                     format!(
                         "{code}{stage}: span {}..{} outside a file of {len} bytes",
-                        s.start, s.end
+                        s.start(),
+                        s.end()
                     ),
                 ));
             }
         }
-        if d.span.start > len {
+        if d.span.start() > len {
             continue;
         }
-        let (line, col) = file.line_col(d.span.start);
+        let (line, col) = file.line_col(d.span.start());
         let starts = file.line_starts();
         let line_start = starts[line - 1];
         let rest = &file.bytes[line_start..];
@@ -482,7 +483,7 @@ fn check_diagnostics(file: &SourceFile, diags: &[Diagnostic], stage: &str, v: &m
                 ),
             ));
         }
-        let location = file.location(d.span.start);
+        let location = file.location(d.span.start());
         match catch(|| {
             let mut out = String::new();
             handler
@@ -584,7 +585,7 @@ fn check_output(scan: &Scan, unapplied: &Unapplied, out: &[u8], v: &mut Vec<Viol
                 .iter()
                 .find(|d| d.is_error())
                 .map_or(String::new(), |d| {
-                    format!("{} at {}", d.kind.code(), file.location(d.span.start))
+                    format!("{} at {}", d.kind.code(), file.location(d.span.start()))
                 });
             v.push(Violation::new(
                 Class::NotIdempotent,
@@ -632,13 +633,13 @@ fn check_misplaced(file: &SourceFile, scan: &Scan, diags: &[Diagnostic], v: &mut
     {
         let points_at_cause = std::iter::once(&d.span)
             .chain(d.notes.iter().map(|(s, _)| s))
-            .any(|s| s.start <= file.bytes.len() && file.line_of(s.start) == cause_line);
+            .any(|s| s.start() <= file.bytes.len() && file.line_of(s.start()) == cause_line);
         if !points_at_cause {
             v.push(Violation::new(
                 Class::MisplacedDiagnostic,
                 format!(
                     "dpopt::unbalanced at {}; the cause is the {} at {}",
-                    file.location(d.span.start),
+                    file.location(d.span.start()),
                     match cause.kind {
                         AnomalyKind::UnterminatedBlockComment => "unterminated `/*`",
                         _ => "unterminated raw string",

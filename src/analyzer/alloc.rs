@@ -17,6 +17,7 @@ use crate::hazard::{Hazard, Hazards};
 use crate::plan::{AllocCall, AllocGranularity, Allocation, FreeCall, Plan, Site};
 use crate::pragma::{AllocChoice, Granularity};
 use crate::program::{FunctionId, Program};
+use crate::source::Span;
 use crate::token::{is_identifier, Token, TokenKind};
 use std::ops::Range;
 
@@ -98,7 +99,7 @@ impl SiteInput<'_> {
         let launch = &program.launches[site.launch];
         let mut seen: Vec<&str> = Vec::new();
         for arg in &launch.args {
-            let [token] = program.sig_in(arg.clone()) else {
+            let [token] = program.sig_in(*arg) else {
                 continue;
             };
             let pointer = token.text(view);
@@ -117,7 +118,7 @@ impl SiteInput<'_> {
                 Err(refused) => {
                     left.push(format!(
                         "`{pointer}` ({}): {}",
-                        file.location(refused.span.start),
+                        file.location(refused.span.start()),
                         refused.kind.message()
                     ));
                     let mut warning = Diagnostic::new(
@@ -133,7 +134,7 @@ impl SiteInput<'_> {
             }
         }
         if explicit && !found {
-            let clause = site.alloc_clause.as_ref().map_or(0..0, |c| c.1.clone());
+            let clause = site.alloc_clause.as_ref().map_or(Span::at(0), |c| c.1);
             diagnostics.push(
                 Diagnostic::new(
                     DiagnosticKind::AllocNotFound {
@@ -143,7 +144,7 @@ impl SiteInput<'_> {
                     "no allocation to aggregate",
                 )
                 .with_note(
-                    launch.span.clone(),
+                    launch.span,
                     "none of these arguments is allocated by the parent",
                 ),
             );
@@ -193,8 +194,8 @@ enum Use {
 }
 
 impl Context<'_> {
-    fn error(&self, kind: DiagnosticKind, span: Range<usize>, label: &str) -> Diagnostic {
-        let pragma = self.program.pragmas[self.site.pragma].span.clone();
+    fn error(&self, kind: DiagnosticKind, span: Span, label: &str) -> Diagnostic {
+        let pragma = self.program.pragmas[self.site.pragma].span;
         let why = if self.explicit {
             "allocations aggregated by this pragma"
         } else {
@@ -214,8 +215,8 @@ impl Context<'_> {
         let site = self.site;
         let parent = &program.functions[site.parent];
         let sig = &program.sig;
-        let first_call = sig[calls[0].callee].range();
-        let escape = |what: String, span: Range<usize>, function: &str| {
+        let first_call = sig[calls[0].callee].span();
+        let escape = |what: String, span: Span, function: &str| {
             self.error(
                 DiagnosticKind::AllocEscape {
                     pointer: pointer.to_string(),
@@ -225,7 +226,7 @@ impl Context<'_> {
                 span,
                 "dpopt cannot follow the pointer past here",
             )
-            .with_note(first_call.clone(), "allocated here")
+            .with_note(first_call, "allocated here")
         };
         if parent.space.host && parent.space.device {
             return Err(self.error(
@@ -251,11 +252,11 @@ impl Context<'_> {
                 Use::Declared => declared += 1,
                 Use::Launch(i) => params.push(i),
                 Use::Free(callee, cuda) => frees.push(FreeCall {
-                    callee: sig[callee].range(),
+                    callee: sig[callee].span(),
                     cuda,
                     function: site.parent,
                 }),
-                Use::Escapes(what) => return Err(escape(what, sig[k].range(), &parent.name)),
+                Use::Escapes(what) => return Err(escape(what, sig[k].span(), &parent.name)),
             }
         }
         if declared != 1 {
@@ -288,14 +289,14 @@ impl Context<'_> {
                     match classify(program, view, k, false, None) {
                         Use::Kept => {}
                         Use::Free(callee, cuda) => frees.push(FreeCall {
-                            callee: sig[callee].range(),
+                            callee: sig[callee].span(),
                             cuda,
                             function: child,
                         }),
                         Use::Declared => {
                             return Err(escape(
                                 format!("`{name}` is declared again"),
-                                sig[k].range(),
+                                sig[k].span(),
                                 &function.name,
                             ))
                         }
@@ -304,12 +305,12 @@ impl Context<'_> {
                         Use::Launch(_) => {
                             return Err(escape(
                                 format!("`{name}` is passed to a launch"),
-                                sig[k].range(),
+                                sig[k].span(),
                                 &function.name,
                             ))
                         }
                         Use::Escapes(what) => {
-                            return Err(escape(what, sig[k].range(), &function.name))
+                            return Err(escape(what, sig[k].span(), &function.name))
                         }
                     }
                 }
@@ -328,7 +329,7 @@ impl Context<'_> {
                             child.name
                         ),
                     },
-                    free.callee.clone(),
+                    free.callee,
                     "frees a slice",
                 ));
             }
@@ -346,10 +347,10 @@ impl Context<'_> {
                             pointer: pointer.to_string(),
                             child: child.name.clone(),
                         },
-                        free.callee.clone(),
+                        free.callee,
                         "frees a slice",
                     )
-                    .with_note(other.span.clone(), "also launched here"));
+                    .with_note(other.span, "also launched here"));
             }
         }
         if self.granularity == AllocGranularity::Block
@@ -368,11 +369,11 @@ impl Context<'_> {
                             function: finding.function.clone(),
                             construct: finding.construct.clone(),
                         },
-                        finding.span.clone(),
+                        finding.span,
                         "waits for other threads",
                     )
                 };
-                let pragma = program.pragmas[site.pragma].span.clone();
+                let pragma = program.pragmas[site.pragma].span;
                 let d =
                     super::with_calls(d, &finding).with_note(pragma, "block-level allocation here");
                 return Err(d);
@@ -386,7 +387,7 @@ impl Context<'_> {
             calls: calls
                 .iter()
                 .map(|c| AllocCall {
-                    callee: sig[c.callee].range(),
+                    callee: sig[c.callee].span(),
                     cuda: c.cuda,
                     tag: 0,
                 })
@@ -663,7 +664,7 @@ fn classify(
     }
     if let Some(launch) = launch {
         if let Some(i) = launch.args.iter().position(|a| {
-            let t = program.sig_in(a.clone());
+            let t = program.sig_in(*a);
             t.len() == 1 && t[0].start == program.sig[k].start
         }) {
             return Use::Launch(i);
@@ -796,14 +797,14 @@ mod tests {
             .iter()
             .flat_map(|s| &s.allocations)
             .map(|a| {
-                let calls: Vec<&str> = a.calls.iter().map(|c| &text[c.callee.clone()]).collect();
+                let calls: Vec<&str> = a.calls.iter().map(|c| &text[c.callee.range()]).collect();
                 let frees: Vec<String> = a
                     .frees
                     .iter()
                     .map(|f| {
                         format!(
                             "{}@{}",
-                            &text[f.callee.clone()],
+                            &text[f.callee.range()],
                             program.functions[f.function].name
                         )
                     })

@@ -36,7 +36,7 @@ pub(super) fn check_block_aggregation(
             Granularity::MultiBlock => "multiblock",
             _ => continue,
         };
-        let pragma = program.pragmas[site.pragma].span.clone();
+        let pragma = program.pragmas[site.pragma].span;
         let (_, functions) = block_functions(program, view, site.parent);
         let hazard = |finding: &Finding, construct: &str, note: &str| {
             let d = if finding.hazard == Hazard::Unseen {
@@ -48,12 +48,11 @@ pub(super) fn check_block_aggregation(
                         function: finding.function.clone(),
                         construct: construct.to_string(),
                     },
-                    finding.span.clone(),
+                    finding.span,
                     note.to_string(),
                 )
             };
-            with_calls(d, finding)
-                .with_note(pragma.clone(), "block-level aggregation requested here")
+            with_calls(d, finding).with_note(pragma, "block-level aggregation requested here")
         };
         let mut found = first_wait(program, view, site.parent, hazards)
             .map(|finding| hazard(&finding, &finding.construct, "waits for other threads"));
@@ -101,7 +100,7 @@ fn block_functions(
     parent: FunctionId,
 ) -> (Vec<FunctionId>, Vec<FunctionId>) {
     let callees = |f: FunctionId| -> Vec<FunctionId> {
-        let body = program.sig_in(program.functions[f].body.clone());
+        let body = program.sig_in(program.functions[f].body);
         calls(body, view)
             .filter_map(|(_, name)| program.function_named(name))
             .collect()

@@ -20,15 +20,17 @@ pub(super) fn kernels_to_bound(program: &Program, view: &str, plan: &Plan) -> Ve
         .into_iter()
         .filter(|&k| {
             let f = &program.functions[k];
-            let head = &view[f.start..f.body.start];
+            let head = &view[f.start..f.body.start()];
             // `void ns::k(...) {...}`: a qualified name cannot be declared
             // again outside its namespace.
-            let qualified = view[f.start..f.name_span.start].trim_end().ends_with("::");
+            let qualified = view[f.start..f.name_span.start()]
+                .trim_end()
+                .ends_with("::");
             // A literal left open in the head ends at its line: repeated on
             // one line it would swallow what follows (and could turn text
             // after it into a directive).
             let unterminated = program
-                .sig_in(f.start..f.name_span.start)
+                .sig_in(f.start..f.name_span.start())
                 .iter()
                 .any(|t| crate::lexer::unterminated(t, view).is_some());
             f.space.global
@@ -70,7 +72,7 @@ pub(super) fn kernel_clauses(
                         first.insert((k, *clause), (i, value));
                     }
                     Some(&(other, stated)) if stated != value => {
-                        let pragma = |s: SiteId| program.pragmas[plan.sites[s].pragma].span.clone();
+                        let pragma = |s: SiteId| program.pragmas[plan.sites[s].pragma].span;
                         let written =
                             |v: &Value| format!("`{}({})` here", clause.spelling(), v.to_source());
                         diagnostics.push(
@@ -85,10 +87,7 @@ pub(super) fn kernel_clauses(
                                 written(value),
                             )
                             .with_note(pragma(other), written(stated))
-                            .with_note(
-                                program.functions[k].name_span.clone(),
-                                "the kernel that runs both",
-                            ),
+                            .with_note(program.functions[k].name_span, "the kernel that runs both"),
                         );
                     }
                     Some(_) => {}
@@ -121,7 +120,7 @@ fn reaching(program: &Program, view: &str, start: Vec<FunctionId>) -> Vec<Functi
                 if reach.contains(&k) || !f.space.runs_on_device() {
                     continue;
                 }
-                let body = program.sig_in(f.body.clone());
+                let body = program.sig_in(f.body);
                 if calls(body, view).any(|(_, name)| name == target.name) {
                     reach.push(k);
                 }

@@ -6,8 +6,8 @@ use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Finding, Hazard, Hazards, Summary};
 use crate::plan::Site;
 use crate::program::{Function, FunctionId, Program};
+use crate::source::Span;
 use crate::token::TokenKind;
-use std::ops::Range;
 
 /// What the child does that matters for the transformations.
 #[derive(Debug)]
@@ -16,7 +16,7 @@ pub(super) struct ChildFacts {
     pub(super) summary: Summary,
     /// First `return` of the child's own body (or `asm("exit;")`, in it or in
     /// a function it calls).
-    pub(super) returns: Option<Range<usize>>,
+    pub(super) returns: Option<Span>,
 }
 
 impl ChildFacts {
@@ -27,16 +27,16 @@ impl ChildFacts {
         child: FunctionId,
     ) -> Self {
         let summary = hazards.of(child);
-        let body = program.sig_in(program.functions[child].body.clone());
+        let body = program.sig_in(program.functions[child].body);
         let returns = body
             .iter()
             .find(|t| t.kind == TokenKind::Ident && t.text(view) == "return")
-            .map(|t| t.range());
+            .map(|t| t.span());
         // `asm("exit;")` ends the thread too; in a callee, at the call.
         let exit = summary
             .get(Hazard::Exit)
-            .map(|f| f.calls.first().map_or(f.span.clone(), |c| c.span.clone()));
-        let returns = returns.into_iter().chain(exit).min_by_key(|r| r.start);
+            .map(|f| f.calls.first().map_or(f.span, |c| c.span));
+        let returns = returns.into_iter().chain(exit).min_by_key(|r| r.start());
         ChildFacts { summary, returns }
     }
 }
@@ -47,7 +47,7 @@ pub(super) fn check_child(
     child: &Function,
     facts: &ChildFacts,
 ) -> Vec<Diagnostic> {
-    let pragma_span = program.pragmas[site.pragma].span.clone();
+    let pragma_span = program.pragmas[site.pragma].span;
     let summary = &facts.summary;
     let kernel = child.name.clone();
     let mut out = Vec::new();
@@ -86,13 +86,12 @@ pub(super) fn check_child(
                         kernel: kernel.clone(),
                         construct: finding.construct.clone(),
                     },
-                    finding.span.clone(),
+                    finding.span,
                     "needs the original block's threads together",
                 )
             };
             out.push(
-                with_calls(d, finding)
-                    .with_note(pragma_span.clone(), format!("`{clause}` requested here")),
+                with_calls(d, finding).with_note(pragma_span, format!("`{clause}` requested here")),
             );
         }
     }
@@ -143,19 +142,18 @@ pub(super) fn check_child(
             } else {
                 Diagnostic::new(
                     kind,
-                    finding.span.clone(),
+                    finding.span,
                     "cannot run serially in one parent thread",
                 )
             };
             out.push(
-                with_calls(d, finding)
-                    .with_note(pragma_span.clone(), format!("{clause} requested here")),
+                with_calls(d, finding).with_note(pragma_span, format!("{clause} requested here")),
             );
         }
     }
     // A called function that reads a thread or block position itself: the
     // copies of the child's body replace the builtins there, not in callees.
-    let mut reported: Vec<Range<usize>> = Vec::new();
+    let mut reported: Vec<Span> = Vec::new();
     let mut in_callees: Vec<&Finding> = [Hazard::ThreadPosition, Hazard::BlockPosition]
         .iter()
         .filter_map(|&h| summary.get(h))
@@ -174,7 +172,7 @@ pub(super) fn check_child(
         if reported.contains(&call.span) {
             continue;
         }
-        reported.push(call.span.clone());
+        reported.push(call.span);
         let d = Diagnostic::new(
             DiagnosticKind::BuiltinInCallee {
                 kernel: kernel.clone(),
@@ -182,7 +180,7 @@ pub(super) fn check_child(
                 builtin: finding.construct.clone(),
                 clause: clause.to_string(),
             },
-            call.span.clone(),
+            call.span,
             "this call",
         );
         let d = finding
@@ -191,8 +189,8 @@ pub(super) fn check_child(
             .skip(1)
             .fold(d, |d, (span, label)| d.with_note(span, label));
         out.push(
-            d.with_note(finding.span.clone(), "reads the builtin here")
-                .with_note(pragma_span.clone(), "requested here"),
+            d.with_note(finding.span, "reads the builtin here")
+                .with_note(pragma_span, "requested here"),
         );
     }
     if site.coarsen.is_some() {
@@ -206,12 +204,10 @@ pub(super) fn check_child(
                     kernel: kernel.clone(),
                     construct: finding.construct.clone(),
                 },
-                finding.span.clone(),
+                finding.span,
                 "depends on the original grid's blocks",
             );
-            out.push(
-                with_calls(d, finding).with_note(pragma_span.clone(), "coarsen requested here"),
-            );
+            out.push(with_calls(d, finding).with_note(pragma_span, "coarsen requested here"));
         }
         // A thread that returned would miss the barriers of its original
         // block; code dpopt cannot see might hold one.
@@ -219,16 +215,16 @@ pub(super) fn check_child(
             if let Some(finding) = summary.first_of(&[Hazard::Block, Hazard::Unseen], |_| true) {
                 let d = if finding.hazard == Hazard::Unseen {
                     with_calls(cannot_see(finding, "coarsen"), finding)
-                        .with_note(ret.clone(), "and the child returns early here")
+                        .with_note(*ret, "and the child returns early here")
                 } else {
                     let d = Diagnostic::new(
                         DiagnosticKind::ReturnWithBarrier {
                             kernel: kernel.clone(),
                         },
-                        ret.clone(),
+                        *ret,
                         "early return",
                     )
-                    .with_note(finding.span.clone(), "barrier");
+                    .with_note(finding.span, "barrier");
                     with_calls(d, finding)
                 };
                 out.push(d.with_note(pragma_span, "coarsen requested here"));

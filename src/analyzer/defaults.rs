@@ -42,12 +42,12 @@ pub const OTHER: [&str; 4] = [
 /// `clauses` as the directive of the pragma `index` (every clause spans the
 /// pragma).
 fn directive(program: &Program, index: usize, clauses: &str) -> Directive {
-    let span = program.pragmas[index].span.clone();
+    let span = program.pragmas[index].span;
     let mut d = parse_directive(&directive_text(&format!("#pragma dp {clauses}"), 0))
         .expect("the default clauses parse");
-    d.span = span.clone();
+    d.span = span;
     for c in &mut d.clauses {
-        c.span = span.clone();
+        c.span = span;
     }
     d
 }

@@ -10,9 +10,9 @@ use crate::hazard::{Hazard, Hazards};
 use crate::plan::{FloorKernel, FloorThreads, Plan, SiteId};
 use crate::program::{FunctionId, Program, Resolution};
 use crate::source::SourceFile;
+use crate::source::Span;
 use crate::token::calls;
 use std::collections::BTreeMap;
-use std::ops::Range;
 
 pub(super) struct Floors {
     pub kernels: Vec<FloorKernel>,
@@ -22,10 +22,10 @@ pub(super) struct Floors {
 /// A launch or device-runtime call in a function or what it calls.
 struct RuntimeUse {
     /// Where (a call of the function holding it, for a callee's).
-    span: Range<usize>,
+    span: Span,
     what: String,
     /// The construct itself, when it is in a callee.
-    inner: Option<Range<usize>>,
+    inner: Option<Span>,
 }
 
 /// The first launch or device-runtime call (`cuda...(`) in `function` or a
@@ -39,14 +39,14 @@ fn runtime_use(
     last_error_ok: bool,
 ) -> Option<RuntimeUse> {
     let mut seen = vec![function];
-    let own = |f: FunctionId, last_error_ok: bool| -> Option<(Range<usize>, String)> {
-        let body = program.functions[f].body.clone();
+    let own = |f: FunctionId, last_error_ok: bool| -> Option<(Span, String)> {
+        let body = program.functions[f].body;
         let launch = program
             .launches
             .iter()
             .enumerate()
             .find(|(i, l)| l.function == Some(f) && !allowed.contains(i))
-            .map(|(_, l)| (l.span.clone(), format!("launches `{}`", l.kernel.trim())));
+            .map(|(_, l)| (l.span, format!("launches `{}`", l.kernel.trim())));
         let sig = program.sig_in(body);
         let call = calls(sig, view)
             .find(|&(_, name)| {
@@ -54,11 +54,11 @@ fn runtime_use(
                     && !(last_error_ok
                         && matches!(name, "cudaGetLastError" | "cudaPeekAtLastError"))
             })
-            .map(|(i, name)| (sig[i].range(), format!("calls `{name}` (device runtime)")));
+            .map(|(i, name)| (sig[i].span(), format!("calls `{name}` (device runtime)")));
         [launch, call]
             .into_iter()
             .flatten()
-            .min_by_key(|(r, _)| r.start)
+            .min_by_key(|(r, _)| r.start())
     };
     if let Some((span, what)) = own(function, last_error_ok) {
         return Some(RuntimeUse {
@@ -69,7 +69,7 @@ fn runtime_use(
     }
     // Device functions of the file it calls, through any chain of calls:
     // reported at the call in `function`.
-    let sig = program.sig_in(program.functions[function].body.clone());
+    let sig = program.sig_in(program.functions[function].body);
     for (i, name) in calls(sig, view) {
         let callees = match program.resolve(name, Some(function), sig[i].start, None) {
             Resolution::Found(f) => vec![f],
@@ -87,12 +87,12 @@ fn runtime_use(
             seen.push(f);
             if let Some((inner, what)) = own(f, false) {
                 return Some(RuntimeUse {
-                    span: sig[i].range(),
+                    span: sig[i].span(),
                     what: format!("calls `{name}`, which {what}"),
                     inner: Some(inner),
                 });
             }
-            let body = program.sig_in(program.functions[f].body.clone());
+            let body = program.sig_in(program.functions[f].body);
             for (k, callee) in calls(body, view) {
                 if let Resolution::Found(g) = program.resolve(callee, Some(f), body[k].start, None)
                 {
@@ -106,7 +106,7 @@ fn runtime_use(
     None
 }
 
-fn refused(kernel: &str, span: Range<usize>, label: &str, why: String, fix: &str) -> Diagnostic {
+fn refused(kernel: &str, span: Span, label: &str, why: String, fix: &str) -> Diagnostic {
     Diagnostic::new(
         DiagnosticKind::FloorRefused {
             kernel: kernel.to_string(),
@@ -137,15 +137,15 @@ pub(super) fn floors(
     let mut kernels = Vec::new();
     for (parent, sites) in by_parent {
         let f = &program.functions[parent];
-        let pragma = |s: SiteId| program.pragmas[plan.sites[s].pragma].span.clone();
+        let pragma = |s: SiteId| program.pragmas[plan.sites[s].pragma].span;
         let at = pragma(sites[0]);
         let before = diagnostics.len();
-        let refuse = |span: Range<usize>, label: &str, why: String, fix: &str| {
-            refused(&f.name, span, label, why, fix).with_note(at.clone(), "`floor` requested here")
+        let refuse = |span: Span, label: &str, why: String, fix: &str| {
+            refused(&f.name, span, label, why, fix).with_note(at, "`floor` requested here")
         };
         if !f.space.global {
             diagnostics.push(refuse(
-                f.name_span.clone(),
+                f.name_span,
                 "a device function",
                 format!("the launch is in `__device__` function `{}`, and the floor copies the kernel that holds the launch, chosen by the host", f.name),
                 "put the launch in the `__global__` kernel itself, or remove `floor`",
@@ -154,7 +154,7 @@ pub(super) fn floors(
         }
         if f.template_header.is_some() {
             diagnostics.push(refuse(
-                f.name_span.clone(),
+                f.name_span,
                 "a template kernel",
                 "it is a template kernel".to_string(),
                 "remove `floor` (template parents are not copied yet)",
@@ -172,7 +172,7 @@ pub(super) fn floors(
                 Some(inner) => diagnostics.push(
                     refused(&f.name, u.span, "this call", why, fix)
                         .with_note(inner, "here")
-                        .with_note(at.clone(), "`floor` requested here"),
+                        .with_note(at, "`floor` requested here"),
                 ),
                 None => diagnostics.push(refuse(u.span, "in the kernel", why, fix)),
             }
@@ -181,13 +181,13 @@ pub(super) fn floors(
             let site = &plan.sites[s];
             let child = &program.functions[site.child];
             let floor = site.floor.as_ref().expect("a floor site");
-            let launch_span = program.launches[site.launch].kernel_span.clone();
+            let launch_span = program.launches[site.launch].kernel_span;
             if site.child == parent
                 || !site.alternatives.is_empty()
                 || child.template_header.is_some()
             {
                 diagnostics.push(refuse(
-                    launch_span.clone(),
+                    launch_span,
                     "this child",
                     format!("its child `{}` is {}", child.name, if site.child == parent {
                         "the kernel itself (a recursion): the launch-free copy cannot launch the next level"
@@ -203,7 +203,7 @@ pub(super) fn floors(
             if let Some(u) = runtime_use(program, view, site.child, &[], false) {
                 let mut d = refused(
                     &f.name,
-                    launch_span.clone(),
+                    launch_span,
                     "this child",
                     format!(
                         "its child `{}` {}; the drain grid runs the child's body and can make no launch or device-runtime call",
@@ -215,7 +215,7 @@ pub(super) fn floors(
                 if let Some(inner) = u.inner {
                     d = d.with_note(inner, "inside");
                 }
-                diagnostics.push(d.with_note(at.clone(), "`floor` requested here"));
+                diagnostics.push(d.with_note(at, "`floor` requested here"));
                 continue;
             }
             let summary = hazards.of(site.child);
@@ -238,7 +238,7 @@ pub(super) fn floors(
                 diagnostics.push(
                     refused(
                         &f.name,
-                        finding.span.clone(),
+                        finding.span,
                         "needs the child's threads together",
                         why,
                         "launch the child with a constant block size (a literal or a macro the file defines), or remove `floor`",
@@ -253,8 +253,10 @@ pub(super) fn floors(
                 .children
                 .iter()
                 .find(|c| c.child == site.child)
-                .map_or(child.body.end, |c| c.elsewhere.unwrap_or(child.body.end));
-            if child_code > f.body.start {
+                .map_or(child.body.end(), |c| {
+                    c.elsewhere.unwrap_or(child.body.end())
+                });
+            if child_code > f.body.start() {
                 diagnostics.push(
                     refused(
                         &f.name,
@@ -276,7 +278,7 @@ pub(super) fn floors(
         for (i, l) in program.launches.iter().enumerate() {
             let Some(h) = l.function else { continue };
             if program.functions[h].space.runs_on_device()
-                || !file.in_input(l.span.start)
+                || !file.in_input(l.span.start())
                 || program.launched_kernels(l) != [parent]
             {
                 continue;
@@ -285,7 +287,7 @@ pub(super) fn floors(
                 Some("it names template arguments".to_string())
             } else if !(2..=4).contains(&l.config.len()) {
                 Some("its configuration is not `<<<grid, block[, smem[, stream]]>>>`".to_string())
-            } else if l.span.start < f.body.end {
+            } else if l.span.start() < f.body.end() {
                 Some(format!(
                     "it comes before the definition of `{}`, after which the floor's launcher is defined",
                     f.name
@@ -297,12 +299,12 @@ pub(super) fn floors(
                 Some(why) => diagnostics.push(
                     refused(
                         &f.name,
-                        l.span.clone(),
+                        l.span,
                         "host launch",
                         format!("this host launch cannot call the launch-free copy: {why}"),
                         "launch the kernel after its definition as `kernel<<<grid, block[, smem[, stream]]>>>(args)`, or remove `floor`",
                     )
-                    .with_note(at.clone(), "`floor` requested here"),
+                    .with_note(at, "`floor` requested here"),
                 ),
                 None => host_launches.push(i),
             }
@@ -315,7 +317,7 @@ pub(super) fn floors(
                 DiagnosticKind::FloorUnused {
                     kernel: f.name.clone(),
                 },
-                at.clone(),
+                at,
                 "`floor` requested here",
             ));
         }

@@ -191,7 +191,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             coarse,
             uses_shared: facts.summary.has(Hazard::Shared),
             recursive,
-            serial_bound: crate::guard::bounding_parameter(&view[function.body.clone()], &names),
+            serial_bound: crate::guard::bounding_parameter(&view[function.body.range()], &names),
             defers: plan.child_defers(function, serial, &sites),
             members: crate::record::members(function),
             sites,
@@ -245,11 +245,11 @@ fn cannot_see(finding: &Finding, clause: &str) -> Diagnostic {
             what: finding.construct.clone(),
             why,
         },
-        finding.span.clone(),
+        finding.span,
         label,
     );
     match &finding.declared {
-        Some(declared) => d.with_note(declared.clone(), "declared here, defined in another file"),
+        Some(declared) => d.with_note(*declared, "declared here, defined in another file"),
         None => d,
     }
 }
@@ -499,7 +499,7 @@ mod tests {
         let unseen: Vec<(&str, &str)> = diagnostics
             .iter()
             .filter(|d| d.kind.code() == "dpopt::unseen_name")
-            .map(|d| (d.kind.code(), &text[d.span.clone()]))
+            .map(|d| (d.kind.code(), &text[d.span.range()]))
             .collect();
         assert_eq!(unseen, [("dpopt::unseen_name", "CF")]);
     }

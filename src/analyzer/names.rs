@@ -3,6 +3,7 @@
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::pragma::{Directive, Value};
 use crate::program::Program;
+use crate::source::Span;
 use crate::token::{SigIdx, TokenKind};
 
 /// Names in clause values (`threshold(TH)`) that nothing in the file
@@ -25,10 +26,13 @@ pub(super) fn unseen_names(
             {
                 continue;
             }
-            let text = &view[clause.span.clone()];
+            let text = &view[clause.span.range()];
             let span = word_at(text, name.as_str())
-                .map(|at| clause.span.start + at..clause.span.start + at + name.len())
-                .unwrap_or_else(|| clause.span.clone());
+                .map(|at| {
+                    let start = clause.span.start() + at;
+                    Span::new(start, start + name.len())
+                })
+                .unwrap_or(clause.span);
             out.push(Diagnostic::new(
                 DiagnosticKind::UnseenName {
                     name: name.clone(),

@@ -4,8 +4,8 @@
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::program::Program;
 use crate::source::SourceFile;
+use crate::source::Span;
 use crate::token::{is_call_at, TokenKind};
-use std::ops::Range;
 
 /// Macros that expand to `_Pragma`: a `#pragma dp` written through one is
 /// invisible to dpopt (it does not expand macros), so each use that may
@@ -50,7 +50,7 @@ pub fn pragma_macros(file: &SourceFile, program: &Program) -> Vec<Diagnostic> {
         if !literal_dp && !stringizes {
             continue;
         }
-        let warning = |span: Range<usize>, label: &str| {
+        let warning = |span: Span, label: &str| {
             Diagnostic::new(
                 DiagnosticKind::PragmaInMacro {
                     name: name.clone(),
@@ -59,7 +59,7 @@ pub fn pragma_macros(file: &SourceFile, program: &Program) -> Vec<Diagnostic> {
                 span,
                 label.to_string(),
             )
-            .with_note(logical.source_range(op..op + 7), "`_Pragma` here")
+            .with_note(logical.source_span(op..op + 7), "`_Pragma` here")
         };
         let mut used = false;
         for (i, u) in program.sig.iter().enumerate() {
@@ -77,11 +77,11 @@ pub fn pragma_macros(file: &SourceFile, program: &Program) -> Vec<Diagnostic> {
                     .is_some_and(|a| crate::phases::without_splices(a.text(view)) == "dp");
             if literal_dp || arg_is_dp {
                 used = true;
-                out.push(warning(u.range(), "a `#pragma dp` through a macro"));
+                out.push(warning(u.span(), "a `#pragma dp` through a macro"));
             }
         }
         if literal_dp && !used {
-            out.push(warning(t.range(), "this macro"));
+            out.push(warning(t.span(), "this macro"));
         }
     }
     for (span, name) in &program.pragmas_in_macro_arguments {
@@ -90,7 +90,7 @@ pub fn pragma_macros(file: &SourceFile, program: &Program) -> Vec<Diagnostic> {
                 name: name.clone(),
                 in_arguments: true,
             },
-            span.clone(),
+            *span,
             "in the macro's arguments",
         ));
     }

@@ -18,9 +18,9 @@ use crate::plan::{PromoteSite, DEFAULT_PROMOTE_POOL};
 use crate::pragma::{Directive, Promotion, Value};
 use crate::program::{Function, Program};
 use crate::source::SourceFile;
+use crate::source::Span;
 use crate::token::{is_call_at, Token, TokenKind};
 use std::collections::BTreeMap;
-use std::ops::Range;
 
 /// The promoted site of pragma `index` (with `promote(...)`), or what makes
 /// it impossible.
@@ -44,8 +44,8 @@ pub(super) fn promote_site(
     let launch = &program.launches[launch_index];
     let kernel = &program.functions[parent];
     let name = kernel.name.clone();
-    let pragma_span = program.pragmas[index].span.clone();
-    let unsupported = |what: &str, span: Range<usize>, label: &str| {
+    let pragma_span = program.pragmas[index].span;
+    let unsupported = |what: &str, span: Span, label: &str| {
         Diagnostic::new(
             DiagnosticKind::PromoteUnsupported {
                 kernel: name.clone(),
@@ -61,40 +61,39 @@ pub(super) fn promote_site(
                 kernel: launch.simple_name().to_string(),
                 parent: name.clone(),
             },
-            launch.kernel_span.clone(),
+            launch.kernel_span,
             "not the kernel this launch is in",
         );
-        return Err(vec![d.with_note(
-            kernel.name_span.clone(),
-            "the launch is in this function",
-        )]);
+        return Err(vec![
+            d.with_note(kernel.name_span, "the launch is in this function")
+        ]);
     }
     let mut errors = Vec::new();
     if !alternatives.is_empty() {
         errors.push(unsupported(
             "it is defined in several `#if` branches",
-            launch.kernel_span.clone(),
+            launch.kernel_span,
             "which definition?",
         ));
     }
     if kernel.template_header.is_some() {
         errors.push(unsupported(
             "it is a template (each instantiation would need a chain of its own)",
-            kernel.name_span.clone(),
+            kernel.name_span,
             "a template kernel",
         ));
     }
     if let Some(p) = kernel.params.iter().find(|p| p.declaration.contains('&')) {
         errors.push(unsupported(
             "a parameter is a reference (the steps' arguments are stored by value)",
-            kernel.name_span.clone(),
+            kernel.name_span,
             &format!("`{}`", p.declaration),
         ));
     }
     if launch.args.len() != kernel.params.len() {
         errors.push(unsupported(
             "the launch leaves parameters to their default arguments (write every argument)",
-            launch.span.clone(),
+            launch.span,
             "fewer arguments than parameters",
         ));
     }
@@ -104,21 +103,21 @@ pub(super) fn promote_site(
                 DiagnosticKind::PromoteGrid {
                     kernel: name.clone(),
                 },
-                launch.config[0].clone(),
+                launch.config[0],
                 "the grid of the next step",
             )
-            .with_note(pragma_span.clone(), "promotion requested here"),
+            .with_note(pragma_span, "promotion requested here"),
         );
     }
     if let Some(stream) = launch.config.get(3) {
-        let text: String = view[stream.clone()].split_whitespace().collect();
+        let text: String = view[stream.range()].split_whitespace().collect();
         if !matches!(
             text.as_str(),
             "0" | "NULL" | "nullptr" | "cudaStreamFireAndForget"
         ) {
             errors.push(unsupported(
                 "the launch names a stream (a promoted step runs beside its predecessor, in a fire-and-forget stream of its own)",
-                stream.clone(),
+                *stream,
                 "this stream",
             ));
         }
@@ -131,7 +130,7 @@ pub(super) fn promote_site(
                     kernel: name.clone(),
                     construct: format!("inside {construct}"),
                 },
-                launch.span.clone(),
+                launch.span,
                 "may run more than once per step",
             )
             .with_note(at, "this loop"),
@@ -148,10 +147,10 @@ pub(super) fn promote_site(
                     kernel: name.clone(),
                     construct: "not the kernel's only launch of itself".to_string(),
                 },
-                launch.span.clone(),
+                launch.span,
                 "promoted",
             )
-            .with_note(other.span.clone(), "another launch of the kernel"),
+            .with_note(other.span, "another launch of the kernel"),
         );
     }
     let summary = hazards.of(parent);
@@ -168,7 +167,7 @@ pub(super) fn promote_site(
         ),
     ] {
         if let Some(f) = summary.get(hazard) {
-            errors.push(with_calls(unsupported(what, f.span.clone(), label), f));
+            errors.push(with_calls(unsupported(what, f.span, label), f));
         }
     }
     if kind == Promotion::Aggregate {
@@ -181,7 +180,7 @@ pub(super) fn promote_site(
         let Some(range) = launch.config.get(i) else {
             continue;
         };
-        let tokens = program.sig_in(range.clone());
+        let tokens = program.sig_in(*range);
         let problem = if kind == Promotion::Aggregate {
             // Every step of the pool runs with the pool's configuration.
             if is_block_dim(view, tokens) {
@@ -212,7 +211,7 @@ pub(super) fn promote_site(
                     t.range(),
                     "not known when the step starts",
                 )
-                .with_note(pragma_span.clone(), "promotion requested here"),
+                .with_note(pragma_span, "promotion requested here"),
             );
         }
     }
@@ -222,7 +221,7 @@ pub(super) fn promote_site(
     let k = per_parent.entry(kernel.symbol.clone()).or_insert(0);
     *k += 1;
     let id = format!("{}_{}", kernel.symbol, k);
-    let open = kernel.body.start;
+    let open = kernel.body.start();
     let line_end = view[open..]
         .find(['\n', '\r'])
         .map_or(view.len(), |i| open + i);
@@ -232,7 +231,7 @@ pub(super) fn promote_site(
         .iter()
         .copied()
         .find(|&s| s > open)
-        .filter(|&s| rest_blank && s < kernel.body.end && file.in_input(s));
+        .filter(|&s| rest_blank && s < kernel.body.end() && file.in_input(s));
     Ok(PromoteSite {
         id,
         summary: directive.summary(),
@@ -261,18 +260,18 @@ fn pool_checks(
     view: &str,
     kernel: &Function,
     summary: &crate::hazard::Summary,
-    pragma: &Range<usize>,
+    pragma: &Span,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let returns = program
-        .sig_in(kernel.body.clone())
+        .sig_in(kernel.body)
         .iter()
         .find(|t| t.kind == TokenKind::Ident && t.text(view) == "return")
         .map(Token::range);
     if let (Some(_), Some(f)) = (&returns, summary.get(Hazard::Unseen)) {
         out.push(
             with_calls(cannot_see(f, "promote(aggregate)"), f)
-                .with_note(pragma.clone(), "promotion requested here"),
+                .with_note(*pragma, "promotion requested here"),
         );
     }
     if let (Some(at), Some(barrier)) = (returns, summary.get(Hazard::Block)) {
@@ -288,11 +287,8 @@ fn pool_checks(
             "returns early",
         );
         out.push(
-            with_calls(
-                d.with_note(barrier.span.clone(), "waits for the block"),
-                barrier,
-            )
-            .with_note(pragma.clone(), "promotion requested here"),
+            with_calls(d.with_note(barrier.span, "waits for the block"), barrier)
+                .with_note(*pragma, "promotion requested here"),
         );
     }
     if let Some(f) = summary.get(Hazard::BlockPosition) {
@@ -303,18 +299,18 @@ fn pool_checks(
                 builtin: f.construct.clone(),
                 clause: "promote(aggregate)".to_string(),
             },
-            f.span.clone(),
+            f.span,
             "reads the pool block's position, not the step's",
         );
-        out.push(with_calls(d, f).with_note(pragma.clone(), "promotion requested here"));
+        out.push(with_calls(d, f).with_note(*pragma, "promotion requested here"));
     }
     out
 }
 
 /// Does the grid expression say one block (`1`, `1u`, `dim3(1)`,
 /// `dim3(1, 1, 1)`, a constant that is 1)?
-fn one_block(view: &str, constants: &Constants, grid: &Range<usize>) -> bool {
-    let text: String = view[grid.clone()].split_whitespace().collect();
+fn one_block(view: &str, constants: &Constants, grid: &Span) -> bool {
+    let text: String = view[grid.range()].split_whitespace().collect();
     let inner = text
         .strip_prefix("dim3(")
         .and_then(|t| t.strip_suffix(')'))
@@ -327,12 +323,7 @@ fn one_block(view: &str, constants: &Constants, grid: &Range<usize>) -> bool {
 
 /// The loop around the launch statement starting at significant token
 /// `first` (in the body opened at `open`): its keyword and span.
-fn loop_around(
-    program: &Program,
-    view: &str,
-    open: usize,
-    first: usize,
-) -> Option<(String, Range<usize>)> {
+fn loop_around(program: &Program, view: &str, open: usize, first: usize) -> Option<(String, Span)> {
     let sig = &program.sig;
     // The launch statement and every block around it, each with the
     // statements that control it (`if (...)`, `for (...)`, `do`, ...).
@@ -347,14 +338,14 @@ fn loop_around(
             }
             let prev = &sig[s - 1];
             match prev.text(view) {
-                "do" => return Some(("a `do` loop".to_string(), prev.range())),
+                "do" => return Some(("a `do` loop".to_string(), prev.span())),
                 ")" => {
                     let Some(kw) = program.partner[s - 1].and_then(|p| p.checked_sub(1)) else {
                         break;
                     };
                     match sig[kw].text(view) {
                         w @ ("for" | "while") => {
-                            return Some((format!("a `{w}` loop"), sig[kw].range()))
+                            return Some((format!("a `{w}` loop"), sig[kw].span()))
                         }
                         "if" | "switch" => s = kw,
                         _ => break,
@@ -377,7 +368,7 @@ fn early_arguments(
     view: &str,
     constants: &Constants,
     kernel: &Function,
-    args: &[Range<usize>],
+    args: &[Span],
 ) -> Vec<bool> {
     let mut early = vec![true; kernel.params.len()];
     loop {
@@ -386,7 +377,7 @@ fn early_arguments(
                 args.get(i).is_some_and(|a| {
                     let usable =
                         |n: &str| usable_at_start(program, view, constants, kernel, &early, n);
-                    first_not_known(view, program.sig_in(a.clone()), &usable, true).is_none()
+                    first_not_known(view, program.sig_in(*a), &usable, true).is_none()
                 })
             })
             .collect();
@@ -420,11 +411,11 @@ fn invariant_name(
     view: &str,
     constants: &Constants,
     kernel: &Function,
-    args: &[Range<usize>],
+    args: &[Span],
     name: &str,
 ) -> bool {
     known_name(program, view, constants, kernel, name, &|i| {
-        args.get(i).is_some_and(|a| view[a.clone()].trim() == name)
+        args.get(i).is_some_and(|a| view[a.range()].trim() == name)
             && !changed_in(program, view, kernel, name)
     })
 }
@@ -455,7 +446,7 @@ fn known_name(
             let macro_like = name
                 .chars()
                 .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
-            let body = program.sig_in(kernel.body.clone());
+            let body = program.sig_in(kernel.body);
             (macro_like || constants.value(name).is_some())
                 && !(0..body.len())
                     .any(|i| body[i].text(view) == name && declared_at(body, i, view))
@@ -466,7 +457,7 @@ fn known_name(
 /// Is `name` assigned, incremented, its address taken, or declared again
 /// in the kernel's body?
 fn changed_in(program: &Program, view: &str, kernel: &Function, name: &str) -> bool {
-    let body = program.sig_in(kernel.body.clone());
+    let body = program.sig_in(kernel.body);
     body.iter().enumerate().any(|(i, t)| {
         t.kind == TokenKind::Ident
             && t.text(view) == name
@@ -596,15 +587,15 @@ pub(super) fn attach_markers(
 ) -> Vec<Diagnostic> {
     let view = &file.view;
     let mut out = Vec::new();
-    let misplaced = |reason: String, span: Range<usize>, label: &str| {
+    let misplaced = |reason: String, span: Span, label: &str| {
         Diagnostic::new(DiagnosticKind::AcquirePlacement { reason }, span, label)
     };
     for &m in markers {
         let pragma = &program.pragmas[m];
-        let span = pragma.span.clone();
+        let span = pragma.span;
         let Some(site) = promotions.iter_mut().find(|p| {
             let f = &program.functions[p.kernel];
-            f.body.start < span.start && span.start < f.body.end
+            f.body.start() < span.start() && span.start() < f.body.end()
         }) else {
             out.push(misplaced(
                 "is not in a kernel whose launch of itself has `#pragma dp promote(...)`"
@@ -623,7 +614,7 @@ pub(super) fn attach_markers(
                     span,
                     "a second marker",
                 )
-                .with_note(program.pragmas[first].span.clone(), "the first"),
+                .with_note(program.pragmas[first].span, "the first"),
             );
             continue;
         }
@@ -647,7 +638,7 @@ pub(super) fn attach_markers(
             );
             continue;
         }
-        if program.condition_at(span.start) != program.condition_at(kernel.body.start) {
+        if program.condition_at(span.start()) != program.condition_at(kernel.body.start()) {
             out.push(misplaced(
                 "must not stand in an `#if` branch the kernel's body does not hold whole"
                     .to_string(),
@@ -656,20 +647,20 @@ pub(super) fn attach_markers(
             ));
             continue;
         }
-        if span.start > launch.span.start {
+        if span.start() > launch.span.start() {
             out.push(
                 misplaced(
                     format!("must come before the promoted launch of `{}`", kernel.name),
                     span,
                     "after the launch",
                 )
-                .with_note(launch.span.clone(), "the promoted launch"),
+                .with_note(launch.span, "the promoted launch"),
             );
             continue;
         }
         // The independent prologue: no postponed argument, and with a pool
         // no early return (its blocks wait at the marker together).
-        let prologue = program.sig_in(kernel.body.start + 1..span.start);
+        let prologue = program.sig_in(kernel.body.start() + 1..span.start());
         let late: Vec<(&str, usize)> = kernel
             .params
             .iter()
@@ -693,8 +684,8 @@ pub(super) fn attach_markers(
                     t.range(),
                     "used before the step waits",
                 )
-                .with_note(launch.args[i].clone(), "the previous step computes it here")
-                .with_note(span.clone(), "the step waits here"),
+                .with_note(launch.args[i], "the previous step computes it here")
+                .with_note(span, "the step waits here"),
             );
             continue;
         }
@@ -712,7 +703,7 @@ pub(super) fn attach_markers(
                         r.range(),
                         "returns before the marker",
                     )
-                    .with_note(span.clone(), "the step waits here"),
+                    .with_note(span, "the step waits here"),
                 );
                 continue;
             }
@@ -740,11 +731,11 @@ pub(super) fn check_not_a_child(
                         kernel: kernel.name.clone(),
                         what: "another `#pragma dp` launches it too (its body would be copied for both)".to_string(),
                     },
-                    program.launches[p.launch].span.clone(),
+                    program.launches[p.launch].span,
                     "promoted",
                 )
                 .with_note(
-                    program.launches[other.launch].span.clone(),
+                    program.launches[other.launch].span,
                     "a `#pragma dp` launch of the same kernel",
                 ),
             )

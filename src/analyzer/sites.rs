@@ -9,9 +9,9 @@ use crate::plan::{Aggregation, Floor, FloorThreads, Site, DEFAULT_POOL_RECORDS};
 use crate::pragma::{ClauseValue, Directive, Lands, Takes, Value, MAX_BLOCK_THREADS};
 use crate::program::{FunctionId, Program, Resolution};
 use crate::source::SourceFile;
+use crate::source::Span;
 use crate::thread_count::{thread_count, CountSource, ThreadCount};
 use std::collections::BTreeMap;
-use std::ops::Range;
 
 /// A pragma's launch, the function holding it and the kernel it launches.
 pub(super) struct Resolved {
@@ -64,7 +64,7 @@ pub(super) fn site_for(
                     value: name.clone(),
                     limit: limit.max,
                 },
-                clause.span.clone(),
+                clause.span,
                 format!("`{name}` is {n} here"),
             ));
         }
@@ -152,7 +152,7 @@ pub(super) fn site_for(
                 // Without a division in the grid size, grid x block threads is
                 // the exact count (literals, macros, dim3 variables, builtins):
                 // only a rounding that was not recognised is worth a word.
-                let grid_text = &view[launch.config[0].clone()];
+                let grid_text = &view[launch.config[0].range()];
                 let rounds = grid_text.contains('/')
                     || grid_text.contains(">>")
                     || grid_text.contains("ceil");
@@ -162,10 +162,10 @@ pub(super) fn site_for(
                             DiagnosticKind::ThreadCountFallback {
                                 kernel: simple_name.to_string(),
                             },
-                            launch.config[0].clone(),
+                            launch.config[0],
                             "no ceiling division found in this grid size",
                         )
-                        .with_note(pragma.span.clone(), "threshold requested here"),
+                        .with_note(pragma.span, "threshold requested here"),
                     );
                 }
                 tc
@@ -177,14 +177,13 @@ pub(super) fn site_for(
             Value::Macro(m) => constants.value(m),
         };
         let parent_fn = &program.functions[parent];
-        let threads =
-            |r: &Range<usize>| constants.threads(&view[r.clone()], parent_fn, program, view);
+        let threads = |r: &Span| constants.threads(&view[r.range()], parent_fn, program, view);
         let count_value = match count {
             ThreadCount::Explicit(e) => constants.value(e),
             ThreadCount::Factors(sources) => sources.iter().try_fold(1i128, |acc, s| {
                 let v = match s {
                     CountSource::InGrid(r) | CountSource::Reevaluated(r) => {
-                        constants.value(&view[r.clone()])
+                        constants.value(&view[r.range()])
                     }
                     CountSource::BlocksTimesBlockDim(_) => None,
                 }?;
@@ -203,10 +202,10 @@ pub(super) fn site_for(
                         threshold: th,
                         site: id.clone(),
                     },
-                    launch.config_span.clone(),
+                    launch.config_span,
                     format!("always {n} child threads"),
                 )
-                .with_note(pragma.span.clone(), "threshold requested here"),
+                .with_note(pragma.span, "threshold requested here"),
             );
         }
     }
@@ -227,7 +226,7 @@ pub(super) fn resolve(
             DiagnosticKind::NoLaunchAfterPragma {
                 found: "end of file".into(),
             },
-            pragma.span.clone(),
+            pragma.span,
             "nothing follows this pragma",
         ));
     };
@@ -242,7 +241,7 @@ pub(super) fn resolve(
             next_token.range(),
             "second pragma",
         )
-        .with_note(pragma.span.clone(), "first pragma"));
+        .with_note(pragma.span, "first pragma"));
     }
     let Some(launch_index) = program
         .launches
@@ -262,13 +261,13 @@ pub(super) fn resolve(
             next_token.range(),
             "expected `kernel<<<grid, block>>>(args);` here",
         )
-        .with_note(pragma.span.clone(), "this pragma"));
+        .with_note(pragma.span, "this pragma"));
     };
     let launch = &program.launches[launch_index];
     let Some(parent) = launch.function else {
         return Err(Diagnostic::new(
             DiagnosticKind::LaunchOutsideFunction,
-            launch.span.clone(),
+            launch.span,
             "this launch",
         ));
     };
@@ -278,10 +277,10 @@ pub(super) fn resolve(
             DiagnosticKind::HostSideLaunch {
                 function: parent_fn.name.clone(),
             },
-            launch.span.clone(),
+            launch.span,
             "launched from the host",
         )
-        .with_note(parent_fn.name_span.clone(), "host function"));
+        .with_note(parent_fn.name_span, "host function"));
     }
     if launch.config.len() < 2 || launch.config.len() > 4 {
         return Err(Diagnostic::new(
@@ -291,7 +290,7 @@ pub(super) fn resolve(
                     launch.config.len()
                 ),
             },
-            launch.config_span.clone(),
+            launch.config_span,
             "configuration",
         ));
     }
@@ -299,7 +298,7 @@ pub(super) fn resolve(
     let resolution = match program.resolve(
         &launch.kernel,
         Some(parent),
-        launch.span.start,
+        launch.span.start(),
         Some(launch.args.len()),
     ) {
         // A definition in the unit itself (the input and its headers) wins
@@ -326,7 +325,7 @@ pub(super) fn resolve(
                     kernel: launch.kernel.split_whitespace().collect(),
                     searched: file.searched.clone(),
                 },
-                launch.kernel_span.clone(),
+                launch.kernel_span,
                 "no definition of this kernel found",
             ))
         }
@@ -344,12 +343,12 @@ pub(super) fn resolve(
                         count: candidates.len(),
                         arity: launch.args.len(),
                     },
-                    launch.kernel_span.clone(),
+                    launch.kernel_span,
                     "which one?",
                 );
                 for &c in &candidates {
                     let f = &program.functions[c];
-                    d = d.with_note(f.name_span.clone(), format!("`{}`", f.qualified_name()));
+                    d = d.with_note(f.name_span, format!("`{}`", f.qualified_name()));
                 }
                 return Err(d);
             }
@@ -369,11 +368,11 @@ pub(super) fn resolve(
                 count: alternatives.len() + 1,
                 arity: launch.args.len(),
             },
-            launch.kernel_span.clone(),
+            launch.kernel_span,
             "defined in `#if` branches of another file",
         )
-        .with_note(child_fn.name_span.clone(), "one definition")
-        .with_note(program.functions[other].name_span.clone(), "another"));
+        .with_note(child_fn.name_span, "one definition")
+        .with_note(program.functions[other].name_span, "another"));
     }
     if let Some(&other) = alternatives.iter().find(|&&a| {
         let f = &program.functions[a];
@@ -387,28 +386,28 @@ pub(super) fn resolve(
                 count: alternatives.len() + 1,
                 arity: launch.args.len(),
             },
-            launch.kernel_span.clone(),
+            launch.kernel_span,
             "its definitions differ in kind",
         )
-        .with_note(child_fn.name_span.clone(), "one definition")
-        .with_note(program.functions[other].name_span.clone(), "another"));
+        .with_note(child_fn.name_span, "one definition")
+        .with_note(program.functions[other].name_span, "another"));
     }
     if !child_fn.space.global {
         return Err(Diagnostic::new(
             DiagnosticKind::NotAKernel {
                 kernel: simple_name.to_string(),
             },
-            launch.kernel_span.clone(),
+            launch.kernel_span,
             "not a kernel",
         )
-        .with_note(child_fn.name_span.clone(), "defined here"));
+        .with_note(child_fn.name_span, "defined here"));
     }
     if child_fn.template_params.iter().any(|t| t.is_pack) {
         return Err(Diagnostic::new(
             DiagnosticKind::VariadicTemplate {
                 kernel: simple_name.to_string(),
             },
-            launch.kernel_span.clone(),
+            launch.kernel_span,
             "variadic kernel",
         ));
     }
@@ -442,7 +441,7 @@ fn floor_of(
     constants: &Constants,
 ) -> Result<Floor, Diagnostic> {
     let parent_fn = &program.functions[parent];
-    let threads = match constants.threads(&view[launch.config[1].clone()], parent_fn, program, view)
+    let threads = match constants.threads(&view[launch.config[1].range()], parent_fn, program, view)
     {
         Some(n) if (1..=i128::from(MAX_BLOCK_THREADS)).contains(&n) => {
             FloorThreads::Exact(n as u64)
@@ -451,7 +450,7 @@ fn floor_of(
     };
     let smem = match launch.config.get(2) {
         None => None,
-        Some(r) => match constants.value(&view[r.clone()]) {
+        Some(r) => match constants.value(&view[r.range()]) {
             Some(0) => None,
             Some(n) if n > 0 => Some(n.to_string()),
             _ => {
@@ -463,7 +462,7 @@ fn floor_of(
                         ),
                         fix: "give the launch a constant shared-memory size (a literal or a macro the file defines), or remove `floor`".to_string(),
                     },
-                    r.clone(),
+                    *r,
                     "not a constant",
                 ))
             }

@@ -44,12 +44,12 @@ pub(super) fn varying_arguments(
         .iter()
         .enumerate()
         .map(|(i, arg)| {
-            let text = view[arg.clone()].trim();
+            let text = view[arg.range()].trim();
             if let Some(work) = work {
                 let param = child.params.get(i).and_then(|p| p.name.as_deref());
                 return work.iter().any(|w| Some(w.as_str()) == param || w == text);
             }
-            let tokens = program.sig_in(arg.clone());
+            let tokens = program.sig_in(*arg);
             !tokens.iter().enumerate().all(|(k, t)| match t.kind {
                 TokenKind::Number | TokenKind::Char | TokenKind::Str => true,
                 TokenKind::Punct => matches!(
@@ -97,7 +97,7 @@ pub(super) fn varying_arguments(
 
 /// Is `name` assigned, incremented or has its address taken in `function`?
 fn assigned_in(program: &Program, view: &str, function: &Function, name: &str) -> bool {
-    let body = program.sig_in(function.body.clone());
+    let body = program.sig_in(function.body);
     body.iter().enumerate().any(|(i, t)| {
         if t.kind != TokenKind::Ident || t.text(view) != name {
             return false;

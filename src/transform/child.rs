@@ -93,7 +93,7 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
     let mut macros = Vec::new();
     for &s in &plan.sites {
         let site = &r.plan.sites[s];
-        let location = r.file.location(r.program.pragmas[site.pragma].span.start);
+        let location = r.file.location(r.program.pragmas[site.pragma].span.start());
         let knobs = &site.knobs;
         for kind in [Knob::Threshold, Knob::AggThreshold, Knob::Coarsen] {
             for k in knobs.iter().filter(|k| k.knob == kind) {
@@ -177,7 +177,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
         String::new()
     };
     // The body's own file and line (a header's, for a child defined there).
-    let (body_line, body_file) = r.file.line_directive_at(child.body.start);
+    let (body_line, body_file) = r.file.line_directive_at(child.body.start());
     let head = BodyContext {
         child: child.name.clone(),
         template_header: tpl.header.clone(),
@@ -213,7 +213,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
         resume: resume(r, resume_line),
     };
     let mut out = Fragment::generated_bytes(render(r, &head));
-    r.render_into(&mut out, child.body.clone(), Some(plan.child), &[]);
+    r.render_into(&mut out, child.body, Some(plan.child), &[]);
     out.generated(&render(r, &ctx));
     out
 }
@@ -296,7 +296,7 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: SiteId) -> String {
         },
         site: site.id.clone(),
         n: symbols,
-        location: r.file.location(r.program.pragmas[site.pragma].span.start),
+        location: r.file.location(r.program.pragmas[site.pragma].span.start()),
         child: child.name.clone(),
         body_fn: names::body(&child.name),
         params: p.declared.clone(),

@@ -29,7 +29,7 @@ fn context(
         n: PostworkSymbols::of(&site.id),
         kernel: kernel.name.clone(),
         call: site.call.clone(),
-        location: r.file.location(site.call_span.start),
+        location: r.file.location(site.call_span.start()),
         locals: site.locals.clone(),
         params: named.iter().map(|(d, _)| format!(", {d}")).collect(),
         args: named.iter().map(|(_, n)| format!(", {n}")).collect(),
@@ -58,7 +58,7 @@ pub fn declarations(r: &Renderer, site: &SyncSite, resume_line: usize) -> Vec<u8
 /// The text that replaces the sync statement and the code after it, up to
 /// the kernel's closing brace (which stays, on its original line).
 pub fn site_text(r: &Renderer, site: &SyncSite) -> Vec<u8> {
-    let close = site.postwork.end;
+    let close = site.postwork.end();
     let ctx = context(r, site, "site", r.file.line_of(close));
     finish(r, &r.templates.render(&ctx))
 }
@@ -74,9 +74,9 @@ pub fn moved_text(r: &Renderer, site: &SyncSite) -> Vec<u8> {
 /// and the continuation kernel.
 pub fn definitions(r: &Renderer, site: &SyncSite, resume_line: usize) -> Vec<u8> {
     let mut ctx = context(r, site, "definitions", resume_line);
-    let (body_line, body_file) = r.file.line_directive_at(site.postwork.start);
+    let (body_line, body_file) = r.file.line_directive_at(site.postwork.start());
     ctx.body = Some(PostworkBody {
-        body: r.render_text(site.postwork.clone(), Some(site.kernel), &[]),
+        body: r.render_text(site.postwork, Some(site.kernel), &[]),
         body_line,
         body_file,
     });

@@ -11,8 +11,8 @@ use super::templates::{FLOOR, FLOOR_LAUNCHER};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::names::{self, Knob, SiteSymbols};
 use crate::plan::{FloorKernel, FloorThreads, SiteId};
+use crate::source::Span;
 use crate::writer::{Fragment, Sink};
-use std::ops::Range;
 
 fn knob_macro(site: &crate::plan::Site, knob: Knob) -> Option<KnobMacro> {
     site.knob(knob).map(|k| KnobMacro {
@@ -50,7 +50,7 @@ fn site_text(r: &Renderer, index: SiteId) -> String {
     let ctx = FloorSiteContext {
         site: site.id.clone(),
         n,
-        location: r.file.location(r.program.pragmas[site.pragma].span.start),
+        location: r.file.location(r.program.pragmas[site.pragma].span.start()),
         records: knob_macro(site, Knob::FloorRecords).expect("records knob"),
         blocks: knob_macro(site, Knob::FloorBlocks).expect("blocks knob"),
         threads_knob: knob_macro(site, Knob::FloorThreads),
@@ -98,11 +98,11 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
         .map(|p| format!("{}, ", p.declaration))
         .collect();
     let args = names_list.join(", ");
-    let (body_line, body_file) = r.file.line_directive_at(f.body.start);
+    let (body_line, body_file) = r.file.line_directive_at(f.body.start());
     let mut ctx = FloorContext {
         template: FLOOR,
         kernel: f.name.clone(),
-        location: r.file.location(f.name_span.start),
+        location: r.file.location(f.name_span.start()),
         floor_knob: knob_macro(first, Knob::Floor).expect("floor knob"),
         sites: floor.sites.iter().map(|&s| site_text(r, s)).collect(),
         drains: floor
@@ -142,8 +142,7 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
             .to_bytes(&with_newlines(&r.templates.render(ctx), r.file.newline))
     };
     let mut out = Fragment::generated_bytes(render(&ctx));
-    r.for_floor()
-        .render_into(&mut out, f.body.clone(), None, &[]);
+    r.for_floor().render_into(&mut out, f.body, None, &[]);
     ctx.template = FLOOR_LAUNCHER;
     out.generated(&render(&ctx));
     out
@@ -152,28 +151,28 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
 /// The host launches of `kernel` rewritten to call the floor's launcher:
 /// `k<<<g, b>>>(x)` becomes `dpopt_floor_launch_k(g, b, 0, 0, x)`, the
 /// configuration and arguments kept as written (and on their lines).
-pub fn host_launches(r: &Renderer, floor: &FloorKernel) -> Vec<(Range<usize>, String)> {
+pub fn host_launches(r: &Renderer, floor: &FloorKernel) -> Vec<(Span, String)> {
     let f = &r.program.functions[floor.kernel];
     let view = &r.file.view;
     let mut out = Vec::new();
     for &l in &floor.host_launches {
         let launch = &r.program.launches[l];
-        let kernel_text = &view[launch.kernel_span.clone()];
+        let kernel_text = &view[launch.kernel_span.range()];
         let qualifier: String = kernel_text.rfind("::").map_or(String::new(), |i| {
             kernel_text[..i + 2].split_whitespace().collect()
         });
-        let open = launch.config_span.start;
+        let open = launch.config_span.start();
         out.push((
-            launch.kernel_span.start..open + "<<<".len(),
+            Span::new(launch.kernel_span.start(), open + "<<<".len()),
             format!("{qualifier}{}(", names::floor_launcher(&f.name)),
         ));
-        let close = launch.config_span.end - ">>>".len();
-        let paren = r.program.sig[r.program.sig_index_at(launch.config_span.end)].end;
+        let close = launch.config_span.end() - ">>>".len();
+        let paren = r.program.sig[r.program.sig_index_at(launch.config_span.end())].end;
         let mut text = ", 0".repeat(4 - launch.config.len());
         if !launch.args.is_empty() {
             text.push_str(", ");
         }
-        out.push((close..paren, text));
+        out.push((Span::new(close, paren), text));
     }
     out
 }

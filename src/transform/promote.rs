@@ -10,6 +10,7 @@ use super::{Renderer, OUTPUT_LINE_MARKER};
 use crate::names::{Knob, PromoteSymbols};
 use crate::plan::PromoteSite;
 use crate::pragma::Promotion;
+use crate::source::Span;
 
 fn context(
     r: &Renderer,
@@ -36,7 +37,7 @@ fn context(
             early,
             named: p.name.is_some(),
             expr: if early {
-                r.render_text(launch.args[i].clone(), Some(site.kernel), &[])
+                r.render_text(launch.args[i], Some(site.kernel), &[])
                     .trim()
                     .to_string()
             } else {
@@ -50,7 +51,7 @@ fn context(
         n: PromoteSymbols::of(&site.id),
         kernel: kernel.name.clone(),
         summary: site.summary.clone(),
-        location: r.file.location(r.program.pragmas[site.pragma].span.start),
+        location: r.file.location(r.program.pragmas[site.pragma].span.start()),
         aggregate: site.kind == Promotion::Aggregate,
         marker: site.acquire.is_some(),
         knobs: site
@@ -116,22 +117,22 @@ pub fn release(r: &Renderer, site: &PromoteSite, copy: bool) -> String {
         r,
         site,
         "release",
-        r.file.line_of(launch.span.end.saturating_sub(1)),
+        r.file.line_of(launch.span.end().saturating_sub(1)),
     );
     ctx.args = launch
         .args
         .iter()
         .zip(&site.early)
         .map(|(a, &early)| PromoteArg {
-            text: r.render_text(a.clone(), copy_of, &[]).trim().to_string(),
-            line: r.file.line_of(a.start),
+            text: r.render_text(*a, copy_of, &[]).trim().to_string(),
+            line: r.file.line_of(a.start()),
             early,
         })
         .collect();
     // The launch as written up to its arguments: `kernel<<<config>>>`.
-    let head = launch.span.start..launch.config_span.end;
+    let head = Span::new(launch.span.start(), launch.config_span.end());
     ctx.launch = r.render_text(head, copy_of, &[]);
-    ctx.launch_line = r.file.line_of(launch.span.start);
+    ctx.launch_line = r.file.line_of(launch.span.start());
     r.codec.to_text(&finish(r, &r.templates.render(&ctx)))
 }
 
@@ -157,25 +158,27 @@ pub fn definitions(r: &Renderer, site: &PromoteSite, resume_line: usize) -> Vec<
     let pragma = &r.program.pragmas[site.pragma];
     let mut ctx = context(r, site, "definitions", resume_line);
     let config = |i: usize| {
-        launch.config.get(i).map(|c| {
-            r.render_text(c.clone(), Some(site.kernel), &[])
-                .trim()
-                .to_string()
-        })
+        launch
+            .config
+            .get(i)
+            .map(|c| r.render_text(*c, Some(site.kernel), &[]).trim().to_string())
     };
     ctx.block = config(1).unwrap_or_default();
     ctx.smem = config(2).unwrap_or_else(|| "0".to_string());
-    let mut overrides = vec![(pragma.span.start..launch.span.end, release(r, site, true))];
+    let mut overrides = vec![(
+        Span::new(pragma.span.start(), launch.span.end()),
+        release(r, site, true),
+    )];
     match site.acquire {
         Some(m) => {
-            let span = r.program.pragmas[m].span.clone();
-            let text = acquire(r, site, true, r.file.line_of(span.start));
+            let span = r.program.pragmas[m].span;
+            let text = acquire(r, site, true, r.file.line_of(span.start()));
             overrides.push((span, text));
         }
-        None => ctx.start_acquire = acquire(r, site, false, r.file.line_of(kernel.body.start)),
+        None => ctx.start_acquire = acquire(r, site, false, r.file.line_of(kernel.body.start())),
     }
-    let inner = kernel.body.start + 1..kernel.body.end - 1;
-    let (body_line, body_file) = r.file.line_directive_at(kernel.body.start);
+    let inner = Span::new(kernel.body.start() + 1, kernel.body.end() - 1);
+    let (body_line, body_file) = r.file.line_directive_at(kernel.body.start());
     ctx.body = r.render_text(inner, Some(site.kernel), &overrides);
     ctx.body_line = body_line;
     ctx.body_file = body_file;
@@ -184,16 +187,19 @@ pub fn definitions(r: &Renderer, site: &PromoteSite, resume_line: usize) -> Vec<
 
 /// The overrides of the kernel's own text: the promoted launch, the marker,
 /// and the body's `{` when the head's start follows it on its line.
-pub fn overrides(r: &Renderer, site: &PromoteSite) -> Vec<(std::ops::Range<usize>, String)> {
+pub fn overrides(r: &Renderer, site: &PromoteSite) -> Vec<(Span, String)> {
     let launch = &r.program.launches[site.launch];
     let pragma = &r.program.pragmas[site.pragma];
-    let mut out = vec![(pragma.span.start..launch.span.end, release(r, site, false))];
+    let mut out = vec![(
+        Span::new(pragma.span.start(), launch.span.end()),
+        release(r, site, false),
+    )];
     if let Some(m) = site.acquire {
-        out.push((r.program.pragmas[m].span.clone(), marker(r, site)));
+        out.push((r.program.pragmas[m].span, marker(r, site)));
     }
     if site.head_inline {
-        let open = r.program.functions[site.kernel].body.start;
-        out.push((open..open + 1, r.codec.to_text(&head(r, site))));
+        let open = r.program.functions[site.kernel].body.start();
+        out.push((Span::new(open, open + 1), r.codec.to_text(&head(r, site))));
     }
     out
 }

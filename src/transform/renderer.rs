@@ -9,10 +9,10 @@ use crate::plan::Plan;
 use crate::plan::SiteId;
 use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
+use crate::source::Span;
 use crate::token::TokenKind;
 use crate::writer::Sink;
 use std::collections::HashMap;
-use std::ops::Range;
 
 /// Replacement names for `threadIdx`, `blockIdx`, `blockDim`, `gridDim`.
 #[derive(Debug, Clone, Copy)]
@@ -58,12 +58,12 @@ impl<'a> Renderer<'a> {
         let site_at = plan
             .sites
             .with_ids()
-            .map(|(i, s)| (program.pragmas[s.pragma].span.start, i))
+            .map(|(i, s)| (program.pragmas[s.pragma].span.start(), i))
             .collect();
         let renamed = plan
             .renamed_calls()
             .into_iter()
-            .map(|(callee, name)| (callee.start, name))
+            .map(|(callee, name)| (callee.start(), name))
             .collect();
         Renderer {
             file,
@@ -97,9 +97,9 @@ impl<'a> Renderer<'a> {
     /// `overrides`: sub-ranges replaced by given text.
     pub fn render(
         &self,
-        range: Range<usize>,
+        range: Span,
         copy_of: Option<FunctionId>,
-        overrides: &[(Range<usize>, String)],
+        overrides: &[(Span, String)],
     ) -> Vec<u8> {
         let mut out = Vec::with_capacity(range.len() + 64);
         self.render_into(&mut out, range, copy_of, overrides);
@@ -111,24 +111,28 @@ impl<'a> Renderer<'a> {
     pub fn render_into(
         &self,
         out: &mut impl Sink,
-        range: Range<usize>,
+        range: Span,
         copy_of: Option<FunctionId>,
-        overrides: &[(Range<usize>, String)],
+        overrides: &[(Span, String)],
     ) {
         let substitute = copy_of.is_some();
-        let tokens = self.program.tokens_in(range.clone());
+        let tokens = self.program.tokens_in(range);
         let mut i = 0;
         while i < tokens.len() {
             let t = tokens[i];
             let skip_to =
-                if let Some((r, text)) = overrides.iter().find(|(r, _)| r.start == t.start) {
+                if let Some((r, text)) = overrides.iter().find(|(r, _)| r.start() == t.start) {
                     out.generated(text.as_bytes());
-                    Some(r.end)
+                    Some(r.end())
                 } else if let (TokenKind::Directive | TokenKind::Ident, Some(&site)) =
                     (t.kind, self.site_at.get(&t.start))
                 {
                     site_code(self, site, copy_of, out);
-                    Some(self.program.launches[self.plan.sites[site].launch].span.end)
+                    Some(
+                        self.program.launches[self.plan.sites[site].launch]
+                            .span
+                            .end(),
+                    )
                 } else if self.floor && t.kind == TokenKind::Ident {
                     self.last_error_read(&t)
                         .inspect(|_| out.generated(b"cudaSuccess"))
@@ -182,7 +186,7 @@ impl<'a> Renderer<'a> {
         let first = sig.partition_point(|t| t.start < head_start);
         sig[first..]
             .iter()
-            .take_while(|t| t.end <= f.name_span.start)
+            .take_while(|t| t.end <= f.name_span.start())
             .filter(|t| t.kind != TokenKind::Directive)
             .map(|t| {
                 crate::phases::without_splices(
@@ -196,9 +200,9 @@ impl<'a> Renderer<'a> {
     /// Render `range` as template text.
     pub fn render_text(
         &self,
-        range: Range<usize>,
+        range: Span,
         copy_of: Option<FunctionId>,
-        overrides: &[(Range<usize>, String)],
+        overrides: &[(Span, String)],
     ) -> String {
         self.codec.to_text(&self.render(range, copy_of, overrides))
     }

@@ -6,6 +6,7 @@ use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::names::{self, Knob, SiteSymbols};
 use crate::plan::SiteId;
 use crate::program::FunctionId;
+use crate::source::Span;
 use crate::thread_count::{CountSource, ThreadCount};
 use crate::writer::{Fragment, Sink};
 
@@ -77,8 +78,7 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         });
         format!("{PIECE_OPEN}{}{PIECE_CLOSE}", p.len() - 1)
     };
-    let rendered = |range: std::ops::Range<usize>,
-                    overrides: &[(std::ops::Range<usize>, String)]| {
+    let rendered = |range: Span, overrides: &[(Span, String)]| {
         let mut f = Fragment::default();
         r.render_into(&mut f, range, copy_of, overrides);
         f
@@ -103,7 +103,7 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
                         f.user(&r.codec.to_bytes(&r.substitute_text(e, substitute)));
                         f
                     },
-                    r.program.pragmas[site.pragma].span.start,
+                    r.program.pragmas[site.pragma].span.start(),
                 ),
                 "child_threads(...) of the pragma",
             ));
@@ -117,19 +117,19 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
                     CountSource::InGrid(range) => {
                         counts.push(Count::new(
                             &var,
-                            piece(rendered(range.clone(), &[]), range.start),
+                            piece(rendered(*range, &[]), range.start()),
                             "child thread count, from the grid size",
                         ));
-                        grid_overrides.push((range.clone(), var.clone()));
+                        grid_overrides.push((*range, var.clone()));
                         factors.push(Factor::var(var));
                     }
                     CountSource::Reevaluated(range) => {
                         counts.push(Count::new(
                             &var,
-                            piece(rendered(range.clone(), &[]), range.start),
+                            piece(rendered(*range, &[]), range.start()),
                             &format!(
                                 "child thread count, from the grid size computed at line {}",
-                                file.line_of(range.start)
+                                file.line_of(range.start())
                             ),
                         ));
                         factors.push(Factor::var(var));
@@ -145,11 +145,11 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
     let config: Vec<String> = launch
         .config
         .iter()
-        .map(|c| piece(rendered(c.clone(), &[]), c.start))
+        .map(|c| piece(rendered(*c, &[]), c.start()))
         .collect();
     let grid = piece(
-        rendered(launch.config[0].clone(), &grid_overrides),
-        launch.config[0].start,
+        rendered(launch.config[0], &grid_overrides),
+        launch.config[0].start(),
     );
     // Shared memory and stream are always passed, so that the stream can be
     // overridden at compile time (DPOPT_STREAM_<site>, DPOPT_LAUNCH_STREAM).
@@ -162,7 +162,7 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
     let written_stream = launch
         .config
         .get(3)
-        .map(|s| file.view[s.clone()].split_whitespace().collect::<String>());
+        .map(|s| file.view[s.range()].split_whitespace().collect::<String>());
     let user_stream = match written_stream.as_deref() {
         None | Some("0" | "NULL" | "nullptr" | "(cudaStream_t)0" | "cudaStream_t(0)") => None,
         Some(_) => Some(config[3].clone()),
@@ -170,18 +170,17 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
     let args: Vec<String> = launch
         .args
         .iter()
-        .map(|a| piece(rendered(a.clone(), &[]), a.start))
+        .map(|a| piece(rendered(*a, &[]), a.start()))
         .collect();
     // In a __host__ __device__ function the host compilation keeps the
     // launch as written: the generated versions exist on the device only.
     let parent = &r.program.functions[site.parent];
     let host_device = parent.space.host && parent.space.device;
-    let original =
-        host_device.then(|| piece(rendered(launch.span.clone(), &[]), launch.span.start));
+    let original = host_device.then(|| piece(rendered(launch.span, &[]), launch.span.start()));
 
     // Generated functions live beside the child: qualify them like the launch
     // qualifies the kernel (`ns::child` -> `ns::dpopt_serial_child`).
-    let kernel_text = &file.view[launch.kernel_span.clone()];
+    let kernel_text = &file.view[launch.kernel_span.range()];
     let qualifier = kernel_text.rfind("::").map_or(String::new(), |i| {
         kernel_text[..i + 2].split_whitespace().collect()
     });
@@ -200,7 +199,7 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
     let ctx = SiteContext {
         summary: site.summary.clone(),
         site: site.id.clone(),
-        location: file.location(r.program.pragmas[site.pragma].span.start),
+        location: file.location(r.program.pragmas[site.pragma].span.start()),
         counts,
         grid,
         block: config[1].clone(),
@@ -240,7 +239,7 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
     let code = r.templates.render(&ctx);
 
     // Indent every line after the first like the launch statement.
-    let indent = file.indentation_at(launch.span.start);
+    let indent = file.indentation_at(launch.span.start());
     let pieces = pieces.into_inner();
     let mut w = Writer {
         out,
@@ -261,7 +260,7 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         w.text("\n");
     }
     let quoted = file.quoted_name();
-    let mut state = LineState::Input(file.line_of(r.program.pragmas[site.pragma].span.start));
+    let mut state = LineState::Input(file.line_of(r.program.pragmas[site.pragma].span.start()));
     for (i, line) in lines.enumerate() {
         if i > 0 {
             w.text("\n");
@@ -278,11 +277,11 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         }
         write_mapped(&mut w, line, &pieces, &mut state, i == 0, &indent, &quoted);
     }
-    let resume = file.line_of(launch.span.end.saturating_sub(1));
+    let resume = file.line_of(launch.span.end().saturating_sub(1));
     w.text(&format!("\n#line {resume} {quoted}\n"));
     // The rest of the launch's line now starts a line: a stray `#` there
     // (no directive where it stood) must not become one.
-    let rest = file.view[launch.span.end..].trim_start_matches([' ', '\t', '\x0b', '\x0c', '\0']);
+    let rest = file.view[launch.span.end()..].trim_start_matches([' ', '\t', '\x0b', '\x0c', '\0']);
     if rest.starts_with('#') || rest.starts_with("%:") {
         w.text("; ");
     }
