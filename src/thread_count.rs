@@ -48,7 +48,18 @@ pub fn thread_count(
             .into_iter()
             .map(|f| f.map_or_else(CountSource::BlocksTimesBlockDim, CountSource::InGrid))
             .collect(),
-        None => match variable_definition(program, view, &expr, launch, parent, 0) {
+        None => match variable_definition(
+            program,
+            view,
+            &expr,
+            GridUse {
+                block,
+                before: launch.first_token,
+                launch_at: launch.span.start(),
+            },
+            parent,
+            0,
+        ) {
             Some(f) => f,
             None => return ThreadCount::Fallback,
         },
@@ -185,13 +196,25 @@ fn is_constant(expr: &Expr, view: &str, divisor: &str, block: &str) -> bool {
     }
 }
 
-/// The grid is a name: find its last definition in the parent before the
-/// launch (`int g = ...;`, `g = ...;`, `dim3 g(...);`) and analyse that.
+/// Where a grid variable is used, for the search of its definition.
+#[derive(Clone, Copy)]
+struct GridUse<'v> {
+    /// The launch's block size as written.
+    block: &'v str,
+    /// The definition must come before this token: the launch's first
+    /// token, or the definition of the variable defined from this one.
+    before: SigIdx,
+    /// Byte offset of the launch, where a factor is evaluated again.
+    launch_at: usize,
+}
+
+/// The grid is a name: find its last definition in the parent before its
+/// use (`int g = ...;`, `g = ...;`, `dim3 g(...);`) and analyse that.
 fn variable_definition(
     program: &Program,
     view: &str,
     expr: &Expr,
-    launch: &Launch,
+    at: GridUse,
     parent: FunctionId,
     depth: usize,
 ) -> Option<Vec<CountSource>> {
@@ -204,7 +227,7 @@ fn variable_definition(
     }
     let function = &program.functions[parent];
     let sig = &program.sig;
-    let body = function.body_tokens.start + 1..launch.first_token.0;
+    let body = function.body_tokens.start + 1..at.before.0;
     // The last token naming the variable followed by `=`, `(` or `{` that
     // starts its definition.
     let def_at = body.clone().rev().find(|&i| {
@@ -218,7 +241,7 @@ fn variable_definition(
     let opener = sig[def_at + 1].text(view);
     let (init_tokens, init_is_dim3_args) = match opener {
         "=" => {
-            let end = (def_at + 2..launch.first_token.0)
+            let end = (def_at + 2..at.before.0)
                 .find(|&i| matches!(sig[i].text(view), ";" | ","))
                 .filter(|&i| program.partner[i].is_none())?;
             (
@@ -231,7 +254,7 @@ fn variable_definition(
             (&sig[def_at + 2..close], true)
         }
     };
-    let scope_ok = encloses(program, view, def_at, launch.first_token.0);
+    let scope_ok = encloses(program, view, def_at, at.before.0);
     let def_end = init_tokens.last()?.end;
     let pieces: Vec<Option<Expr>> = if init_is_dim3_args {
         split_top_level(init_tokens, view, Angles::Operators)
@@ -241,18 +264,18 @@ fn variable_definition(
     } else {
         vec![parse_expr(init_tokens, view)]
     };
-    let block = launch.config.get(1).map(|r| &view[r.range()]).unwrap_or("");
+    let block = at.block;
     let combined: Vec<Result<Span, usize>> = if pieces.len() == 1 {
         let e = pieces[0].as_ref()?;
         match factors_of(e, view, block) {
             Some(f) => f,
             None => {
                 // One more level: `int nb = ...; dim3 g(nb);`.
-                let inner = Launch {
-                    first_token: SigIdx(def_at),
-                    ..launch.clone()
+                let inner = GridUse {
+                    before: SigIdx(def_at),
+                    ..at
                 };
-                return variable_definition(program, view, e, &inner, parent, depth + 1)
+                return variable_definition(program, view, e, inner, parent, depth + 1)
                     .filter(|_| scope_ok);
             }
         }
@@ -278,7 +301,7 @@ fn variable_definition(
     for c in combined {
         match c {
             Ok(r) => {
-                if !reevaluation_is_safe(program, view, r, def_end, launch.span.start()) {
+                if !reevaluation_is_safe(program, view, r, def_end, at.launch_at) {
                     return None;
                 }
                 factors.push(CountSource::Reevaluated(r));
