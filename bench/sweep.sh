@@ -33,10 +33,13 @@
 # stays empty): about a fifth fewer processes, for a sweep that must fit
 # a time limit (docs/PERFORMANCE.md, "Running it").
 # VARIANTS (default "TC TCA TCAb TCAm TCAg") chooses the builds; TCF is
-# the launch-free floor (`threshold coarsen floor`: F, TF, CF, TCF points)
-# and TCFp the same build with -DDPOPT_FLOOR_PDL=1 (Fp, TFp, ...). The
+# the launch-free floor (`threshold coarsen floor`: F, TF, CF, TCF points),
+# whose copy's blocks drain the recorded children where the child allows it;
+# TCFd the same build with drain grids instead (-DDPOPT_FLOOR_JOIN=0: Fd,
+# TFd, ...) and TCFp with drain grids launched with programmatic dependent
+# launch (-DDPOPT_FLOOR_PDL=1: Fp, TFp, ...). The
 # floor's comparison on the low-nesting inputs:
-#   VARIANTS="TC TCAg TCF TCFp" INPUTS='road|t32|bcsstk|d3' bash bench/sweep.sh \
+#   VARIANTS="TC TCAg TCF TCFd" INPUTS='road|t32|bcsstk|d3' bash bench/sweep.sh \
 #     "bfs sssp spmv bezier tree_heights tree_descendants" "1 32 128 512" "1 8"
 # (recursive children refuse the floor: the trees get no TCF build.)
 #
@@ -63,8 +66,8 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n1 | tr ',' ' ')
 # TCL, TCLb: aggregated allocations alone (bezier_alloc; absent elsewhere)
 variants=${VARIANTS:-"TC TCA TCAb TCAm TCAg TCL TCLb"}
 # The source a variant is built from, and the flags it adds.
-source_of() { case $1 in TCFp) echo TCF ;; *) echo "$1" ;; esac; }
-flags_of() { case $1 in TCFp) echo ",-DDPOPT_FLOOR_PDL=1" ;; esac; }
+source_of() { case $1 in TCFp|TCFd) echo TCF ;; *) echo "$1" ;; esac; }
+flags_of() { case $1 in TCFp) echo ",-DDPOPT_FLOOR_JOIN=0,-DDPOPT_FLOOR_PDL=1" ;; TCFd) echo ",-DDPOPT_FLOOR_JOIN=0" ;; esac; }
 
 # Builds: the original, CDPff and every variant, with run-time knobs, and each with -DDPOPT_STATS.
 for ex in $examples; do
@@ -97,7 +100,7 @@ name() {  # name BUILD T C -> the suite's variant name ("" for TC at t1c1)
   [ "$2" -gt 1 ] && p=T
   [ "$3" -gt 1 ] && p=${p}C
   case $1 in TC) echo "$p" ;; TCA) echo "${p}A" ;; TCAb) echo "${p}Ab" ;; TCAm) echo "${p}Am" ;; TCAg) echo "${p}Ag" ;;
-    TCF) echo "${p}F" ;; TCFp) echo "${p}Fp" ;; TCL) echo "${p}L" ;; TCLb) echo "${p}Lb" ;; esac
+    TCF) echo "${p}F" ;; TCFd) echo "${p}Fd" ;; TCFp) echo "${p}Fp" ;; TCL) echo "${p}L" ;; TCLb) echo "${p}Lb" ;; esac
 }
 launches() {  # launches BINARY ARGS...: device-side launches of the last run (stats build)
   local bin=$1; shift

@@ -97,6 +97,9 @@ pub struct FloorFacts {
     pub records: String,
     /// The drain grid's blocks.
     pub block: String,
+    /// The knob that makes the copy's blocks run the children they
+    /// recorded (1 by default), where the child allows it.
+    pub join: Option<String>,
 }
 
 /// How a promoted chain runs.
@@ -415,6 +418,9 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
                     crate::names::Knob::FloorThreads.name(&site.id)
                 ),
             },
+            join: f
+                .join
+                .then(|| crate::names::Knob::FloorJoin.name(&site.id)),
         }
     });
     let allocations = allocations(file, program, site);
@@ -626,18 +632,21 @@ impl SiteExplanation {
             ));
         }
         if let Some(f) = &self.floor {
-            t.push_str(&format!(
-                "  floor: host launches ({}) call `{}`: the launch-free copy `{}` (small children serially, large ones into a work list of {} records), then the drain grid over them: blocks of {}\n",
-                if f.host_launches.is_empty() {
-                    "none in this file".to_string()
-                } else {
-                    f.host_launches.join(", ")
-                },
-                f.launcher,
-                f.copy,
-                f.records,
-                f.block
-            ));
+            let launches = if f.host_launches.is_empty() {
+                "none in this file".to_string()
+            } else {
+                f.host_launches.join(", ")
+            };
+            match &f.join {
+                Some(knob) => t.push_str(&format!(
+                    "  floor: host launches ({launches}) call `{}`: the launch-free copy `{}` (small children serially, large ones run by the block that recorded them after its part of the body; with -D{knob}=0, a work list of {} records and a drain grid over it: blocks of {})\n",
+                    f.launcher, f.copy, f.records, f.block
+                )),
+                None => t.push_str(&format!(
+                    "  floor: host launches ({launches}) call `{}`: the launch-free copy `{}` (small children serially, large ones into a work list of {} records), then the drain grid over them: blocks of {}\n",
+                    f.launcher, f.copy, f.records, f.block
+                )),
+            }
         }
         for a in &self.allocations {
             t.push_str(&format!("  allocation: {a}\n"));

@@ -81,6 +81,22 @@ pub enum Hazard {
     Unseen,
 }
 
+/// What keeps a child's threads from running one after the other on any
+/// thread (serially in a parent thread, or spread over the threads of the
+/// floor's copy): waiting for, or sharing with, other threads, a position
+/// that a rewritten body does not replace, ending the thread, or code dpopt
+/// cannot see.
+pub const NOT_SERIALIZABLE: [Hazard; 8] = [
+    Hazard::Warp,
+    Hazard::Block,
+    Hazard::Grid,
+    Hazard::Shared,
+    Hazard::ThreadPosition,
+    Hazard::BlockPosition,
+    Hazard::Exit,
+    Hazard::Unseen,
+];
+
 impl Hazard {
     /// What a hazard of a called function is for its caller: a builtin the
     /// callee reads is not replaced by the rewriting of the caller's body.

@@ -25,6 +25,12 @@ pub fn floor_copy(parent: &str) -> String {
     format!("dpopt_floor_{parent}")
 }
 
+/// The launch-free copy's body, a device function the copy calls before its
+/// blocks drain the recorded children (`floor`).
+pub fn floor_body(parent: &str) -> String {
+    format!("dpopt_floor_body_{parent}")
+}
+
 /// The host function that host launches of a `floor` parent call.
 pub fn floor_launcher(parent: &str) -> String {
     format!("dpopt_floor_launch_{parent}")
@@ -241,6 +247,10 @@ pub struct SiteSymbols {
     pub floor_list: String,
     pub floor_storage: String,
     pub floor_push: String,
+    pub floor_join: String,
+    /// A block's own list of the copy's recorded children (`_cap`, `_count`
+    /// beside it).
+    pub floor_local: String,
     pub drain: String,
 }
 
@@ -290,6 +300,8 @@ impl SiteSymbols {
             floor_list: format!("dpopt_floor_list_{site}"),
             floor_storage: format!("dpopt_floor_storage_{site}"),
             floor_push: format!("dpopt_floor_push_{site}"),
+            floor_join: format!("dpopt_floor_join_{site}"),
+            floor_local: format!("dpopt_floor_local_{site}"),
             drain: format!("dpopt_drain_{site}"),
         }
     }
@@ -322,6 +334,9 @@ pub enum Knob {
     /// Threads per block of a drain grid whose child's block size is not a
     /// constant.
     FloorThreads,
+    /// `floor`: the copy's own blocks run the recorded children (1) or a
+    /// drain grid does (0); sites whose child runs in any block shape.
+    FloorJoin,
     /// Blocks of a promoted chain's pool (`promote(aggregate)`).
     PromotePool,
     /// Steps of a basically promoted chain launched ahead of the released
@@ -345,6 +360,7 @@ impl Knob {
             Knob::FloorRecords => "DPOPT_FLOOR_RECORDS",
             Knob::FloorBlocks => "DPOPT_FLOOR_BLOCKS",
             Knob::FloorThreads => "DPOPT_FLOOR_THREADS",
+            Knob::FloorJoin => "DPOPT_FLOOR_JOIN",
             Knob::PromotePool => "DPOPT_PROMOTE_POOL",
             Knob::PromoteAhead => "DPOPT_PROMOTE_AHEAD",
         }
@@ -370,6 +386,7 @@ impl Knob {
             Knob::FloorRecords => "records in the site's work list; children beyond it run serially",
             Knob::FloorBlocks => "blocks of the site's drain grid; 0: as many as fill the device",
             Knob::FloorThreads => "threads per block of the site's drain grid (the child's block size is not a constant)",
+            Knob::FloorJoin => "1: the copy's blocks run the recorded children as they finish (no drain grid); 0: a drain grid after the copy",
             Knob::PromotePool => "blocks of the pool that runs the chain's steps (each waits for its predecessor's release)",
             Knob::PromoteAhead => "steps launched at most ahead of the released one (each waits for its release)",
         }
@@ -390,6 +407,7 @@ impl Knob {
             Knob::FloorRecords => "work-list records",
             Knob::FloorBlocks => "drain blocks",
             Knob::FloorThreads => "drain threads",
+            Knob::FloorJoin => "drain in the copy",
             Knob::PromotePool => "pool blocks of the promoted chain",
             Knob::PromoteAhead => "steps launched ahead",
         }

@@ -163,6 +163,12 @@ impl std::ops::Index<SiteId> for Sites {
     }
 }
 
+impl std::ops::IndexMut<SiteId> for Sites {
+    fn index_mut(&mut self, id: SiteId) -> &mut Site {
+        &mut self.0[id.0]
+    }
+}
+
 /// As the list it is.
 impl std::fmt::Debug for Sites {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -216,6 +222,11 @@ pub struct Floor {
     /// The launch's dynamic shared memory, a constant, as C source (`None`:
     /// none).
     pub smem: Option<String>,
+    /// The copy's blocks can run the recorded children themselves (the
+    /// child has no barrier, warp operation, shared memory or grid
+    /// synchronization, so it runs in any block shape): the `FloorJoin`
+    /// knob chooses between that and a drain grid.
+    pub join: bool,
 }
 
 /// How the drain's blocks run a recorded child block.
@@ -343,6 +354,9 @@ impl Site {
                     &self.id,
                     DEFAULT_FLOOR_THREADS.to_string(),
                 ));
+            }
+            if f.join {
+                knobs.push(knob(Knob::FloorJoin, &self.id, "1".to_string()));
             }
         }
         if let Some(a) = &self.aggregation {

@@ -8,7 +8,7 @@
 #ifndef DPOPT_FLOOR_PDL
 #  define DPOPT_FLOOR_PDL 0
 #endif
-static __device__ __forceinline__ void dpopt_floor_wait()
+__device__ __forceinline__ void dpopt_floor_wait()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");

@@ -68,6 +68,7 @@ program_snapshots! {
     dim3_grid: "tests/fixtures/dim3_grid.cu",
     early_return: "tests/fixtures/early_return.cu",
     floor_sites: "tests/fixtures/floor_sites.cu",
+    floor_join: "tests/fixtures/floor_join.cu",
     forward_decl: "tests/fixtures/forward_decl.cu",
     grid_variable: "tests/fixtures/grid_variable.cu",
     header_child: "tests/fixtures/header_child.cu",

@@ -110,18 +110,9 @@ pub(super) fn check_child(
         // values with, other threads, share memory with them, or read a
         // position the serial version does not replace (a callee's builtins
         // are reported below, as builtins in callees).
-        let serial = [
-            Hazard::Warp,
-            Hazard::Block,
-            Hazard::Grid,
-            Hazard::Shared,
-            Hazard::ThreadPosition,
-            Hazard::BlockPosition,
-            Hazard::Exit,
-            Hazard::Unseen,
-        ];
-        if let Some(finding) = summary.first_of(&serial, |f| !(position(f.hazard) && f.in_callee()))
-        {
+        if let Some(finding) = summary.first_of(&crate::hazard::NOT_SERIALIZABLE, |f| {
+            !(position(f.hazard) && f.in_callee())
+        }) {
             let kind = if clause == "floor" {
                 DiagnosticKind::FloorRefused {
                     kernel: parent_name(program, site),

@@ -16,7 +16,23 @@ use std::collections::BTreeMap;
 
 pub(super) struct Floors {
     pub kernels: Vec<FloorKernel>,
+    /// The sites whose recorded children the copy's own blocks can run
+    /// (`Floor::join`).
+    pub joins: Vec<SiteId>,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+/// Whether the copy's blocks can run a site's recorded children: they run
+/// them in their own block shape, several child blocks at a time, so the
+/// child must not wait for, or share memory with, the other threads of its
+/// block or warp, must not need launch-time shared memory, and must show
+/// dpopt all it does.
+fn joinable(hazards: &Hazards, child: FunctionId, smem: &Option<String>) -> bool {
+    smem.is_none()
+        && hazards
+            .of(child)
+            .first_of(&crate::hazard::NOT_SERIALIZABLE, |_| true)
+            .is_none()
 }
 
 /// A launch or device-runtime call in a function or what it calls.
@@ -135,6 +151,7 @@ pub(super) fn floors(
         }
     }
     let mut kernels = Vec::new();
+    let mut joins = Vec::new();
     for (parent, sites) in by_parent {
         let f = &program.functions[parent];
         let pragma = |s: SiteId| program.pragmas[plan.sites[s].pragma].span;
@@ -270,6 +287,10 @@ pub(super) fn floors(
                     )
                     .with_note(pragma(s), "`floor` requested here"),
                 );
+                continue;
+            }
+            if joinable(hazards, site.child, &floor.smem) {
+                joins.push(s);
             }
         }
         // Host launches of the kernel in the input call the launcher, which
@@ -329,6 +350,7 @@ pub(super) fn floors(
     }
     Floors {
         kernels,
+        joins,
         diagnostics,
     }
 }

@@ -202,6 +202,11 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     let floors = floor::floors(file, program, view, &plan, &hazards);
     diagnostics.extend(floors.diagnostics);
     plan.floors = floors.kernels;
+    for s in floors.joins {
+        if let Some(f) = plan.sites[s].floor.as_mut() {
+            f.join = true;
+        }
+    }
     diagnostics.extend(alloc::allocations(program, view, file, &mut plan, &hazards));
     plan.bounded = bounds::kernels_to_bound(program, view, &plan);
     plan.bounded

@@ -472,5 +472,6 @@ fn floor_of(
         records: Value::Literal(DEFAULT_POOL_RECORDS),
         threads,
         smem,
+        join: false,
     })
 }

@@ -335,8 +335,18 @@ pub struct FloorContext {
     pub launcher: String,
     /// The kernel's head before its name, as written.
     pub specifiers: String,
-    /// `const int *a, int n, ` (empty without parameters).
+    /// ` DPOPT_PARENT_BOUNDS` when the kernel gets it, else empty.
+    pub bounds: String,
+    /// The copy's body function, and its parameters as the kernel declares
+    /// them (`const int *a, int n, `).
+    pub body_fn: String,
+    pub body_params: String,
+    /// The copy's parameters, each named (`const int *a, int n, `).
     pub clone_params: String,
+    /// The sites whose children the copy's blocks run, and the condition
+    /// that any of them does (`K1 || K2`).
+    pub joins: Vec<FloorJoin>,
+    pub join_any: String,
     /// `, const int *a, int n` (each parameter named).
     pub launcher_params: String,
     /// `a, n`, and `a, n, ` before a further argument.
@@ -348,9 +358,20 @@ pub struct FloorContext {
     pub resume: Resume,
 }
 
+/// A site whose children the copy's blocks run, when its knob is 1.
+#[derive(Debug, Serialize)]
+pub struct FloorJoin {
+    pub knob: String,
+    pub function: String,
+    /// The count of the block's list, zeroed when the copy starts.
+    pub count: String,
+}
+
 /// How the launcher launches one site's drain.
 #[derive(Debug, Serialize)]
 pub struct FloorDrain {
+    /// The site's `FloorJoin` knob: the drain grid runs when it is 0.
+    pub join: Option<String>,
     pub kernel: String,
     pub threads: String,
     pub smem: String,
@@ -367,6 +388,8 @@ pub struct FloorSiteContext {
     pub records: KnobMacro,
     pub blocks: KnobMacro,
     pub threads_knob: Option<KnobMacro>,
+    /// The `FloorJoin` knob, where the copy's blocks can run the children.
+    pub join: Option<KnobMacro>,
     /// The drain's threads per block: the child's constant block size, or
     /// the threads knob.
     pub threads: String,

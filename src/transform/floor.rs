@@ -5,7 +5,7 @@
 //! launches of the kernel, rewritten to call that function.
 
 use super::child::params;
-use super::context::{FloorContext, FloorDrain, FloorSiteContext, KnobMacro, Resume};
+use super::context::{FloorContext, FloorDrain, FloorJoin, FloorSiteContext, KnobMacro, Resume};
 use super::renderer::Renderer;
 use super::templates::{FLOOR, FLOOR_LAUNCHER};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
@@ -54,6 +54,7 @@ fn site_text(r: &Renderer, index: SiteId) -> String {
         records: knob_macro(site, Knob::FloorRecords).expect("records knob"),
         blocks: knob_macro(site, Knob::FloorBlocks).expect("blocks knob"),
         threads_knob: knob_macro(site, Knob::FloorThreads),
+        join: knob_macro(site, Knob::FloorJoin),
         threads: drain_threads(site),
         exact,
         members: plan.members.iter().map(|m| m.decl.clone()).collect(),
@@ -80,6 +81,7 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
     let f = &r.program.functions[floor.kernel];
     let first = &r.plan.sites[floor.sites[0]];
     let mut launcher_params = String::new();
+    let mut clone_params = String::new();
     let mut names_list = Vec::new();
     for (i, p) in f.params.iter().enumerate() {
         let (decl, name) = match &p.name {
@@ -89,13 +91,39 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
                 (format!("{} {n}", p.declaration), n)
             }
         };
-        launcher_params.push_str(&format!(", {decl}"));
+        // The launcher is host code: `__grid_constant__` is the kernel's.
+        launcher_params.push_str(&format!(", {}", without_grid_constant(&decl)));
+        clone_params.push_str(&format!("{decl}, "));
         names_list.push(name);
     }
-    let clone_params: String = f
+    // The body function takes the parameters as a device function can.
+    let body_params: String = f
         .params
         .iter()
-        .map(|p| format!("{}, ", p.declaration))
+        .map(|p| format!("{}, ", without_grid_constant(&p.declaration)))
+        .collect();
+    let bounds = if f.launch_bounds.is_none() && r.plan.bounded.contains(&floor.kernel) {
+        " DPOPT_PARENT_BOUNDS".to_string()
+    } else {
+        String::new()
+    };
+    let join_knob = |s: SiteId| {
+        r.plan.sites[s]
+            .knob(Knob::FloorJoin)
+            .map(|k| k.name.clone())
+    };
+    let joins: Vec<FloorJoin> = floor
+        .sites
+        .iter()
+        .filter_map(|&s| {
+            let site = &r.plan.sites[s];
+            let n = SiteSymbols::of(&site.id, &r.program.functions[site.child].namespace);
+            join_knob(s).map(|knob| FloorJoin {
+                knob,
+                function: n.floor_join,
+                count: format!("{}_count", n.floor_local),
+            })
+        })
         .collect();
     let args = names_list.join(", ");
     let (body_line, body_file) = r.file.line_directive_at(f.body.start());
@@ -112,6 +140,7 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
                 let site = &r.plan.sites[s];
                 let fl = site.floor.as_ref().expect("a floor site");
                 FloorDrain {
+                    join: join_knob(s),
                     kernel: SiteSymbols::of(&site.id, &r.program.functions[site.child].namespace)
                         .drain,
                     threads: drain_threads(site),
@@ -123,6 +152,15 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
         clone: names::floor_copy(&f.name),
         launcher: names::floor_launcher(&f.name),
         specifiers: r.head_specifiers(f).join(" "),
+        bounds,
+        body_fn: names::floor_body(&f.name),
+        body_params,
+        join_any: joins
+            .iter()
+            .map(|j| j.knob.as_str())
+            .collect::<Vec<_>>()
+            .join(" || "),
+        joins,
         clone_params,
         launcher_params,
         args_lead: names_list.iter().map(|n| format!("{n}, ")).collect(),
@@ -146,6 +184,19 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
     ctx.template = FLOOR_LAUNCHER;
     out.generated(&render(&ctx));
     out
+}
+
+/// A parameter declaration without `__grid_constant__`, which only a
+/// kernel's parameters may carry.
+fn without_grid_constant(declaration: &str) -> String {
+    if !declaration.contains("__grid_constant__") {
+        return declaration.to_string();
+    }
+    declaration
+        .split_whitespace()
+        .filter(|w| *w != "__grid_constant__")
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The host launches of `kernel` rewritten to call the floor's launcher:
