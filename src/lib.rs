@@ -20,6 +20,8 @@
 
 // The pipeline: internal.
 mod analyzer;
+#[macro_use]
+mod arena;
 mod conditional;
 mod constant;
 mod emit;

@@ -91,8 +91,10 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     assign_symbols(&mut functions);
     program.functions = Functions::new(functions);
     program.usings = usings;
-    program.launches = find_launches(&program, view);
-    (program.pragmas, program.pragmas_in_macro_arguments) = find_pragmas(&program, view);
+    program.launches = crate::program::Launches::new(find_launches(&program, view));
+    let (pragmas, in_macro_arguments) = find_pragmas(&program, view);
+    program.pragmas = crate::program::Pragmas::new(pragmas);
+    program.pragmas_in_macro_arguments = in_macro_arguments;
     program
 }
 
@@ -933,6 +935,7 @@ fn pragma_operator(sig: &[Token], view: &str, at: usize) -> Option<(usize, usize
 mod tests {
     use super::*;
     use crate::lexer::lex;
+    use crate::program::{LaunchId, PragmaId};
 
     fn program(text: &str) -> (SourceFile, Program) {
         let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
@@ -991,7 +994,7 @@ mod tests {
              __global__ void parent(int n) {\n  k<float><<<dim3(n, 2), 32, 0, s>>>(f(a, b), n);\n}\n",
         );
         assert_eq!(p.launches.len(), 1);
-        let l = &p.launches[0];
+        let l = &p.launches[LaunchId(0)];
         assert_eq!(l.kernel, "k");
         assert_eq!(l.template_args.as_deref(), Some("<float>"));
         let config: Vec<_> = l.config.iter().map(|r| &file.view[r.range()]).collect();
@@ -1015,9 +1018,9 @@ mod tests {
     fn pragmas_point_at_the_next_token() {
         let (file, p) = program("void f() {\n#pragma dp threshold(2)\n  k<<<1, 1>>>();\n}\n");
         assert_eq!(p.pragmas.len(), 1);
-        let next = p.pragmas[0].next_token.unwrap();
+        let next = p.pragmas[PragmaId(0)].next_token.unwrap();
         assert_eq!(p.sig[next.0].text(&file.view), "k");
-        assert_eq!(p.launches[0].first_token, next);
+        assert_eq!(p.launches[LaunchId(0)].first_token, next);
     }
 
     #[test]
@@ -1026,7 +1029,7 @@ mod tests {
             "template <int A, int B> __global__ void k(int a, int b, int c) {}\n\
              __global__ void parent(int n) {\n  k<1, 2><<<n, 32>>>(f(n, 1), g<int, 2>(n), a[n, 1]);\n}\n",
         );
-        let l = &p.launches[0];
+        let l = &p.launches[LaunchId(0)];
         let args: Vec<&str> = l.args.iter().map(|r| &file.view[r.range()]).collect();
         assert_eq!(args, ["f(n, 1)", "g<int, 2>(n)", "a[n, 1]"]);
         assert_eq!(l.template_args.as_deref(), Some("<1, 2>"));
@@ -1040,7 +1043,7 @@ mod tests {
     fn launch_spans_cover_the_statement() {
         let text = "__global__ void k() {}\n__global__ void parent() {\n  k<<<1, 1>>>();\n}\n";
         let (file, p) = program(text);
-        let l = &p.launches[0];
+        let l = &p.launches[LaunchId(0)];
         assert_eq!(&file.view[l.span.range()], "k<<<1, 1>>>();");
         assert_eq!(&file.view[l.config_span.range()], "<<<1, 1>>>");
         assert!(l.args.is_empty());

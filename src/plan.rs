@@ -16,9 +16,9 @@ pub struct Site {
     /// The directive's clauses, normalized (`threshold(64) coarsen(4)`).
     pub summary: String,
     /// Index into `Program::pragmas`.
-    pub pragma: usize,
+    pub pragma: crate::program::PragmaId,
     /// Index into `Program::launches`.
-    pub launch: usize,
+    pub launch: crate::program::LaunchId,
     pub parent: FunctionId,
     pub child: FunctionId,
     /// Other definitions of the child in other branches of an `#if` group
@@ -115,66 +115,13 @@ pub struct FreeCall {
     pub function: FunctionId,
 }
 
-/// A site of the plan: its index in `Plan::sites`.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SiteId(pub usize);
-
-/// On one line, also in `{:#?}`.
-impl std::fmt::Debug for SiteId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SiteId({})", self.0)
-    }
-}
-
-/// The sites of a file, in the order of their pragmas: indexed by `SiteId`
-/// only.
-#[derive(Clone, Default)]
-pub struct Sites(Vec<Site>);
-
-impl Sites {
-    pub fn iter(&self) -> std::slice::Iter<'_, Site> {
-        self.0.iter()
-    }
-
-    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, Site> {
-        self.0.iter_mut()
-    }
-
-    /// Every site with its id.
-    pub fn with_ids(&self) -> impl Iterator<Item = (SiteId, &Site)> {
-        self.0.iter().enumerate().map(|(i, s)| (SiteId(i), s))
-    }
-
-    pub fn push(&mut self, site: Site) -> SiteId {
-        self.0.push(site);
-        SiteId(self.0.len() - 1)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl std::ops::Index<SiteId> for Sites {
-    type Output = Site;
-
-    fn index(&self, id: SiteId) -> &Site {
-        &self.0[id.0]
-    }
-}
-
-impl std::ops::IndexMut<SiteId> for Sites {
-    fn index_mut(&mut self, id: SiteId) -> &mut Site {
-        &mut self.0[id.0]
-    }
-}
-
-/// As the list it is.
-impl std::fmt::Debug for Sites {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
+crate::arena::arena!(
+    /// The sites of a file, in the order of their pragmas.
+    Sites,
+    /// A site of the plan: its index in `Plan::sites`.
+    SiteId,
+    Site
+);
 
 /// How one site's launches are aggregated.
 #[derive(Debug, Clone)]
@@ -252,7 +199,7 @@ pub struct FloorKernel {
     pub sites: Vec<SiteId>,
     /// Host-side launches of the kernel in the input (indices into
     /// `Program::launches`), rewritten to call the launcher.
-    pub host_launches: Vec<usize>,
+    pub host_launches: Vec<crate::program::LaunchId>,
 }
 
 /// Serial recursion levels of a recursive child before small launches are
@@ -429,9 +376,9 @@ pub struct PromoteSite {
     /// The directive's clauses, normalized.
     pub summary: String,
     /// Index into `Program::pragmas`.
-    pub pragma: usize,
+    pub pragma: crate::program::PragmaId,
     /// Index into `Program::launches`.
-    pub launch: usize,
+    pub launch: crate::program::LaunchId,
     /// The kernel, which launches itself.
     pub kernel: FunctionId,
     pub kind: crate::pragma::Promotion,
@@ -440,7 +387,7 @@ pub struct PromoteSite {
     pub pool: Value,
     /// `#pragma dp acquire` (an index into `Program::pragmas`): a promoted
     /// step waits there, after the code before it; without it, at its start.
-    pub acquire: Option<usize>,
+    pub acquire: Option<crate::program::PragmaId>,
     /// Per parameter of the kernel: is the launch's argument known when the
     /// step starts (built from parameters the kernel never assigns,
     /// constants and `blockIdx`/`blockDim`/`gridDim`), so that the successor

@@ -100,48 +100,29 @@ impl Function {
     }
 }
 
-/// A function of the file: its index in `Program::functions`.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct FunctionId(pub usize);
+crate::arena::arena!(
+    /// The functions of the file (definitions), in source order.
+    Functions,
+    /// A function of the file: its index in `Program::functions`.
+    FunctionId,
+    Function
+);
 
-/// On one line, also in `{:#?}`.
-impl std::fmt::Debug for FunctionId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "FunctionId({})", self.0)
-    }
-}
+crate::arena::arena!(
+    /// The kernel launches of the file, in source order.
+    Launches,
+    /// A launch of the file: its index in `Program::launches`.
+    LaunchId,
+    Launch
+);
 
-/// The functions of the file (definitions), in source order: indexed by
-/// `FunctionId` only.
-#[derive(Debug, Clone, Default)]
-pub struct Functions(Vec<Function>);
-
-impl Functions {
-    pub fn new(functions: Vec<Function>) -> Functions {
-        Functions(functions)
-    }
-
-    /// Every function with its id.
-    pub fn with_ids(&self) -> impl Iterator<Item = (FunctionId, &Function)> {
-        self.0.iter().enumerate().map(|(i, f)| (FunctionId(i), f))
-    }
-
-    pub fn ids(&self) -> impl Iterator<Item = FunctionId> {
-        (0..self.0.len()).map(FunctionId)
-    }
-
-    pub fn as_slice(&self) -> &[Function] {
-        &self.0
-    }
-}
-
-impl std::ops::Index<FunctionId> for Functions {
-    type Output = Function;
-
-    fn index(&self, id: FunctionId) -> &Function {
-        &self.0[id.0]
-    }
-}
+crate::arena::arena!(
+    /// The `#pragma dp` lines of the file, in source order.
+    Pragmas,
+    /// A pragma of the file: its index in `Program::pragmas`.
+    PragmaId,
+    PragmaSite
+);
 
 /// A function declared without a body at namespace level
 /// (`__device__ void helper(int *);`).
@@ -215,8 +196,8 @@ pub struct Program {
     /// Function declarations without a body at namespace level, in source
     /// order (a function may also be defined elsewhere in the file).
     pub declarations: Vec<Declaration>,
-    pub launches: Vec<Launch>,
-    pub pragmas: Vec<PragmaSite>,
+    pub launches: Launches,
+    pub pragmas: Pragmas,
     /// `_Pragma("dp ...")` operators written in the arguments of a
     /// function-like macro of the file (span, macro name): whether they
     /// become a pragma depends on the macro's expansion, which dpopt does not

@@ -399,7 +399,7 @@ mod tests {
         );
         let file = SourceFile::new("t.cu", text.into_bytes());
         let program = parse(&file, lex(&file));
-        let launch = program.launches[0].clone();
+        let launch = program.launches[crate::program::LaunchId(0)].clone();
         let tc = thread_count(&program, &file.view, &launch, launch.function.unwrap());
         (file, tc)
     }

@@ -333,7 +333,7 @@ impl Context<'_> {
                     "frees a slice",
                 ));
             }
-            let other = program.launches.iter().enumerate().find(|&(i, l)| {
+            let other = program.launches.with_ids().find(|&(i, l)| {
                 i != site.launch
                     && program
                         .launched_kernels(l)

@@ -41,7 +41,7 @@ pub const OTHER: [&str; 4] = [
 
 /// `clauses` as the directive of the pragma `index` (every clause spans the
 /// pragma).
-fn directive(program: &Program, index: usize, clauses: &str) -> Directive {
+fn directive(program: &Program, index: crate::program::PragmaId, clauses: &str) -> Directive {
     let span = program.pragmas[index].span;
     let mut d = parse_directive(&directive_text(&format!("#pragma dp {clauses}"), 0))
         .expect("the default clauses parse");
@@ -59,7 +59,7 @@ pub(super) fn default_site(
     file: &SourceFile,
     program: &Program,
     view: &str,
-    index: usize,
+    index: crate::program::PragmaId,
     bare: Directive,
     per_parent: &mut BTreeMap<String, usize>,
     constants: &Constants,

@@ -8,7 +8,7 @@
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Hazard, Hazards};
 use crate::plan::{FloorKernel, FloorThreads, Plan, SiteId};
-use crate::program::{FunctionId, Program, Resolution};
+use crate::program::{FunctionId, LaunchId, Program, Resolution};
 use crate::source::SourceFile;
 use crate::source::Span;
 use crate::token::calls;
@@ -51,7 +51,7 @@ fn runtime_use(
     program: &Program,
     view: &str,
     function: FunctionId,
-    allowed: &[usize],
+    allowed: &[LaunchId],
     last_error_ok: bool,
 ) -> Option<RuntimeUse> {
     let mut seen = vec![function];
@@ -59,8 +59,7 @@ fn runtime_use(
         let body = program.functions[f].body;
         let launch = program
             .launches
-            .iter()
-            .enumerate()
+            .with_ids()
             .find(|(i, l)| l.function == Some(f) && !allowed.contains(i))
             .map(|(_, l)| (l.span, format!("launches `{}`", l.kernel.trim())));
         let sig = program.sig_in(body);
@@ -178,7 +177,7 @@ pub(super) fn floors(
             ));
             continue;
         }
-        let allowed: Vec<usize> = sites.iter().map(|&s| plan.sites[s].launch).collect();
+        let allowed: Vec<LaunchId> = sites.iter().map(|&s| plan.sites[s].launch).collect();
         if let Some(u) = runtime_use(program, view, parent, &allowed, true) {
             let why = format!(
                 "it {} here; its launch-free copy must make no launch and no device-runtime call (except `cudaGetLastError()`/`cudaPeekAtLastError()`, which read `cudaSuccess` there)",
@@ -296,7 +295,7 @@ pub(super) fn floors(
         // Host launches of the kernel in the input call the launcher, which
         // is defined after the kernel.
         let mut host_launches = Vec::new();
-        for (i, l) in program.launches.iter().enumerate() {
+        for (i, l) in program.launches.with_ids() {
             let Some(h) = l.function else { continue };
             if program.functions[h].space.runs_on_device()
                 || !file.in_input(l.span.start())

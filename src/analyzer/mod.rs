@@ -82,7 +82,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     let constants = Constants::of(program, view);
     let hazards = Hazards::new(program, view);
     let mut markers = Vec::new();
-    for (index, pragma) in program.pragmas.iter().enumerate() {
+    for (index, pragma) in program.pragmas.with_ids() {
         let directive = match parse_directive(&pragma.logical) {
             Ok(d) => d,
             Err(errors) => {

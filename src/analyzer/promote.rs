@@ -16,7 +16,7 @@ use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Hazard, Hazards};
 use crate::plan::{PromoteSite, DEFAULT_PROMOTE_POOL};
 use crate::pragma::{Directive, Promotion, Value};
-use crate::program::{Function, Program};
+use crate::program::{Function, PragmaId, Program};
 use crate::source::SourceFile;
 use crate::source::Span;
 use crate::token::{is_call_at, Token, TokenKind};
@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 pub(super) fn promote_site(
     file: &SourceFile,
     program: &Program,
-    index: usize,
+    index: PragmaId,
     directive: &Directive,
     per_parent: &mut BTreeMap<String, usize>,
     constants: &Constants,
@@ -583,7 +583,7 @@ pub(super) fn attach_markers(
     file: &SourceFile,
     program: &Program,
     promotions: &mut [PromoteSite],
-    markers: &[usize],
+    markers: &[PragmaId],
 ) -> Vec<Diagnostic> {
     let view = &file.view;
     let mut out = Vec::new();

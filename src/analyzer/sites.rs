@@ -7,7 +7,7 @@ use crate::constant::Constants;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::plan::{Aggregation, Floor, FloorThreads, Site, DEFAULT_POOL_RECORDS};
 use crate::pragma::{ClauseValue, Directive, Lands, Takes, Value, MAX_BLOCK_THREADS};
-use crate::program::{FunctionId, Program, Resolution};
+use crate::program::{FunctionId, LaunchId, PragmaId, Program, Resolution};
 use crate::source::SourceFile;
 use crate::source::Span;
 use crate::thread_count::{thread_count, CountSource, ThreadCount};
@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 /// A pragma's launch, the function holding it and the kernel it launches.
 pub(super) struct Resolved {
     /// Index into `Program::launches`.
-    pub(super) launch: usize,
+    pub(super) launch: LaunchId,
     pub(super) parent: FunctionId,
     pub(super) child: FunctionId,
     /// Other definitions of the child in other branches of an `#if` group.
@@ -28,7 +28,7 @@ pub(super) struct Resolved {
 pub(super) fn site_for(
     file: &SourceFile,
     program: &Program,
-    index: usize,
+    index: PragmaId,
     directive: Directive,
     per_parent: &mut BTreeMap<String, usize>,
     constants: &Constants,
@@ -217,7 +217,7 @@ pub(super) fn site_for(
 pub(super) fn resolve(
     file: &SourceFile,
     program: &Program,
-    index: usize,
+    index: PragmaId,
 ) -> Result<Resolved, Diagnostic> {
     let view = &file.view;
     let pragma = &program.pragmas[index];
