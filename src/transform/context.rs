@@ -343,10 +343,8 @@ pub struct FloorContext {
     pub body_params: String,
     /// The copy's parameters, each named (`const int *a, int n, `).
     pub clone_params: String,
-    /// The sites whose children the copy's blocks run, and the condition
-    /// that any of them does (`K1 || K2`).
+    /// The sites whose children the copy's blocks run.
     pub joins: Vec<FloorJoin>,
-    pub join_any: String,
     /// `, const int *a, int n` (each parameter named).
     pub launcher_params: String,
     /// `a, n`, and `a, n, ` before a further argument.

@@ -155,11 +155,6 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
         bounds,
         body_fn: names::floor_body(&f.name),
         body_params,
-        join_any: joins
-            .iter()
-            .map(|j| j.knob.as_str())
-            .collect::<Vec<_>>()
-            .join(" || "),
         joins,
         clone_params,
         launcher_params,
