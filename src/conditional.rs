@@ -19,7 +19,8 @@ const MAX_DEPTH: usize = 64;
 
 /// The (group, branch) pairs of `Program::conditions` that are certainly not
 /// compiled with the program's `-D` definitions. Empty without definitions.
-pub fn ruled_out(program: &Program, view: &str) -> HashSet<(usize, usize)> {
+pub fn ruled_out(program: &Program) -> HashSet<(usize, usize)> {
+    let view = program.view.as_str();
     let mut dead = HashSet::new();
     if program.defines.is_empty() {
         return dead;
@@ -296,7 +297,7 @@ mod tests {
             .iter()
             .map(|(n, v)| (n.to_string(), v.to_string()))
             .collect();
-        let mut d: Vec<_> = ruled_out(&program, &file.view).into_iter().collect();
+        let mut d: Vec<_> = ruled_out(&program).into_iter().collect();
         d.sort();
         d
     }

@@ -22,11 +22,12 @@ pub struct Constants {
 }
 
 impl Constants {
-    pub fn of(program: &Program, view: &str) -> Self {
+    pub fn of(program: &Program) -> Self {
+        let view = program.view.as_str();
         let mut c = Constants::default();
         let sig = &program.sig;
         // Definitions in `#if` branches that `-D` rules out are not read.
-        let ruled_out = crate::conditional::ruled_out(program, view);
+        let ruled_out = crate::conditional::ruled_out(program);
         for (i, t) in sig.iter().enumerate() {
             match t.kind {
                 TokenKind::Directive => {
@@ -98,7 +99,7 @@ impl Constants {
                     else {
                         continue;
                     };
-                    let Some(close) = program.partner.get(open).copied().flatten() else {
+                    let Some(close) = program.brackets.partner(open) else {
                         continue;
                     };
                     let mut next = 0i128;
@@ -166,14 +167,8 @@ impl Constants {
     /// The thread count of a grid or block expression of a launch in
     /// `parent`: `dim3(a, b, c)` is `a * b * c`, a `dim3` variable of the
     /// parent given once is its initializer's product.
-    pub fn threads(
-        &self,
-        text: &str,
-        parent: &Function,
-        program: &Program,
-        view: &str,
-    ) -> Option<i128> {
-        let locals = dim3_variables(parent, program, view);
+    pub fn threads(&self, text: &str, parent: &Function, program: &Program) -> Option<i128> {
+        let locals = dim3_variables(parent, program);
         let e = Evaluator {
             constants: self,
             locals: &locals,
@@ -209,11 +204,8 @@ fn is_integer_type_word(w: &str) -> bool {
 
 /// `dim3 name(args);`, `dim3 name{args};`, `dim3 name = dim3(args);` or
 /// `dim3 name = expr;` in the body, for names never assigned again.
-fn dim3_variables(
-    parent: &Function,
-    program: &Program,
-    view: &str,
-) -> HashMap<String, Vec<String>> {
+fn dim3_variables(parent: &Function, program: &Program) -> HashMap<String, Vec<String>> {
+    let view = program.view.as_str();
     let body = program.sig_in(parent.body);
     let mut found: HashMap<String, Option<Vec<String>>> = HashMap::new();
     let mut declared_at = Vec::new();
@@ -530,7 +522,7 @@ mod tests {
     fn constants(text: &str) -> (SourceFile, Program, Constants) {
         let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
         let program = crate::parser::parse(&file, crate::lexer::lex(&file));
-        let c = Constants::of(&program, &file.view);
+        let c = Constants::of(&program);
         (file, program, c)
     }
 
@@ -569,7 +561,7 @@ mod tests {
                 .iter()
                 .map(|(n, v)| (n.to_string(), v.to_string()))
                 .collect();
-            Constants::of(program, &file.view)
+            Constants::of(program)
         };
         let c = with(&mut program, &[]);
         assert_eq!((c.value("N"), c.value("T")), (None, Some(64)));
@@ -581,14 +573,14 @@ mod tests {
 
     #[test]
     fn dim3_variables_given_once() {
-        let (file, program, c) = constants(
+        let (_, program, c) = constants(
             "#define B 128\n__global__ void p(int n) {\n  dim3 grid(4, 2);\n  dim3 block = dim3(B);\n  dim3 g2(n);\n  dim3 g3(2);\n  g3.x = n;\n}\n",
         );
         let p = &program.functions[crate::program::FunctionId(0)];
-        assert_eq!(c.threads("grid", p, &program, &file.view), Some(8));
-        assert_eq!(c.threads("block", p, &program, &file.view), Some(128));
-        assert_eq!(c.threads("dim3(2, B)", p, &program, &file.view), Some(256));
-        assert_eq!(c.threads("g2", p, &program, &file.view), None);
-        assert_eq!(c.threads("g3", p, &program, &file.view), None);
+        assert_eq!(c.threads("grid", p, &program), Some(8));
+        assert_eq!(c.threads("block", p, &program), Some(128));
+        assert_eq!(c.threads("dim3(2, B)", p, &program), Some(256));
+        assert_eq!(c.threads("g2", p, &program), None);
+        assert_eq!(c.threads("g3", p, &program), None);
     }
 }

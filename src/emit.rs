@@ -378,7 +378,7 @@ fn between_declarations(
     let to = sig.partition_point(|t| t.start < line_start);
     let open = (from..to).any(|k| {
         matches!(sig[k].text(&file.view), "(" | "[" | "{")
-            && match program.partner.get(k).copied().flatten() {
+            && match program.brackets.partner(k) {
                 Some(partner) => partner >= to,
                 None => true,
             }

@@ -245,7 +245,6 @@ struct Locals<'p> {
 /// The hazard model of one file.
 pub struct Hazards<'p> {
     program: &'p Program,
-    view: &'p str,
     /// Free functions by name (every overload).
     free: HashMap<&'p str, Vec<FunctionId>>,
     /// Member functions by name: defined in a class body, or defined outside
@@ -585,7 +584,8 @@ const EXPRESSION_KEYWORDS: &[&str] = &[
 ];
 
 impl<'p> Hazards<'p> {
-    pub fn new(program: &'p Program, view: &'p str) -> Self {
+    pub fn new(program: &'p Program) -> Self {
+        let view = program.view.as_str();
         let mut free: HashMap<&str, Vec<FunctionId>> = HashMap::new();
         let mut methods: HashMap<&str, Vec<FnRef>> = HashMap::new();
         for (i, f) in program.functions.with_ids() {
@@ -613,7 +613,6 @@ impl<'p> Hazards<'p> {
         }
         let mut model = Hazards {
             program,
-            view,
             free,
             methods,
             declared,
@@ -700,7 +699,10 @@ impl<'p> Hazards<'p> {
     }
 
     fn text(&self, i: usize) -> &'p str {
-        self.program.sig.get(i).map_or("", |t| t.text(self.view))
+        self.program
+            .sig
+            .get(i)
+            .map_or("", |t| t.text(&self.program.view))
     }
 
     fn is_ident(&self, i: usize) -> bool {
@@ -712,7 +714,7 @@ impl<'p> Hazards<'p> {
 
     /// The construct text of `span`, whitespace collapsed and shortened.
     fn construct(&self, span: Span) -> String {
-        let text = self.view[span.range()]
+        let text = self.program.view[span.range()]
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" ");
@@ -734,7 +736,7 @@ impl<'p> Hazards<'p> {
         while i < limit {
             match self.text(i) {
                 "(" | "[" | "{" => {
-                    i = self.program.partner[i]?;
+                    i = self.program.brackets.partner(i)?;
                 }
                 ";" | "}" | ")" | "]" => return None,
                 "<" => depth += 1,
@@ -765,7 +767,7 @@ impl<'p> Hazards<'p> {
     /// function pointers, `__shared__` variables at file scope, macros.
     fn scan_file(&mut self) {
         let sig = self.sig();
-        let view = self.view;
+        let view = self.program.view.as_str();
         let n = sig.len();
         let mut pointer_types: HashSet<&str> = HashSet::new();
         // First pass: aliases and types.
@@ -906,7 +908,7 @@ impl<'p> Hazards<'p> {
             match self.text(k) {
                 ";" => return k,
                 "(" | "[" | "{" => {
-                    k = self.program.partner[k].unwrap_or(k);
+                    k = self.program.brackets.partner(k).unwrap_or(k);
                 }
                 "}" => return k,
                 _ => {}
@@ -942,7 +944,7 @@ impl<'p> Hazards<'p> {
                 }
                 "(" => {
                     // __align__(16), alignas(8), __attribute__((...)).
-                    k = self.program.partner[k]? + 1;
+                    k = self.program.brackets.partner(k)? + 1;
                     continue;
                 }
                 _ if self.is_ident(k) => name = Some(s),
@@ -1005,7 +1007,7 @@ impl<'p> Hazards<'p> {
             self.skip_angles(i + 1, limit)
                 .and_then(|end| (end == i + 4).then(|| self.text(i + 2)))
         } else if self.text(i + 1) == "(" {
-            let close = self.program.partner[i + 1].unwrap_or(i + 1);
+            let close = self.program.brackets.partner(i + 1).unwrap_or(i + 1);
             (i + 2..close)
                 .find(|&k| self.text(k) == ",")
                 .and_then(|comma| (comma + 2 == close).then(|| self.text(comma + 1)))
@@ -1112,7 +1114,7 @@ impl<'p> Hazards<'p> {
                         }
                     }
                     if matches!(self.text(k), "(" | "[" | "{") {
-                        k = self.program.partner[k].unwrap_or(k);
+                        k = self.program.brackets.partner(k).unwrap_or(k);
                     }
                     k += 1;
                 }
@@ -1140,7 +1142,7 @@ impl<'p> Hazards<'p> {
     fn scan(&self, f: FnRef) -> Vec<Item> {
         let function = self.function(f);
         let sig = self.sig();
-        let view = self.view;
+        let view = self.program.view.as_str();
         let head = self.program.sig_index_at(function.name_span.end());
         let (open, close) = (function.body_tokens.start, function.body_tokens.end);
         let locals = self.locals(function, head, close);
@@ -1186,7 +1188,7 @@ impl<'p> Hazards<'p> {
                 }
                 // table[k](...): a call through an element of an array.
                 if s == "]" && self.text(i + 1) == "(" {
-                    if let Some(o) = self.program.partner[i] {
+                    if let Some(o) = self.program.brackets.partner(i) {
                         let before = o.checked_sub(1).map_or("", |b| self.text(b));
                         // Not a lambda (`return [=](int x) {...}`).
                         let indexed = (o > 0
@@ -1301,7 +1303,10 @@ impl<'p> Hazards<'p> {
                     "this_grid" | "this_multi_grid" | "this_cluster" => {
                         let start = self.qualified_start(i);
                         let end = if self.text(i + 1) == "(" {
-                            self.program.partner[i + 1].map_or(t.end, |c| sig[c].end)
+                            self.program
+                                .brackets
+                                .partner(i + 1)
+                                .map_or(t.end, |c| sig[c].end)
                         } else {
                             t.end
                         };
@@ -1316,7 +1321,10 @@ impl<'p> Hazards<'p> {
                     "coalesced_threads" => {
                         let start = self.qualified_start(i);
                         let end = if self.text(i + 1) == "(" {
-                            self.program.partner[i + 1].map_or(t.end, |c| sig[c].end)
+                            self.program
+                                .brackets
+                                .partner(i + 1)
+                                .map_or(t.end, |c| sig[c].end)
                         } else {
                             t.end
                         };
@@ -1343,7 +1351,7 @@ impl<'p> Hazards<'p> {
                 i += 1;
                 continue;
             };
-            let Some(end) = self.program.partner[paren] else {
+            let Some(end) = self.program.brackets.partner(paren) else {
                 i += 1;
                 continue;
             };
@@ -1444,7 +1452,7 @@ impl<'p> Hazards<'p> {
                 scope.is_some() || generic,
             )
         } else if self.text(object) == ")" {
-            let open = self.program.partner[object]?;
+            let open = self.program.brackets.partner(object)?;
             let mut creator = open.checked_sub(1)?;
             if matches!(self.text(creator), ">" | ">>") {
                 // tiled_partition<32>(cta): back over the template arguments.
@@ -1565,14 +1573,14 @@ impl<'p> Hazards<'p> {
         if self.text(j) != "(" || j >= limit {
             return i + 1;
         }
-        let Some(close) = self.program.partner[j] else {
+        let Some(close) = self.program.brackets.partner(j) else {
             return i + 1;
         };
         let span = Span::new(sig[i].start, sig[close].end);
         let mut literal = String::new();
         let mut k = j + 1;
         while k < close && sig[k].kind == TokenKind::Str {
-            literal.push_str(sig[k].text(self.view));
+            literal.push_str(sig[k].text(&self.program.view));
             literal.push(' ');
             k += 1;
         }
@@ -1696,7 +1704,7 @@ mod tests {
         let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
         let program = parse(&file, lex(&file));
         let f = program.function_named(name).expect("function");
-        let s = Hazards::new(&program, &file.view).of(f);
+        let s = Hazards::new(&program).of(f);
         (s, file)
     }
 

@@ -6,6 +6,7 @@
 //! launch statements by their `<<<`. Everything else is opaque text that is
 //! copied through unchanged.
 
+use crate::brackets::Brackets;
 use crate::phases::{directive_text, is_dp_pragma_text, pragma_operator_text};
 use crate::program::{
     Declaration as DeclaredFunction, ExecutionSpace, Function, FunctionId, Functions, Launch,
@@ -20,12 +21,13 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
         .copied()
         .filter(|t| t.kind.is_significant())
         .collect();
-    let (partner, unbalanced) = match_brackets(&sig, &file.view);
+    let (brackets, unbalanced) = Brackets::match_in(&sig, &file.view);
     let mut program = Program {
         defines: Vec::new(),
+        view: file.view.clone(),
         tokens,
         sig,
-        partner,
+        brackets,
         unbalanced,
         ..Program::default()
     };
@@ -34,7 +36,6 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     let mut found = Collected::default();
     scan_scope(
         &program,
-        view,
         0,
         program.sig.len(),
         &mut Vec::new(),
@@ -91,8 +92,8 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     assign_symbols(&mut functions);
     program.functions = Functions::new(functions);
     program.usings = usings;
-    program.launches = crate::program::Launches::new(find_launches(&program, view));
-    let (pragmas, in_macro_arguments) = find_pragmas(&program, view);
+    program.launches = crate::program::Launches::new(find_launches(&program));
+    let (pragmas, in_macro_arguments) = find_pragmas(&program);
     program.pragmas = crate::program::Pragmas::new(pragmas);
     program.pragmas_in_macro_arguments = in_macro_arguments;
     program
@@ -100,44 +101,6 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
 
 fn text<'a>(t: &Token, view: &'a str) -> &'a str {
     t.text(view)
-}
-
-/// Pair up (), [] and {} among significant tokens.
-fn match_brackets(sig: &[Token], view: &str) -> (Vec<Option<usize>>, Option<usize>) {
-    let mut partner = vec![None; sig.len()];
-    let mut stack: Vec<usize> = Vec::new();
-    let mut unbalanced = None;
-    for (i, t) in sig.iter().enumerate() {
-        if t.kind != TokenKind::Punct {
-            continue;
-        }
-        let s = text(t, view);
-        match s {
-            "(" | "[" | "{" => stack.push(i),
-            ")" | "]" | "}" => {
-                let open = match s {
-                    ")" => "(",
-                    "]" => "[",
-                    _ => "{",
-                };
-                match stack.last() {
-                    Some(&j) if text(&sig[j], view) == open => {
-                        stack.pop();
-                        partner[i] = Some(j);
-                        partner[j] = Some(i);
-                    }
-                    _ => {
-                        unbalanced.get_or_insert(t.start);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    if let Some(&j) = stack.first() {
-        unbalanced.get_or_insert(sig[j].start);
-    }
-    (partner, unbalanced)
 }
 
 /// The `#if` groups of the file: for each conditional directive, its offset
@@ -306,13 +269,13 @@ fn namespace_names(head: &[Token], view: &str) -> Option<Vec<String>> {
 /// function definitions. `namespace`: the names of the enclosing namespaces.
 fn scan_scope(
     program: &Program,
-    view: &str,
     from: usize,
     to: usize,
     namespace: &mut Vec<String>,
     member: bool,
     found: &mut Collected,
 ) {
+    let view = program.view.as_str();
     let sig = &program.sig;
     let mut head_start = from;
     let mut i = from;
@@ -328,7 +291,7 @@ fn scan_scope(
                 if i > head_start && !member {
                     if let Some(u) = using_from(sig, view, head_start, i, namespace) {
                         found.usings.push(u);
-                    } else if let Some(mut d) = declared_defaults(program, view, head_start, i) {
+                    } else if let Some(mut d) = declared_defaults(program, head_start, i) {
                         d.namespace = namespace.clone();
                         found.defaults.push(d);
                     }
@@ -336,11 +299,11 @@ fn scan_scope(
                 head_start = i + 1
             }
             "(" | "[" => {
-                i = program.partner[i].map_or(i + 1, |p| p + 1);
+                i = program.brackets.skip(i);
                 continue;
             }
             "{" => {
-                let Some(close) = program.partner[i] else {
+                let Some(close) = program.brackets.partner(i) else {
                     return;
                 };
                 let head = &sig[head_start..i];
@@ -365,14 +328,13 @@ fn scan_scope(
                 if transparent {
                     let depth = namespace.len();
                     namespace.extend(opened.unwrap_or_default());
-                    scan_scope(program, view, i + 1, close, namespace, member, found);
+                    scan_scope(program, i + 1, close, namespace, member, found);
                     namespace.truncate(depth);
                 } else if aggregate {
                     if !words.contains(&"enum") {
-                        scan_scope(program, view, i + 1, close, namespace, true, found);
+                        scan_scope(program, i + 1, close, namespace, true, found);
                     }
-                } else if let Some(mut f) = function_from_head(program, view, head_start, i, close)
-                {
+                } else if let Some(mut f) = function_from_head(program, head_start, i, close) {
                     let qualifier = std::mem::take(&mut f.namespace);
                     f.namespace = namespace.iter().cloned().chain(qualifier).collect();
                     if member {
@@ -416,7 +378,8 @@ struct HeadShape {
     launch_bounds: Option<String>,
 }
 
-fn head_shape(program: &Program, view: &str, start: usize, open: usize) -> Option<HeadShape> {
+fn head_shape(program: &Program, start: usize, open: usize) -> Option<HeadShape> {
+    let view = program.view.as_str();
     let sig = &program.sig;
     let mut name_at = None;
     let mut params_group = None;
@@ -429,7 +392,7 @@ fn head_shape(program: &Program, view: &str, start: usize, open: usize) -> Optio
     while i < open {
         let s = text(&sig[i], view);
         if s == "(" {
-            let close_paren = program.partner[i]?;
+            let close_paren = program.brackets.partner(i)?;
             if i > template_end && sig[i - 1].kind == TokenKind::Ident {
                 let before = text(&sig[i - 1], view);
                 if before == "__launch_bounds__" {
@@ -458,13 +421,9 @@ fn head_shape(program: &Program, view: &str, start: usize, open: usize) -> Optio
 
 /// Default arguments given in a declaration `head ( params ) ;` (significant
 /// tokens `start..end`), by function name.
-fn declared_defaults(
-    program: &Program,
-    view: &str,
-    start: usize,
-    end: usize,
-) -> Option<Declaration> {
-    let shape = head_shape(program, view, start, end)?;
+fn declared_defaults(program: &Program, start: usize, end: usize) -> Option<Declaration> {
+    let view = program.view.as_str();
+    let shape = head_shape(program, start, end)?;
     let (popen, pclose) = shape.params;
     let params = params_of(&program.sig[popen + 1..pclose], view);
     Some(Declaration {
@@ -487,18 +446,18 @@ struct Declaration {
 
 fn function_from_head(
     program: &Program,
-    view: &str,
     start: usize,
     open: usize,
     close: usize,
 ) -> Option<Function> {
+    let view = program.view.as_str();
     let sig = &program.sig;
     let HeadShape {
         template_end,
         name_at,
         params: (popen, pclose),
         launch_bounds,
-    } = head_shape(program, view, start, open)?;
+    } = head_shape(program, start, open)?;
     let mut space = ExecutionSpace::default();
     for t in &sig[template_end..name_at] {
         match text(t, view) {
@@ -673,21 +632,23 @@ fn param_name(decl: &[Token], view: &str) -> Option<String> {
 }
 
 /// Find every launch statement `name<targs><<<config>>>(args);`.
-fn find_launches(program: &Program, view: &str) -> Vec<Launch> {
+fn find_launches(program: &Program) -> Vec<Launch> {
+    let view = program.view.as_str();
     let sig = &program.sig;
     let mut launches = Vec::new();
     for (i, t) in sig.iter().enumerate() {
         if t.kind != TokenKind::Punct || text(t, view) != "<<<" {
             continue;
         }
-        if let Some(launch) = launch_at(program, view, i) {
+        if let Some(launch) = launch_at(program, i) {
             launches.push(launch);
         }
     }
     launches
 }
 
-fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
+fn launch_at(program: &Program, chevrons: usize) -> Option<Launch> {
+    let view = program.view.as_str();
     let sig = &program.sig;
     // Backwards: optional template arguments, then the kernel name.
     let mut j = chevrons.checked_sub(1)?;
@@ -733,7 +694,7 @@ fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
         let s = text(sig.get(k)?, view);
         match s {
             "(" | "[" | "{" => {
-                k = program.partner[k]? + 1;
+                k = program.brackets.partner(k)? + 1;
                 continue;
             }
             ";" | ")" | "]" | "}" => return None,
@@ -757,7 +718,7 @@ fn launch_at(program: &Program, view: &str, chevrons: usize) -> Option<Launch> {
     if text(sig.get(open)?, view) != "(" {
         return None;
     }
-    let close = program.partner[open]?;
+    let close = program.brackets.partner(open)?;
     let semicolon = close + 1;
     if text(sig.get(semicolon)?, view) != ";" {
         return None;
@@ -806,7 +767,8 @@ fn span_of(sig: &[Token], from: usize, to: usize) -> Option<Span> {
 /// Every `#pragma dp` directive and `_Pragma("dp ...")` operator, in order.
 /// What counts as one is decided on the text after translation phases 1-3
 /// (src/phases.rs), as the preprocessor decides it.
-fn find_pragmas(program: &Program, view: &str) -> (Vec<PragmaSite>, Vec<(Span, String)>) {
+fn find_pragmas(program: &Program) -> (Vec<PragmaSite>, Vec<(Span, String)>) {
+    let view = program.view.as_str();
     let sig = &program.sig;
     let mut pragmas = Vec::new();
     let mut in_arguments = Vec::new();

@@ -145,9 +145,9 @@ pub fn analyze(
     if !SYNC_CALLS.iter().any(|s| view.contains(s)) {
         return out;
     }
-    let hazards = Hazards::new(program, view);
-    let shared_names = shared_names(program, view);
-    let launchers = launching_functions(program, view);
+    let hazards = Hazards::new(program);
+    let shared_names = shared_names(program);
+    let launchers = launching_functions(program);
     for (f, function) in program.functions.with_ids() {
         if !function.space.runs_on_device() || !file.in_input(function.body.start()) {
             continue;
@@ -175,7 +175,7 @@ pub fn analyze(
                 .launches
                 .iter()
                 .any(|l| l.function == Some(f) && l.span.end() <= t.start)
-                || calls_before(program, view, open, k)
+                || calls_before(program, open, k)
                     .iter()
                     .any(|g| launchers.contains(g));
             if !launched {
@@ -219,7 +219,7 @@ pub fn analyze(
                     .map_or(span, |d| d.span());
                 Err(("an `#if` branch".to_string(), directive))
             } else {
-                placement(program, view, open, k)
+                placement(program, open, k)
             };
             let placed = match problem {
                 Err((construct, at)) => {
@@ -255,8 +255,8 @@ pub fn analyze(
                 continue;
             }
             let postwork = Span::new(placed.postwork_start, program.sig[close].start);
-            let locals = top_level_locals(program, view, open, placed.postwork_start);
-            let used = used_names(program, view, postwork);
+            let locals = top_level_locals(program, open, placed.postwork_start);
+            let used = used_names(program, postwork);
             let mut problems: Vec<Diagnostic> = Vec::new();
             if function.template_header.is_some() {
                 problems.push(refuse(
@@ -323,7 +323,7 @@ pub fn analyze(
                     ));
                 }
             }
-            if let Some((construct, at, notes)) = barrier_in(program, view, &hazards, postwork) {
+            if let Some((construct, at, notes)) = barrier_in(program, &hazards, postwork) {
                 let mut d = refuse(
                     DiagnosticKind::PostworkBarrier {
                         kernel: kernel.clone(),
@@ -406,7 +406,8 @@ struct Placed {
 
 /// Is significant token `j` the start of a statement at the top level of
 /// the body opened at `open`?
-fn starts_statement(program: &Program, view: &str, open: usize, j: usize) -> bool {
+fn starts_statement(program: &Program, open: usize, j: usize) -> bool {
+    let view = program.view.as_str();
     let sig = &program.sig;
     j == open + 1 || {
         let prev = &sig[j - 1];
@@ -416,12 +417,12 @@ fn starts_statement(program: &Program, view: &str, open: usize, j: usize) -> boo
 
 /// The keyword `if` whose condition closes at significant token `close`
 /// (a `)`), when that `if` is a statement at the top level of the body.
-fn top_level_if(program: &Program, view: &str, open: usize, close: usize) -> Option<usize> {
+fn top_level_if(program: &Program, open: usize, close: usize) -> Option<usize> {
+    let view = program.view.as_str();
     let sig = &program.sig;
-    let paren = program.partner[close]?;
+    let paren = program.brackets.partner(close)?;
     let kw = paren.checked_sub(1)?;
-    (kw > open && sig[kw].text(view) == "if" && starts_statement(program, view, open, kw))
-        .then_some(kw)
+    (kw > open && sig[kw].text(view) == "if" && starts_statement(program, open, kw)).then_some(kw)
 }
 
 /// Can the sync at significant token `k` (in the body opened at `open`) be
@@ -431,16 +432,12 @@ fn top_level_if(program: &Program, view: &str, open: usize, close: usize) -> Opt
 /// then the postwork is the code after the `if`, which every thread runs
 /// after the children (a thread that skipped the wait only runs later).
 /// Otherwise what encloses it (a description and a span).
-fn placement(
-    program: &Program,
-    view: &str,
-    open: usize,
-    k: usize,
-) -> Result<Placed, (String, Span)> {
+fn placement(program: &Program, open: usize, k: usize) -> Result<Placed, (String, Span)> {
+    let view = program.view.as_str();
     let sig = &program.sig;
     let expression = |at: Span| Err(("an expression (its result is used)".to_string(), at));
     // `name ( ) ;`
-    let close = program.partner[k + 1].unwrap_or(k + 1);
+    let close = program.brackets.partner(k + 1).unwrap_or(k + 1);
     let statement_form = close == k + 2 && sig.get(k + 3).map(|t| t.text(view)) == Some(";");
     // `::` and `(void)` before it.
     let mut first = k;
@@ -458,7 +455,7 @@ fn placement(
     // The innermost bracket around the call.
     let mut enclosing = None;
     for (j, t) in sig.iter().enumerate().take(first).skip(open + 1) {
-        if matches!(t.text(view), "(" | "{" | "[") && program.partner[j].is_some_and(|p| p > k) {
+        if matches!(t.text(view), "(" | "{" | "[") && program.brackets.encloses(j, k) {
             enclosing = Some(j);
         }
     }
@@ -468,12 +465,12 @@ fn placement(
             return expression(sig[j].span());
         }
         // The last statement of the block of a top-level `if`, no `else`.
-        let block_end = program.partner[j].unwrap_or(j);
+        let block_end = program.brackets.partner(j).unwrap_or(j);
         let if_kw = (j > open + 1 && sig[j - 1].text(view) == ")")
-            .then(|| top_level_if(program, view, open, j - 1))
+            .then(|| top_level_if(program, open, j - 1))
             .flatten();
         let last = statement_form && k + 4 == block_end;
-        let direct = enclosing_of(program, view, open, j).is_none();
+        let direct = enclosing_of(program, open, j).is_none();
         if let (Some(_), true, true) = (if_kw, last, direct) {
             if after(block_end + 1) != "else" {
                 return Ok(Placed {
@@ -482,13 +479,13 @@ fn placement(
                 });
             }
         }
-        return Err((control_of(program, view, j), sig[j].span()));
+        return Err((control_of(program, j), sig[j].span()));
     }
     if !statement_form {
         return expression(sig[k].span());
     }
     let end = sig[k + 3].end;
-    if starts_statement(program, view, open, first) {
+    if starts_statement(program, open, first) {
         return Ok(Placed {
             statement: Span::new(sig[first].start, end),
             postwork_start: end,
@@ -501,7 +498,7 @@ fn placement(
     }
     if prev_text == ")" {
         // `if (cond) cudaDeviceSynchronize();` at the top level, no `else`.
-        if let Some(kw) = top_level_if(program, view, open, first - 1) {
+        if let Some(kw) = top_level_if(program, open, first - 1) {
             if after(k + 4) != "else" {
                 return Ok(Placed {
                     statement: Span::new(sig[first].start, end),
@@ -510,7 +507,9 @@ fn placement(
             }
             return Err(("an `if` with an `else`".to_string(), sig[kw].span()));
         }
-        if let Some(kw) = program.partner[first - 1]
+        if let Some(kw) = program
+            .brackets
+            .partner(first - 1)
             .and_then(|p| p.checked_sub(1))
             .map(|q| &sig[q])
         {
@@ -527,10 +526,11 @@ fn placement(
 }
 
 /// The innermost bracket (after `open`) around significant token `k`.
-fn enclosing_of(program: &Program, view: &str, open: usize, k: usize) -> Option<usize> {
+fn enclosing_of(program: &Program, open: usize, k: usize) -> Option<usize> {
+    let view = program.view.as_str();
     let mut enclosing = None;
     for (j, t) in program.sig.iter().enumerate().take(k).skip(open + 1) {
-        if matches!(t.text(view), "(" | "{" | "[") && program.partner[j].is_some_and(|p| p > k) {
+        if matches!(t.text(view), "(" | "{" | "[") && program.brackets.encloses(j, k) {
             enclosing = Some(j);
         }
     }
@@ -538,7 +538,8 @@ fn enclosing_of(program: &Program, view: &str, open: usize, k: usize) -> Option<
 }
 
 /// What the brace block opened at significant token `j` belongs to.
-fn control_of(program: &Program, view: &str, j: usize) -> String {
+fn control_of(program: &Program, j: usize) -> String {
+    let view = program.view.as_str();
     let sig = &program.sig;
     let Some(prev) = j.checked_sub(1).map(|p| &sig[p]) else {
         return "a block".to_string();
@@ -548,7 +549,9 @@ fn control_of(program: &Program, view: &str, j: usize) -> String {
         return format!("a `{p}` block");
     }
     if p == ")" {
-        if let Some(w) = program.partner[j - 1]
+        if let Some(w) = program
+            .brackets
+            .partner(j - 1)
             .and_then(|q| q.checked_sub(1))
             .map(|q| sig[q].text(view))
         {
@@ -562,7 +565,8 @@ fn control_of(program: &Program, view: &str, j: usize) -> String {
 
 /// The names declared by the top-level statements of the body opened at
 /// significant token `open`, before byte offset `before`.
-fn top_level_locals(program: &Program, view: &str, open: usize, before: usize) -> Vec<Local> {
+fn top_level_locals(program: &Program, open: usize, before: usize) -> Vec<Local> {
+    let view = program.view.as_str();
     let sig = &program.sig;
     let end = sig.partition_point(|t| t.start < before);
     let mut locals = Vec::new();
@@ -582,7 +586,7 @@ fn top_level_locals(program: &Program, view: &str, open: usize, before: usize) -
             let t = sig[stop].text(view);
             if matches!(t, "(" | "[" | "{") {
                 let brace = t == "{";
-                stop = program.partner[stop].map_or(stop + 1, |p| p + 1);
+                stop = program.brackets.skip(stop);
                 if brace && control {
                     // `else` continues an `if`, `while` ends a `do`.
                     let next = sig.get(stop).map(|n| n.text(view)).unwrap_or("");
@@ -598,7 +602,7 @@ fn top_level_locals(program: &Program, view: &str, open: usize, before: usize) -
             }
         }
         if !control && sig[start].kind == TokenKind::Ident {
-            declared_in(program, view, start, stop.min(end), &mut locals);
+            declared_in(program, start, stop.min(end), &mut locals);
         }
         k = stop.max(k + 1);
     }
@@ -606,7 +610,8 @@ fn top_level_locals(program: &Program, view: &str, open: usize, before: usize) -
 }
 
 /// The names a declaration statement `sig[from..to]` declares.
-fn declared_in(program: &Program, view: &str, from: usize, to: usize, out: &mut Vec<Local>) {
+fn declared_in(program: &Program, from: usize, to: usize, out: &mut Vec<Local>) {
+    let view = program.view.as_str();
     let sig = &program.sig;
     let words: Vec<&str> = sig[from..to].iter().map(|t| t.text(view)).collect();
     let shared = words
@@ -620,7 +625,7 @@ fn declared_in(program: &Program, view: &str, from: usize, to: usize, out: &mut 
         if matches!(text, "(" | "[" | "{") && k > from {
             // An initializer or a bracket group: skip it (a name before `[`
             // or `{` was handled when the name was seen).
-            k = program.partner[k].map_or(k + 1, |p| p + 1);
+            k = program.brackets.skip(k);
             continue;
         }
         if t.kind == TokenKind::Ident && k > from && !TYPE_WORDS.contains(&text) {
@@ -647,7 +652,7 @@ fn declared_in(program: &Program, view: &str, from: usize, to: usize, out: &mut 
                 k += 1;
                 while k < to && !matches!(sig[k].text(view), "," | ";") {
                     if matches!(sig[k].text(view), "(" | "[" | "{") {
-                        k = program.partner[k].map_or(k + 1, |p| p + 1);
+                        k = program.brackets.skip(k);
                     } else {
                         k += 1;
                     }
@@ -665,7 +670,8 @@ fn declared_in(program: &Program, view: &str, from: usize, to: usize, out: &mut 
 
 /// The identifiers the postwork uses as names (not members), with the
 /// first place of each.
-fn used_names(program: &Program, view: &str, range: Span) -> Vec<(String, Span)> {
+fn used_names(program: &Program, range: Span) -> Vec<(String, Span)> {
+    let view = program.view.as_str();
     let tokens: &[Token] = program.sig_in(range);
     let mut out: Vec<(String, Span)> = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
@@ -685,7 +691,8 @@ fn used_names(program: &Program, view: &str, range: Span) -> Vec<(String, Span)>
 }
 
 /// Names declared `__shared__` anywhere in the file.
-fn shared_names(program: &Program, view: &str) -> Vec<String> {
+fn shared_names(program: &Program) -> Vec<String> {
+    let view = program.view.as_str();
     let sig = &program.sig;
     let mut out = Vec::new();
     for (k, t) in sig.iter().enumerate() {
@@ -713,10 +720,10 @@ fn shared_names(program: &Program, view: &str) -> Vec<String> {
 #[allow(clippy::type_complexity)]
 fn barrier_in(
     program: &Program,
-    view: &str,
     hazards: &Hazards,
     range: Span,
 ) -> Option<(String, Span, Vec<(Span, String)>)> {
+    let view = program.view.as_str();
     let mut tokens = program.sig_in(range);
     // Leading `__syncthreads();` (the CDP1 idiom `if (threadIdx.x == 0)
     // cudaDeviceSynchronize(); __syncthreads();`): the continuation starts
@@ -766,7 +773,7 @@ fn barrier_in(
 
 /// The functions of the file that launch kernels, directly or through the
 /// functions of the file they call.
-fn launching_functions(program: &Program, view: &str) -> Vec<FunctionId> {
+fn launching_functions(program: &Program) -> Vec<FunctionId> {
     let mut launching: BTreeSet<FunctionId> =
         program.launches.iter().filter_map(|l| l.function).collect();
     let callees: Vec<(FunctionId, Vec<FunctionId>)> = program
@@ -775,7 +782,7 @@ fn launching_functions(program: &Program, view: &str) -> Vec<FunctionId> {
         .map(|(id, f)| {
             (
                 id,
-                calls_before(program, view, f.body_tokens.start, f.body_tokens.end),
+                calls_before(program, f.body_tokens.start, f.body_tokens.end),
             )
         })
         .collect();
@@ -797,7 +804,8 @@ fn launching_functions(program: &Program, view: &str) -> Vec<FunctionId> {
 
 /// The functions of the file called between significant tokens `open` and
 /// `end` (`name (`, not a member call).
-fn calls_before(program: &Program, view: &str, open: usize, end: usize) -> Vec<FunctionId> {
+fn calls_before(program: &Program, open: usize, end: usize) -> Vec<FunctionId> {
+    let view = program.view.as_str();
     let sig = &program.sig;
     let mut out = Vec::new();
     for k in open + 1..end.min(sig.len()) {
@@ -908,7 +916,7 @@ mod tests {
         let program = crate::parser::parse(&file, crate::lexer::lex(&file));
         let k = program.function_named("k").unwrap();
         let open = program.functions[k].body_tokens.start;
-        let locals = top_level_locals(&program, &file.view, open, src.find("c<<<").unwrap());
+        let locals = top_level_locals(&program, open, src.find("c<<<").unwrap());
         let names: Vec<(&str, bool)> = locals.iter().map(|l| (l.name.as_str(), l.array)).collect();
         assert_eq!(
             names,

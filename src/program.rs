@@ -183,12 +183,15 @@ pub struct Program {
     /// Macros defined on the command line (`-D NAME[=VALUE]`): constants
     /// and declared names, as if defined before the file.
     pub defines: Vec<(String, String)>,
+    /// The source's ASCII view (`SourceFile::view`): the text every token,
+    /// span and offset of the program refers to.
+    pub view: String,
     /// All tokens, blanks and comments included (they tile the file).
     pub tokens: Vec<Token>,
     /// The significant tokens only.
     pub sig: Vec<Token>,
-    /// For each significant token that is a bracket, its partner's index.
-    pub partner: Vec<Option<usize>>,
+    /// Which significant tokens are matching brackets.
+    pub brackets: crate::brackets::Brackets,
     pub functions: Functions,
     /// Member functions defined inside a struct, class or union body (at
     /// any nesting), sorted by body start. Not part of `by_name`.

@@ -32,12 +32,8 @@ pub enum ThreadCount {
 }
 
 /// Analyse the grid expression of `launch` (inside function `parent`).
-pub fn thread_count(
-    program: &Program,
-    view: &str,
-    launch: &Launch,
-    parent: FunctionId,
-) -> ThreadCount {
+pub fn thread_count(program: &Program, launch: &Launch, parent: FunctionId) -> ThreadCount {
+    let view = program.view.as_str();
     let grid = launch.config[0];
     let block = launch.config.get(1).map(|r| &view[r.range()]).unwrap_or("");
     let Some(expr) = parse_expr(program.sig_in(grid), view) else {
@@ -50,7 +46,6 @@ pub fn thread_count(
             .collect(),
         None => match variable_definition(
             program,
-            view,
             &expr,
             GridUse {
                 block,
@@ -212,12 +207,12 @@ struct GridUse<'v> {
 /// use (`int g = ...;`, `g = ...;`, `dim3 g(...);`) and analyse that.
 fn variable_definition(
     program: &Program,
-    view: &str,
     expr: &Expr,
     at: GridUse,
     parent: FunctionId,
     depth: usize,
 ) -> Option<Vec<CountSource>> {
+    let view = program.view.as_str();
     let Expr::Leaf(range) = expr.stripped() else {
         return None;
     };
@@ -243,18 +238,18 @@ fn variable_definition(
         "=" => {
             let end = (def_at + 2..at.before.0)
                 .find(|&i| matches!(sig[i].text(view), ";" | ","))
-                .filter(|&i| program.partner[i].is_none())?;
+                .filter(|&i| program.brackets.partner(i).is_none())?;
             (
-                &sig[def_at + 2..statement_end(program, view, def_at + 2, end)],
+                &sig[def_at + 2..statement_end(program, def_at + 2, end)],
                 false,
             )
         }
         _ => {
-            let close = program.partner[def_at + 1]?;
+            let close = program.brackets.partner(def_at + 1)?;
             (&sig[def_at + 2..close], true)
         }
     };
-    let scope_ok = encloses(program, view, def_at, at.before.0);
+    let scope_ok = encloses(program, def_at, at.before.0);
     let def_end = init_tokens.last()?.end;
     let pieces: Vec<Option<Expr>> = if init_is_dim3_args {
         split_top_level(init_tokens, view, Angles::Operators)
@@ -275,7 +270,7 @@ fn variable_definition(
                     before: SigIdx(def_at),
                     ..at
                 };
-                return variable_definition(program, view, e, inner, parent, depth + 1)
+                return variable_definition(program, e, inner, parent, depth + 1)
                     .filter(|_| scope_ok);
             }
         }
@@ -301,7 +296,7 @@ fn variable_definition(
     for c in combined {
         match c {
             Ok(r) => {
-                if !reevaluation_is_safe(program, view, r, def_end, at.launch_at) {
+                if !reevaluation_is_safe(program, r, def_end, at.launch_at) {
                     return None;
                 }
                 factors.push(CountSource::Reevaluated(r));
@@ -312,13 +307,14 @@ fn variable_definition(
     Some(factors)
 }
 
-fn statement_end(program: &Program, view: &str, from: usize, candidate: usize) -> usize {
+fn statement_end(program: &Program, from: usize, candidate: usize) -> usize {
+    let view = program.view.as_str();
     // `candidate` is the first `;` or `,` after `from`; skip commas inside
     // brackets by walking with the bracket partners.
     let mut i = from;
     while i < candidate {
         if matches!(program.sig[i].text(view), "(" | "[" | "{") {
-            if let Some(p) = program.partner[i] {
+            if let Some(p) = program.brackets.partner(i) {
                 if p >= candidate {
                     return (p + 1..program.sig.len())
                         .find(|&k| matches!(program.sig[k].text(view), ";" | ","))
@@ -334,13 +330,14 @@ fn statement_end(program: &Program, view: &str, from: usize, candidate: usize) -
 
 /// Is the definition at significant token `def` in a block that also holds
 /// the launch at `launch` (so every name it uses is still in scope)?
-fn encloses(program: &Program, view: &str, def: usize, launch: usize) -> bool {
+fn encloses(program: &Program, def: usize, launch: usize) -> bool {
+    let view = program.view.as_str();
     let mut depth = 0i32;
     for i in (0..def).rev() {
         match program.sig[i].text(view) {
             "}" => depth += 1,
             "{" if depth > 0 => depth -= 1,
-            "{" => return program.partner[i].is_some_and(|close| close > launch),
+            "{" => return program.brackets.encloses(i, launch),
             _ => {}
         }
     }
@@ -350,13 +347,8 @@ fn encloses(program: &Program, view: &str, def: usize, launch: usize) -> bool {
 /// Evaluating the count expression again at the launch must not change the
 /// program: no assignments, increments or calls to unknown functions, and
 /// none of its names assigned between the definition and the launch.
-fn reevaluation_is_safe(
-    program: &Program,
-    view: &str,
-    range: Span,
-    def_end: usize,
-    launch: usize,
-) -> bool {
+fn reevaluation_is_safe(program: &Program, range: Span, def_end: usize, launch: usize) -> bool {
+    let view = program.view.as_str();
     const PURE: &[&str] = &[
         "min", "max", "abs", "ceil", "ceilf", "floor", "floorf", "sqrt", "sqrtf", "dim3",
     ];
@@ -400,7 +392,7 @@ mod tests {
         let file = SourceFile::new("t.cu", text.into_bytes());
         let program = parse(&file, lex(&file));
         let launch = program.launches[crate::program::LaunchId(0)].clone();
-        let tc = thread_count(&program, &file.view, &launch, launch.function.unwrap());
+        let tc = thread_count(&program, &launch, launch.function.unwrap());
         (file, tc)
     }
 

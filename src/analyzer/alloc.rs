@@ -25,14 +25,12 @@ use std::ops::Range;
 /// `Site::allocations_left`); the diagnostics of those that cannot be.
 pub(super) fn allocations(
     program: &Program,
-    view: &str,
     file: &crate::source::SourceFile,
     plan: &mut Plan,
     hazards: &Hazards,
 ) -> Vec<Diagnostic> {
     let input = SiteInput {
         program,
-        view,
         file,
         hazards,
     };
@@ -53,7 +51,6 @@ pub(super) fn allocations(
 /// What every site's allocations are decided from.
 struct SiteInput<'a> {
     program: &'a Program,
-    view: &'a str,
     file: &'a crate::source::SourceFile,
     hazards: &'a Hazards<'a>,
 }
@@ -69,7 +66,6 @@ impl SiteInput<'_> {
     ) -> (Vec<Allocation>, Vec<String>) {
         let Self {
             program,
-            view,
             file,
             hazards,
         } = *self;
@@ -87,7 +83,6 @@ impl SiteInput<'_> {
         };
         let context = Context {
             program,
-            view,
             file,
             site,
             granularity,
@@ -102,12 +97,12 @@ impl SiteInput<'_> {
             let [token] = program.sig_in(*arg) else {
                 continue;
             };
-            let pointer = token.text(view);
+            let pointer = token.text(&program.view);
             if token.kind != TokenKind::Ident || seen.contains(&pointer) {
                 continue;
             }
             seen.push(pointer);
-            let calls = allocation_calls(program, view, site.parent, pointer);
+            let calls = allocation_calls(program, site.parent, pointer);
             if calls.is_empty() {
                 continue;
             }
@@ -172,7 +167,6 @@ struct Found {
 /// What one site's allocations are checked against.
 struct Context<'a> {
     program: &'a Program,
-    view: &'a str,
     file: &'a crate::source::SourceFile,
     site: &'a Site,
     granularity: AllocGranularity,
@@ -211,7 +205,7 @@ impl Context<'_> {
         calls: &[Found],
         hazards: &Hazards,
     ) -> Result<Allocation, Diagnostic> {
-        let (program, view) = (self.program, self.view);
+        let program = self.program;
         let site = self.site;
         let parent = &program.functions[site.parent];
         let sig = &program.sig;
@@ -245,9 +239,9 @@ impl Context<'_> {
         let mut params = Vec::new();
         let mut declared = 0;
         let launch = &program.launches[site.launch];
-        for k in occurrences(program, view, site.parent, pointer) {
+        for k in occurrences(program, site.parent, pointer) {
             let found = calls.iter().any(|c| c.target == k);
-            match classify(program, view, k, found, Some(launch)) {
+            match classify(program, k, found, Some(launch)) {
                 Use::Kept => {}
                 Use::Declared => declared += 1,
                 Use::Launch(i) => params.push(i),
@@ -285,8 +279,8 @@ impl Context<'_> {
                 let Some(name) = function.params.get(i).and_then(|p| p.name.as_deref()) else {
                     continue;
                 };
-                for k in occurrences(program, view, child, name) {
-                    match classify(program, view, k, false, None) {
+                for k in occurrences(program, child, name) {
+                    match classify(program, k, false, None) {
                         Use::Kept => {}
                         Use::Free(callee, cuda) => frees.push(FreeCall {
                             callee: sig[callee].span(),
@@ -360,7 +354,7 @@ impl Context<'_> {
             )
         {
             // Block and multiblock aggregation checked the same already.
-            if let Some(finding) = first_wait(program, view, site.parent, hazards) {
+            if let Some(finding) = first_wait(program, site.parent, hazards) {
                 let d = if finding.hazard == Hazard::Unseen {
                     cannot_see(&finding, "alloc(block)")
                 } else {
@@ -403,7 +397,8 @@ fn body(program: &Program, f: FunctionId) -> Range<usize> {
     b.start + 1..b.end
 }
 
-fn text<'v>(program: &Program, view: &'v str, k: usize) -> &'v str {
+fn text(program: &Program, k: usize) -> &str {
+    let view = program.view.as_str();
     program.sig.get(k).map_or("", |t| t.text(view))
 }
 
@@ -411,14 +406,13 @@ fn text<'v>(program: &Program, view: &'v str, k: usize) -> &'v str {
 /// (`x.name`, `x->name`) nor qualified (`ns::name`).
 fn occurrences<'a>(
     program: &'a Program,
-    view: &'a str,
     f: FunctionId,
     name: &'a str,
 ) -> impl Iterator<Item = usize> + 'a {
     body(program, f).filter(move |&k| {
         program.sig[k].kind == TokenKind::Ident
-            && text(program, view, k) == name
-            && !matches!(text(program, view, k - 1), "." | "->" | "::")
+            && text(program, k) == name
+            && !matches!(text(program, k - 1), "." | "->" | "::")
     })
 }
 
@@ -426,27 +420,26 @@ fn occurrences<'a>(
 /// `cudaMalloc(&p, size)` (a cast of `&p` allowed) and
 /// `p = (T *)malloc(size)` (C-style, `static_cast` or `reinterpret_cast`, in
 /// a declaration too).
-fn allocation_calls(program: &Program, view: &str, f: FunctionId, pointer: &str) -> Vec<Found> {
+fn allocation_calls(program: &Program, f: FunctionId, pointer: &str) -> Vec<Found> {
     let range = body(program, f);
     let mut found = Vec::new();
     for k in range.clone() {
-        let name = text(program, view, k);
+        let name = text(program, k);
         if !matches!(name, "malloc" | "cudaMalloc")
-            || text(program, view, k + 1) != "("
-            || matches!(text(program, view, k - 1), "." | "->" | "::")
+            || text(program, k + 1) != "("
+            || matches!(text(program, k - 1), "." | "->" | "::")
         {
             continue;
         }
-        let Some(close) = program.partner.get(k + 1).copied().flatten() else {
+        let Some(close) = program.brackets.partner(k + 1) else {
             continue;
         };
         let target = if name == "cudaMalloc" {
-            address_taken(program, view, k + 2..close)
+            address_taken(program, k + 2..close)
         } else {
-            assigned(program, view, k, close)
+            assigned(program, k, close)
         };
-        if let Some(target) =
-            target.filter(|&t| text(program, view, t) == pointer && range.contains(&t))
+        if let Some(target) = target.filter(|&t| text(program, t) == pointer && range.contains(&t))
         {
             found.push(Found {
                 callee: k,
@@ -460,7 +453,8 @@ fn allocation_calls(program: &Program, view: &str, f: FunctionId, pointer: &str)
 
 /// In the arguments `args` of `cudaMalloc`: the first is `&p`, maybe cast
 /// (`(void **)&p`, `reinterpret_cast<void **>(&p)`); the index of `p`.
-fn address_taken(program: &Program, view: &str, args: Range<usize>) -> Option<usize> {
+fn address_taken(program: &Program, args: Range<usize>) -> Option<usize> {
+    let view = program.view.as_str();
     let tokens: &[Token] = &program.sig[args.clone()];
     let parts = crate::token::split_top_level(tokens, view, crate::token::Angles::Operators);
     let first = parts.first()?;
@@ -475,21 +469,21 @@ fn address_taken(program: &Program, view: &str, args: Range<usize>) -> Option<us
 
 /// `p = CAST malloc(size)` whose value is not used further (`;`, `,` or a
 /// closing parenthesis follows): the index of `p`.
-fn assigned(program: &Program, view: &str, callee: usize, close: usize) -> Option<usize> {
+fn assigned(program: &Program, callee: usize, close: usize) -> Option<usize> {
     let mut j = callee.checked_sub(1)?;
     let mut opened = 0;
     loop {
-        match text(program, view, j) {
+        match text(program, j) {
             // `static_cast<T *>(` or a parenthesis around the call.
             "(" => {
                 opened += 1;
                 j = j.checked_sub(1)?;
-                if text(program, view, j) == ">" {
-                    while text(program, view, j) != "<" {
+                if text(program, j) == ">" {
+                    while text(program, j) != "<" {
                         j = j.checked_sub(1)?;
                     }
                     j = j.checked_sub(1)?;
-                    if !matches!(text(program, view, j), "static_cast" | "reinterpret_cast") {
+                    if !matches!(text(program, j), "static_cast" | "reinterpret_cast") {
                         return None;
                     }
                     j = j.checked_sub(1)?;
@@ -497,10 +491,10 @@ fn assigned(program: &Program, view: &str, callee: usize, close: usize) -> Optio
             }
             // A C-style cast `(T *)`.
             ")" => {
-                let open = program.partner.get(j).copied().flatten()?;
+                let open = program.brackets.partner(j)?;
                 let typeish = (open + 1..j).all(|t| {
                     program.sig[t].kind == TokenKind::Ident
-                        || matches!(text(program, view, t), "*" | "::" | "<" | ">")
+                        || matches!(text(program, t), "*" | "::" | "<" | ">")
                 });
                 if !typeish {
                     return None;
@@ -510,52 +504,45 @@ fn assigned(program: &Program, view: &str, callee: usize, close: usize) -> Optio
             _ => break,
         }
     }
-    if j == 0 || text(program, view, j) != "=" || program.sig[j - 1].kind != TokenKind::Ident {
+    if j == 0 || text(program, j) != "=" || program.sig[j - 1].kind != TokenKind::Ident {
         return None;
     }
     let target = j - 1;
-    if !assignment_value_unused(program, view, target) {
+    if !assignment_value_unused(program, target) {
         return None;
     }
     // The value goes nowhere else: only the parentheses opened before the
     // call close after it.
     let mut after = close + 1;
     for _ in 0..opened {
-        if text(program, view, after) != ")" {
+        if text(program, after) != ")" {
             return None;
         }
         after += 1;
     }
-    matches!(text(program, view, after), ";" | "," | ")").then_some(j - 1)
+    matches!(text(program, after), ";" | "," | ")").then_some(j - 1)
 }
 
 /// Is `target = ...` (at the target's index) a statement, a declaration,
 /// an `if`/`while` condition or a parenthesis compared with something
 /// (`if ((p = ...) == NULL)`): nothing else receives the value?
-fn assignment_value_unused(program: &Program, view: &str, target: usize) -> bool {
-    if is_declaration(program, view, target) {
+fn assignment_value_unused(program: &Program, target: usize) -> bool {
+    if is_declaration(program, target) {
         return true;
     }
     let before = target - 1;
-    match text(program, view, before) {
+    match text(program, before) {
         ";" | "{" | "}" | "else" | "do" => true,
         // The end of a control header: `if (...) p = ...;`.
-        ")" => program
-            .partner
-            .get(before)
-            .copied()
-            .flatten()
-            .is_some_and(|open| {
-                open > 0 && matches!(text(program, view, open - 1), "if" | "while" | "for")
-            }),
+        ")" => program.brackets.partner(before).is_some_and(|open| {
+            open > 0 && matches!(text(program, open - 1), "if" | "while" | "for")
+        }),
         "(" => {
-            let control = before > 0 && matches!(text(program, view, before - 1), "if" | "while");
+            let control = before > 0 && matches!(text(program, before - 1), "if" | "while");
             let compared = program
-                .partner
-                .get(before)
-                .copied()
-                .flatten()
-                .is_some_and(|close| matches!(text(program, view, close + 1), "==" | "!="));
+                .brackets
+                .partner(before)
+                .is_some_and(|close| matches!(text(program, close + 1), "==" | "!="));
             control || compared
         }
         _ => false,
@@ -590,24 +577,21 @@ fn non_retaining_first(name: &str) -> bool {
 
 /// Where the expression that starts at token `first` is an argument of a
 /// call that keeps nothing of the pointer it computes.
-fn passed_to_non_retaining(program: &Program, view: &str, first: usize) -> Option<bool> {
-    let call = enclosing_call(program, view, first)?;
-    let callee = text(program, view, call);
-    let first_argument = (call + 2..first).all(|j| text(program, view, j) == "(");
+fn passed_to_non_retaining(program: &Program, first: usize) -> Option<bool> {
+    let call = enclosing_call(program, first)?;
+    let callee = text(program, call);
+    let first_argument = (call + 2..first).all(|j| text(program, j) == "(");
     Some(NON_RETAINING.contains(&callee) || (first_argument && non_retaining_first(callee)))
 }
 
 /// Is token `k` (an identifier) declared there: `T *p`, `T p`, `auto p`?
-fn is_declaration(program: &Program, view: &str, k: usize) -> bool {
-    let prev = text(program, view, k - 1);
+fn is_declaration(program: &Program, k: usize) -> bool {
+    let prev = text(program, k - 1);
     let typeish = |j: usize| {
-        let t = text(program, view, j);
+        let t = text(program, j);
         (program.sig[j].kind == TokenKind::Ident && !EXPRESSION_KEYWORDS.contains(&t)) || t == ">"
     };
-    let ends = matches!(
-        text(program, view, k + 1),
-        "=" | ";" | "," | "(" | "{" | "["
-    );
+    let ends = matches!(text(program, k + 1), "=" | ";" | "," | "(" | "{" | "[");
     if !ends {
         return false;
     }
@@ -615,21 +599,21 @@ fn is_declaration(program: &Program, view: &str, k: usize) -> bool {
         // `T *p`, `T **p`, `T *const p`; a deref statement `*p = x` has no
         // type before its `*`.
         let mut j = k - 1;
-        while matches!(text(program, view, j), "*" | "&" | "const") {
+        while matches!(text(program, j), "*" | "&" | "const") {
             j -= 1;
         }
-        return typeish(j) && text(program, view, k - 1) != "&";
+        return typeish(j) && text(program, k - 1) != "&";
     }
     program.sig[k - 1].kind == TokenKind::Ident && typeish(k - 1)
 }
 
 /// The call whose argument list holds token `k` directly: its name's index.
-fn enclosing_call(program: &Program, view: &str, k: usize) -> Option<usize> {
+fn enclosing_call(program: &Program, k: usize) -> Option<usize> {
     let mut depth = 0i32;
     let mut j = k;
     while j > 0 {
         j -= 1;
-        match text(program, view, j) {
+        match text(program, j) {
             ")" | "]" | "}" => depth += 1,
             "(" if depth == 0 => {
                 return (j > 0 && program.sig[j - 1].kind == TokenKind::Ident).then(|| j - 1);
@@ -647,16 +631,15 @@ fn enclosing_call(program: &Program, view: &str, k: usize) -> Option<usize> {
 /// parent; `None` in the child).
 fn classify(
     program: &Program,
-    view: &str,
     k: usize,
     allocated: bool,
     launch: Option<&crate::program::Launch>,
 ) -> Use {
-    let name = text(program, view, k);
-    let prev = text(program, view, k - 1);
-    let next = text(program, view, k + 1);
+    let name = text(program, k);
+    let prev = text(program, k - 1);
+    let next = text(program, k + 1);
     if allocated {
-        return if is_declaration(program, view, k) {
+        return if is_declaration(program, k) {
             Use::Declared
         } else {
             Use::Kept
@@ -671,16 +654,16 @@ fn classify(
         }
     }
     if next == "=" {
-        let declared = is_declaration(program, view, k);
+        let declared = is_declaration(program, k);
         if launch.is_none() && !declared {
             return Use::Escapes(format!("`{name}` is assigned"));
         }
         // `p = nullptr`, `p = NULL`, `p = 0` (a cast of them too).
         let end = (k + 2..program.sig.len())
-            .find(|&j| matches!(text(program, view, j), ";" | ","))
+            .find(|&j| matches!(text(program, j), ";" | ","))
             .unwrap_or(k + 2);
         let rhs: Vec<&str> = (k + 2..end)
-            .map(|j| text(program, view, j))
+            .map(|j| text(program, j))
             .filter(|t| !matches!(*t, "(" | ")" | "*"))
             .collect();
         let null = match rhs.as_slice() {
@@ -695,7 +678,7 @@ fn classify(
             "`{name}` is assigned a value that is not an allocation dpopt recognizes"
         ));
     }
-    if is_declaration(program, view, k) {
+    if is_declaration(program, k) {
         return if matches!(next, ";" | ",") {
             Use::Declared
         } else {
@@ -705,9 +688,9 @@ fn classify(
         };
     }
     if matches!(prev, "(") && next == ")" {
-        let callee = text(program, view, k - 2);
+        let callee = text(program, k - 2);
         if matches!(callee, "free" | "cudaFree")
-            && !matches!(text(program, view, k - 3), "." | "->" | "::")
+            && !matches!(text(program, k - 3), "." | "->" | "::")
         {
             return Use::Free(k - 2, callee == "cudaFree");
         }
@@ -716,22 +699,22 @@ fn classify(
     // slice itself for element 0), safe only where a call uses it and keeps
     // nothing. A `&` after an operand is a binary and.
     let mut open = k - 1;
-    while text(program, view, open) == "(" {
+    while text(program, open) == "(" {
         open -= 1;
     }
     if prev == "*" {
         open = k - 2;
     }
     let unary = |j: usize| {
-        text(program, view, j) == "&"
+        text(program, j) == "&"
             && !(matches!(
                 program.sig[j - 1].kind,
                 TokenKind::Ident | TokenKind::Number
-            ) && !EXPRESSION_KEYWORDS.contains(&text(program, view, j - 1))
-                || text(program, view, j - 1) == "]")
+            ) && !EXPRESSION_KEYWORDS.contains(&text(program, j - 1))
+                || text(program, j - 1) == "]")
     };
     if unary(open) {
-        return match passed_to_non_retaining(program, view, open) {
+        return match passed_to_non_retaining(program, open) {
             Some(true) => Use::Kept,
             _ => Use::Escapes(format!("an address inside `{name}` is taken")),
         };
@@ -742,7 +725,7 @@ fn classify(
     {
         return Use::Kept;
     }
-    if prev == "(" && next == ")" && matches!(text(program, view, k - 2), "if" | "while") {
+    if prev == "(" && next == ")" && matches!(text(program, k - 2), "if" | "while") {
         return Use::Kept;
     }
     if matches!(next, "+" | "-" | "++" | "--" | "+=" | "-=")
@@ -751,9 +734,9 @@ fn classify(
         return Use::Escapes(format!("`{name}` is offset (pointer arithmetic)"));
     }
     if matches!(prev, "(" | ",") && matches!(next, ")" | ",") {
-        if let Some(call) = enclosing_call(program, view, k) {
-            let callee = text(program, view, call);
-            if passed_to_non_retaining(program, view, k) == Some(true) {
+        if let Some(call) = enclosing_call(program, k) {
+            let callee = text(program, call);
+            if passed_to_non_retaining(program, k) == Some(true) {
                 return Use::Kept;
             }
             return Use::Escapes(format!("`{name}` is passed to `{callee}`"));

@@ -22,7 +22,6 @@ use std::collections::BTreeMap;
 /// functions that call it, and everything they call) with the hazard model.
 pub(super) fn check_block_aggregation(
     program: &Program,
-    view: &str,
     plan: &Plan,
     hazards: &Hazards,
 ) -> Vec<Diagnostic> {
@@ -37,7 +36,7 @@ pub(super) fn check_block_aggregation(
             _ => continue,
         };
         let pragma = program.pragmas[site.pragma].span;
-        let (_, functions) = block_functions(program, view, site.parent);
+        let (_, functions) = block_functions(program, site.parent);
         let hazard = |finding: &Finding, construct: &str, note: &str| {
             let d = if finding.hazard == Hazard::Unseen {
                 cannot_see(finding, &format!("consldt({granularity})"))
@@ -54,7 +53,7 @@ pub(super) fn check_block_aggregation(
             };
             with_calls(d, finding).with_note(pragma, "block-level aggregation requested here")
         };
-        let mut found = first_wait(program, view, site.parent, hazards)
+        let mut found = first_wait(program, site.parent, hazards)
             .map(|finding| hazard(&finding, &finding.construct, "waits for other threads"));
         // A recursive child that uses shared memory gets a barrier between
         // coarsened blocks in its aggregated kernel.
@@ -80,11 +79,10 @@ pub(super) fn check_block_aggregation(
 /// other threads, or calls code dpopt cannot see.
 pub(super) fn first_wait(
     program: &Program,
-    view: &str,
     parent: FunctionId,
     hazards: &Hazards,
 ) -> Option<Finding> {
-    let (roots, _) = block_functions(program, view, parent);
+    let (roots, _) = block_functions(program, parent);
     let waits = [Hazard::Warp, Hazard::Block, Hazard::Grid, Hazard::Unseen];
     roots
         .iter()
@@ -94,11 +92,8 @@ pub(super) fn first_wait(
 /// The functions that can run in the blocks of `parent`: the roots (the
 /// parent and the device functions that, transitively, call it) and
 /// everything (roots included) that can run there (what they call).
-fn block_functions(
-    program: &Program,
-    view: &str,
-    parent: FunctionId,
-) -> (Vec<FunctionId>, Vec<FunctionId>) {
+fn block_functions(program: &Program, parent: FunctionId) -> (Vec<FunctionId>, Vec<FunctionId>) {
+    let view = program.view.as_str();
     let callees = |f: FunctionId| -> Vec<FunctionId> {
         let body = program.sig_in(program.functions[f].body);
         calls(body, view)

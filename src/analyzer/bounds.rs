@@ -14,9 +14,10 @@ use std::collections::BTreeMap;
 /// are kernels, and the kernels that call (through any chain of calls) a
 /// device function that is one; those that declare `__launch_bounds__` or
 /// `__maxnreg__` themselves keep theirs.
-pub(super) fn kernels_to_bound(program: &Program, view: &str, plan: &Plan) -> Vec<FunctionId> {
+pub(super) fn kernels_to_bound(program: &Program, plan: &Plan) -> Vec<FunctionId> {
+    let view = program.view.as_str();
     let parents: Vec<FunctionId> = plan.sites.iter().map(|s| s.parent).collect();
-    let mut kernels: Vec<FunctionId> = reaching(program, view, parents)
+    let mut kernels: Vec<FunctionId> = reaching(program, parents)
         .into_iter()
         .filter(|&k| {
             let f = &program.functions[k];
@@ -51,7 +52,6 @@ pub(super) fn kernels_to_bound(program: &Program, view: &str, plan: &Plan) -> Ve
 /// kernel runs that states such a clause must state the same value.
 pub(super) fn kernel_clauses(
     program: &Program,
-    view: &str,
     plan: &Plan,
 ) -> (BTreeMap<FunctionId, Kernel>, Vec<Diagnostic>) {
     // Per kernel and clause, the first site stating it and its value.
@@ -64,7 +64,7 @@ pub(super) fn kernel_clauses(
         }
         let reach = reach_of
             .entry(site.parent)
-            .or_insert_with(|| reaching(program, view, vec![site.parent]));
+            .or_insert_with(|| reaching(program, vec![site.parent]));
         for &k in reach.iter().filter(|&&k| program.functions[k].space.global) {
             for (clause, value) in &site.kernel_clauses {
                 match first.get(&(k, *clause)) {
@@ -110,7 +110,8 @@ pub(super) fn kernel_clauses(
 
 /// `start` and the functions running on the device that call one of them,
 /// through any chain of calls, up to the kernels.
-fn reaching(program: &Program, view: &str, start: Vec<FunctionId>) -> Vec<FunctionId> {
+fn reaching(program: &Program, start: Vec<FunctionId>) -> Vec<FunctionId> {
+    let view = program.view.as_str();
     let mut reach = start;
     let mut i = 0;
     while i < reach.len() {

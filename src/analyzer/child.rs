@@ -20,12 +20,8 @@ pub(super) struct ChildFacts {
 }
 
 impl ChildFacts {
-    pub(super) fn gather(
-        program: &Program,
-        view: &str,
-        hazards: &Hazards,
-        child: FunctionId,
-    ) -> Self {
+    pub(super) fn gather(program: &Program, hazards: &Hazards, child: FunctionId) -> Self {
+        let view = program.view.as_str();
         let summary = hazards.of(child);
         let body = program.sig_in(program.functions[child].body);
         let returns = body

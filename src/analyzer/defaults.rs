@@ -58,7 +58,6 @@ fn directive(program: &Program, index: crate::program::PragmaId, clauses: &str) 
 pub(super) fn default_site(
     file: &SourceFile,
     program: &Program,
-    view: &str,
     index: crate::program::PragmaId,
     bare: Directive,
     per_parent: &mut BTreeMap<String, usize>,
@@ -78,7 +77,7 @@ pub(super) fn default_site(
     } else {
         OTHER
     };
-    let facts = child::ChildFacts::gather(program, view, hazards, plain.child);
+    let facts = child::ChildFacts::gather(program, hazards, plain.child);
     let function = &program.functions[plain.child];
     let mut chosen = candidates[candidates.len() - 1];
     for clauses in candidates {
@@ -95,7 +94,7 @@ pub(super) fn default_site(
         let refused = child::check_child(program, &site, function, &facts)
             .iter()
             .chain(&block_hazards::check_block_aggregation(
-                program, view, &trial, hazards,
+                program, &trial, hazards,
             ))
             .any(Diagnostic::is_error);
         if !refused {

@@ -49,11 +49,11 @@ struct RuntimeUse {
 /// `last_error_ok`, reads of the last error in `function` itself.
 fn runtime_use(
     program: &Program,
-    view: &str,
     function: FunctionId,
     allowed: &[LaunchId],
     last_error_ok: bool,
 ) -> Option<RuntimeUse> {
+    let view = program.view.as_str();
     let mut seen = vec![function];
     let own = |f: FunctionId, last_error_ok: bool| -> Option<(Span, String)> {
         let body = program.functions[f].body;
@@ -138,7 +138,6 @@ fn refused(kernel: &str, span: Span, label: &str, why: String, fix: &str) -> Dia
 pub(super) fn floors(
     file: &SourceFile,
     program: &Program,
-    view: &str,
     plan: &Plan,
     hazards: &Hazards,
 ) -> Floors {
@@ -178,7 +177,7 @@ pub(super) fn floors(
             continue;
         }
         let allowed: Vec<LaunchId> = sites.iter().map(|&s| plan.sites[s].launch).collect();
-        if let Some(u) = runtime_use(program, view, parent, &allowed, true) {
+        if let Some(u) = runtime_use(program, parent, &allowed, true) {
             let why = format!(
                 "it {} here; its launch-free copy must make no launch and no device-runtime call (except `cudaGetLastError()`/`cudaPeekAtLastError()`, which read `cudaSuccess` there)",
                 u.what
@@ -216,7 +215,7 @@ pub(super) fn floors(
                 ));
                 continue;
             }
-            if let Some(u) = runtime_use(program, view, site.child, &[], false) {
+            if let Some(u) = runtime_use(program, site.child, &[], false) {
                 let mut d = refused(
                     &f.name,
                     launch_span,

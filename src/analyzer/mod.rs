@@ -79,8 +79,8 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         return Analysis { plan, diagnostics };
     }
     let mut per_parent: BTreeMap<String, usize> = BTreeMap::new();
-    let constants = Constants::of(program, view);
-    let hazards = Hazards::new(program, view);
+    let constants = Constants::of(program);
+    let hazards = Hazards::new(program);
     let mut markers = Vec::new();
     for (index, pragma) in program.pragmas.with_ids() {
         let directive = match parse_directive(&pragma.logical) {
@@ -90,7 +90,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
                 continue;
             }
         };
-        diagnostics.extend(names::unseen_names(program, view, &directive));
+        diagnostics.extend(names::unseen_names(program, &directive));
         // Launch promotion: its own sites and markers (`promote.rs`).
         if directive.is_acquire() {
             markers.push(index);
@@ -116,7 +116,6 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             defaults::default_site(
                 file,
                 program,
-                view,
                 index,
                 directive,
                 &mut per_parent,
@@ -146,7 +145,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         &plan.sites,
     ));
     diagnostics.extend(block_hazards::check_block_aggregation(
-        program, view, &plan, &hazards,
+        program, &plan, &hazards,
     ));
     // Group sites by child and check the child can be transformed.
     let mut by_child: BTreeMap<FunctionId, Vec<SiteId>> = BTreeMap::new();
@@ -162,7 +161,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             .any(|&s| plan.sites[s].threshold.is_some() || plan.sites[s].floor.is_some());
         let coarse = sites.iter().any(|&s| plan.sites[s].coarsen.is_some());
         let function = &program.functions[child];
-        let facts = child::ChildFacts::gather(program, view, &hazards, child);
+        let facts = child::ChildFacts::gather(program, &hazards, child);
         for &s in &sites {
             diagnostics.extend(child::check_child(
                 program,
@@ -199,7 +198,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             elsewhere,
         });
     }
-    let floors = floor::floors(file, program, view, &plan, &hazards);
+    let floors = floor::floors(file, program, &plan, &hazards);
     diagnostics.extend(floors.diagnostics);
     plan.floors = floors.kernels;
     for s in floors.joins {
@@ -207,11 +206,11 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             f.join = true;
         }
     }
-    diagnostics.extend(alloc::allocations(program, view, file, &mut plan, &hazards));
-    plan.bounded = bounds::kernels_to_bound(program, view, &plan);
+    diagnostics.extend(alloc::allocations(program, file, &mut plan, &hazards));
+    plan.bounded = bounds::kernels_to_bound(program, &plan);
     plan.bounded
         .retain(|&k| file.in_input(program.functions[k].start));
-    let (kernels, differ) = bounds::kernel_clauses(program, view, &plan);
+    let (kernels, differ) = bounds::kernel_clauses(program, &plan);
     plan.kernels = kernels;
     diagnostics.extend(differ);
     // A promoted kernel runs generated code too (its start, the release, and

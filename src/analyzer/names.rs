@@ -9,11 +9,8 @@ use crate::token::{SigIdx, TokenKind};
 /// Names in clause values (`threshold(TH)`) that nothing in the file
 /// declares or defines: they compile only if a header or `-D` supplies them,
 /// which dpopt cannot see, so it says so.
-pub(super) fn unseen_names(
-    program: &Program,
-    view: &str,
-    directive: &Directive,
-) -> Vec<Diagnostic> {
+pub(super) fn unseen_names(program: &Program, directive: &Directive) -> Vec<Diagnostic> {
+    let view = program.view.as_str();
     let mut out = Vec::new();
     for clause in &directive.clauses {
         for value in clause.value.values() {
@@ -22,7 +19,7 @@ pub(super) fn unseen_names(
             };
             if name == "warpSize"
                 || name.ends_with("_MAX")
-                || declared_in_file(program, view, name.as_str())
+                || declared_in_file(program, name.as_str())
             {
                 continue;
             }
@@ -47,7 +44,8 @@ pub(super) fn unseen_names(
 }
 
 /// Does any code token or any directive other than a `#pragma dp` name `name`?
-fn declared_in_file(program: &Program, view: &str, name: &str) -> bool {
+fn declared_in_file(program: &Program, name: &str) -> bool {
+    let view = program.view.as_str();
     program.defines.iter().any(|(n, _)| n == name)
         || program.sig.iter().enumerate().any(|(i, t)| match t.kind {
             TokenKind::Ident => t.text(view) == name,

@@ -123,7 +123,7 @@ pub(super) fn promote_site(
         }
     }
     let body = kernel.body_tokens.start;
-    if let Some((construct, at)) = loop_around(program, view, body, launch.first_token.0) {
+    if let Some((construct, at)) = loop_around(program, body, launch.first_token.0) {
         errors.push(
             Diagnostic::new(
                 DiagnosticKind::PromotePlacement {
@@ -171,11 +171,11 @@ pub(super) fn promote_site(
         }
     }
     if kind == Promotion::Aggregate {
-        errors.extend(pool_checks(program, view, kernel, &summary, &pragma_span));
+        errors.extend(pool_checks(program, kernel, &summary, &pragma_span));
     }
-    let early = early_arguments(program, view, constants, kernel, &launch.args);
-    let usable = |n: &str| usable_at_start(program, view, constants, kernel, &early, n);
-    let invariant = |n: &str| invariant_name(program, view, constants, kernel, &launch.args, n);
+    let early = early_arguments(program, constants, kernel, &launch.args);
+    let usable = |n: &str| usable_at_start(program, constants, kernel, &early, n);
+    let invariant = |n: &str| invariant_name(program, constants, kernel, &launch.args, n);
     for (i, what) in [(1, "block size"), (2, "dynamic shared memory")] {
         let Some(range) = launch.config.get(i) else {
             continue;
@@ -257,11 +257,11 @@ pub(super) fn promote_site(
 /// function would read the pool block's.
 fn pool_checks(
     program: &Program,
-    view: &str,
     kernel: &Function,
     summary: &crate::hazard::Summary,
     pragma: &Span,
 ) -> Vec<Diagnostic> {
+    let view = program.view.as_str();
     let mut out = Vec::new();
     let returns = program
         .sig_in(kernel.body)
@@ -323,12 +323,13 @@ fn one_block(view: &str, constants: &Constants, grid: &Span) -> bool {
 
 /// The loop around the launch statement starting at significant token
 /// `first` (in the body opened at `open`): its keyword and span.
-fn loop_around(program: &Program, view: &str, open: usize, first: usize) -> Option<(String, Span)> {
+fn loop_around(program: &Program, open: usize, first: usize) -> Option<(String, Span)> {
+    let view = program.view.as_str();
     let sig = &program.sig;
     // The launch statement and every block around it, each with the
     // statements that control it (`if (...)`, `for (...)`, `do`, ...).
     let blocks = (open + 1..first)
-        .filter(|&j| sig[j].text(view) == "{" && program.partner[j].is_some_and(|p| p > first));
+        .filter(|&j| sig[j].text(view) == "{" && program.brackets.encloses(j, first));
     for mut s in std::iter::once(first).chain(blocks) {
         while s > open + 1 {
             // The pragma itself (and any other directive) stands between.
@@ -340,7 +341,11 @@ fn loop_around(program: &Program, view: &str, open: usize, first: usize) -> Opti
             match prev.text(view) {
                 "do" => return Some(("a `do` loop".to_string(), prev.span())),
                 ")" => {
-                    let Some(kw) = program.partner[s - 1].and_then(|p| p.checked_sub(1)) else {
+                    let Some(kw) = program
+                        .brackets
+                        .partner(s - 1)
+                        .and_then(|p| p.checked_sub(1))
+                    else {
                         break;
                     };
                     match sig[kw].text(view) {
@@ -365,18 +370,17 @@ fn loop_around(program: &Program, view: &str, open: usize, first: usize) -> Opti
 /// from "every argument is".
 fn early_arguments(
     program: &Program,
-    view: &str,
     constants: &Constants,
     kernel: &Function,
     args: &[Span],
 ) -> Vec<bool> {
+    let view = program.view.as_str();
     let mut early = vec![true; kernel.params.len()];
     loop {
         let next: Vec<bool> = (0..kernel.params.len())
             .map(|i| {
                 args.get(i).is_some_and(|a| {
-                    let usable =
-                        |n: &str| usable_at_start(program, view, constants, kernel, &early, n);
+                    let usable = |n: &str| usable_at_start(program, constants, kernel, &early, n);
                     first_not_known(view, program.sig_in(*a), &usable, true).is_none()
                 })
             })
@@ -393,14 +397,13 @@ fn early_arguments(
 /// constant?
 fn usable_at_start(
     program: &Program,
-    view: &str,
     constants: &Constants,
     kernel: &Function,
     early: &[bool],
     name: &str,
 ) -> bool {
-    known_name(program, view, constants, kernel, name, &|i| {
-        early[i] && !changed_in(program, view, kernel, name)
+    known_name(program, constants, kernel, name, &|i| {
+        early[i] && !changed_in(program, kernel, name)
     })
 }
 
@@ -408,15 +411,15 @@ fn usable_at_start(
 /// unchanged, or a constant?
 fn invariant_name(
     program: &Program,
-    view: &str,
     constants: &Constants,
     kernel: &Function,
     args: &[Span],
     name: &str,
 ) -> bool {
-    known_name(program, view, constants, kernel, name, &|i| {
+    let view = program.view.as_str();
+    known_name(program, constants, kernel, name, &|i| {
         args.get(i).is_some_and(|a| view[a.range()].trim() == name)
-            && !changed_in(program, view, kernel, name)
+            && !changed_in(program, kernel, name)
     })
 }
 
@@ -434,12 +437,12 @@ fn param_index(kernel: &Function, name: &str) -> Option<usize> {
 /// itself: the next step's arguments are computed outside the kernel.
 fn known_name(
     program: &Program,
-    view: &str,
     constants: &Constants,
     kernel: &Function,
     name: &str,
     param: &dyn Fn(usize) -> bool,
 ) -> bool {
+    let view = program.view.as_str();
     match param_index(kernel, name) {
         Some(i) => param(i),
         None => {
@@ -456,7 +459,8 @@ fn known_name(
 
 /// Is `name` assigned, incremented, its address taken, or declared again
 /// in the kernel's body?
-fn changed_in(program: &Program, view: &str, kernel: &Function, name: &str) -> bool {
+fn changed_in(program: &Program, kernel: &Function, name: &str) -> bool {
+    let view = program.view.as_str();
     let body = program.sig_in(kernel.body);
     body.iter().enumerate().any(|(i, t)| {
         t.kind == TokenKind::Ident
@@ -621,8 +625,7 @@ pub(super) fn attach_markers(
         let open = kernel.body_tokens.start;
         let at = pragma.token.0;
         let nested = (open + 1..at).find(|&j| {
-            matches!(program.sig[j].text(view), "{" | "(")
-                && program.partner[j].is_some_and(|p| p > at)
+            matches!(program.sig[j].text(view), "{" | "(") && program.brackets.encloses(j, at)
         });
         if let Some(j) = nested {
             out.push(

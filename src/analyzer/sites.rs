@@ -75,7 +75,6 @@ pub(super) fn site_for(
     let aggregation = directive.aggregation().map(|granularity| Aggregation {
         varying: varying_arguments(
             program,
-            view,
             launch,
             parent,
             child_fn,
@@ -93,14 +92,7 @@ pub(super) fn site_for(
     // `floor` with its default work list; `floor(N)` lands below.
     let floor = match directive.floor() {
         None => None,
-        Some(_) => Some(floor_of(
-            program,
-            view,
-            launch,
-            parent,
-            simple_name,
-            constants,
-        )?),
+        Some(_) => Some(floor_of(program, launch, parent, simple_name, constants)?),
     };
     let mut site = Site {
         aggregation,
@@ -148,7 +140,7 @@ pub(super) fn site_for(
         .map(|_| match directive.child_threads() {
             Some(e) => ThreadCount::Explicit(e.to_string()),
             None => {
-                let tc = thread_count(program, view, launch, parent);
+                let tc = thread_count(program, launch, parent);
                 // Without a division in the grid size, grid x block threads is
                 // the exact count (literals, macros, dim3 variables, builtins):
                 // only a rounding that was not recognised is worth a word.
@@ -177,7 +169,7 @@ pub(super) fn site_for(
             Value::Macro(m) => constants.value(m),
         };
         let parent_fn = &program.functions[parent];
-        let threads = |r: &Span| constants.threads(&view[r.range()], parent_fn, program, view);
+        let threads = |r: &Span| constants.threads(&view[r.range()], parent_fn, program);
         let count_value = match count {
             ThreadCount::Explicit(e) => constants.value(e),
             ThreadCount::Factors(sources) => sources.iter().try_fold(1i128, |acc, s| {
@@ -434,15 +426,14 @@ pub(super) fn site_is_recursive(program: &Program, parent: FunctionId, child: Fu
 /// the host sets when it launches the drain: a constant or nothing.
 fn floor_of(
     program: &Program,
-    view: &str,
     launch: &crate::program::Launch,
     parent: FunctionId,
     kernel: &str,
     constants: &Constants,
 ) -> Result<Floor, Diagnostic> {
+    let view = program.view.as_str();
     let parent_fn = &program.functions[parent];
-    let threads = match constants.threads(&view[launch.config[1].range()], parent_fn, program, view)
-    {
+    let threads = match constants.threads(&view[launch.config[1].range()], parent_fn, program) {
         Some(n) if (1..=i128::from(MAX_BLOCK_THREADS)).contains(&n) => {
             FloorThreads::Exact(n as u64)
         }

@@ -31,13 +31,13 @@ pub(super) fn parent_params_uniform(
 /// parent never assigns.
 pub(super) fn varying_arguments(
     program: &Program,
-    view: &str,
     launch: &Launch,
     parent: FunctionId,
     child: &Function,
     work: Option<&[String]>,
     params_uniform: bool,
 ) -> Vec<bool> {
+    let view = program.view.as_str();
     let parent_fn = &program.functions[parent];
     launch
         .args
@@ -85,9 +85,7 @@ pub(super) fn varying_arguments(
                     !called
                         && (macro_like
                             || type_word
-                            || (param
-                                && params_uniform
-                                && !assigned_in(program, view, parent_fn, s)))
+                            || (param && params_uniform && !assigned_in(program, parent_fn, s)))
                 }
                 _ => false,
             })
@@ -96,7 +94,8 @@ pub(super) fn varying_arguments(
 }
 
 /// Is `name` assigned, incremented or has its address taken in `function`?
-fn assigned_in(program: &Program, view: &str, function: &Function, name: &str) -> bool {
+fn assigned_in(program: &Program, function: &Function, name: &str) -> bool {
+    let view = program.view.as_str();
     let body = program.sig_in(function.body);
     body.iter().enumerate().any(|(i, t)| {
         if t.kind != TokenKind::Ident || t.text(view) != name {
