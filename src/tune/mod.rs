@@ -6,6 +6,8 @@ mod measure;
 mod pragma_edit;
 mod report;
 pub mod search;
+#[cfg(test)]
+mod search_sim;
 pub mod space;
 mod state;
 
