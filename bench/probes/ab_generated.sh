@@ -2,7 +2,7 @@
 # Probe (GPU machine; carry the two directories): A/B of two generations of the same variants, e.g. the code of
 # main and of a change, generated here (`bench/gpu_check.sh prepare`, then copy gpu-build/src/EX__V.cu into
 # gpu-ab/old and gpu-ab/new; carry gpu-ab and gpu-build, whose data/ the inputs use). Each EX__V.cu present in
-# both is built (TCF at threshold 32 without coarsening, the others as generated) and run on the suite's inputs
+# both is built (TCF with $TCF_DEFS, by default threshold 32 without coarsening; the others as generated) and run on the suite's inputs
 # of EX: new, old, new, old, --reps 5; the figure is the mean of the two medians. Also Nsight Compute of SSSP's
 # floor copy on the road grid for both, when sssp__TCF.cu is there. Writes $OUT/ab.csv
 # (example,input,variant,new_ms,old_ms,ratio new/old) and $OUT/ab.txt (summary).
@@ -21,7 +21,7 @@ for f in "$B"/*.cu; do
   jobs+=("${n}_new" "${n}_old")
 done
 printf '%s\n' "${jobs[@]}" | xargs -P "$(nproc)" -I{} sh -c '
-  case {} in *__TCF_*) d="-DDPOPT_THRESHOLD=32 -DDPOPT_COARSEN=1" ;; *) d="" ;; esac
+  case {} in *__TCF_*) d="'"${TCF_DEFS:--DDPOPT_THRESHOLD=32 -DDPOPT_COARSEN=1}"'" ;; *) d="" ;; esac
   '"$nvcc"' -O3 -rdc=true -arch=sm_90 -I examples $d -o '"$work"'/{} '"$work"'/{}.cu -lcudadevrt > '"$work"'/{}.log 2>&1 || echo "BUILD FAILED: {}"'
 echo "$(date +%T) built"
 csv=$out/ab.csv
@@ -56,7 +56,7 @@ if [ -x "$work/sssp__TCF_new" ]; then
   for s in new old; do
     "$ncu" --kernel-name-base function --kernel-name "regex:^dpopt_floor_sssp_parent" --launch-skip 200 --launch-count 20 \
       --metrics gpu__time_duration.sum,smsp__inst_executed.sum "$work/sssp__TCF_$s" --road 512 --reps 1 > "$work/ncu-$s.txt" 2>&1
-    awk -v s="$s" '/gpu__time_duration.sum|smsp__inst_executed.sum/ { n[$1]++; t[$1] += $NF } END { for (k in n) printf "sssp road TCF t32 copy (%s): %s mean %.2f\n", s, k, t[k] / n[k] }' "$work/ncu-$s.txt"
+    awk -v s="$s" '/gpu__time_duration.sum|smsp__inst_executed.sum/ { n[$1]++; t[$1] += $NF } END { for (k in n) printf "sssp road TCF copy (%s): %s mean %.2f\n", s, k, t[k] / n[k] }' "$work/ncu-$s.txt"
   done
 fi
 } | tee "$out/ab.txt"

@@ -393,6 +393,11 @@ pub struct FloorSiteContext {
     pub threads: String,
     /// The child's block size is that constant.
     pub exact: bool,
+    /// The child starts with `if (i >= n) return;` (`ChildPlan::serial_bound`)
+    /// and `n` is a record member: the member as a record `dpopt_r` reads
+    /// it, and the parameter's name. The drain in the copy runs only the
+    /// threads below it of a one-dimensional child.
+    pub bound: Option<(String, String)>,
     /// Record members and their names.
     pub members: Vec<String>,
     pub member_names: Vec<String>,

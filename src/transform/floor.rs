@@ -57,6 +57,12 @@ fn site_text(r: &Renderer, index: SiteId) -> String {
         join: knob_macro(site, Knob::FloorJoin),
         threads: drain_threads(site),
         exact,
+        bound: plan.serial_bound.as_ref().and_then(|bound| {
+            plan.members
+                .iter()
+                .find(|m| &m.name == bound)
+                .map(|m| (format!("dpopt_r.{}{}", m.name, m.read), bound.clone()))
+        }),
         members: plan.members.iter().map(|m| m.decl.clone()).collect(),
         member_names: plan.members.iter().map(|m| m.name.clone()).collect(),
         params: params(child).declared,

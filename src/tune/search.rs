@@ -18,10 +18,12 @@
 //! 15% faster than at 128). Then refinement around the best points
 //! (neighbouring thresholds of the two best granularities, the coarsening
 //! factor, the multiblock group, the aggregation threshold, the floor) while
-//! the site's budget lasts or until a plateau. At the end (two runs kept
-//! back, at most a quarter of the budget) the contenders are measured
-//! again: each run goes to the point, among the three best estimates within
-//! 5% of the best, with the fewest samples (the better estimate first), and
+//! the site's budget lasts or until a plateau. A granularity two of whose
+//! points failed for the site (its build, or the program under it) is not
+//! proposed again. At the end (two runs kept back, at most a quarter of the
+//! budget) the contenders are measured again when there are two or more:
+//! each run goes to the point, among the three best estimates within 5% of
+//! the best, with the fewest samples (the better estimate first), and
 //! the choice is made on the median of all their samples, so one lucky run
 //! does not decide. src/tune/search_sim.rs replays the search on the suite's
 //! measured surfaces with noise. The search is deterministic given the
@@ -230,6 +232,10 @@ const CONTEND: f64 = 1.05;
 /// The floor's low threshold, probed once a floor point is this close to
 /// the best.
 const FLOOR_PROBE: u32 = 32;
+/// The guided screen stops proposing a granularity after this many of its
+/// points failed for the site (a build that fails, or a program that gives
+/// wrong results or hangs under it, fails at most thresholds).
+const GIVE_UP: usize = 2;
 const FLOOR_CLOSE: f64 = 1.1;
 
 struct Searcher<'a, E: Evaluate> {
@@ -504,7 +510,9 @@ impl<'a, E: Evaluate> Searcher<'a, E> {
                 .iter()
                 .filter(|&&(c, _, _)| {
                     let p = base.with(site, c);
-                    !self.samples.contains_key(&p) && !self.failed.contains_key(&p)
+                    !self.samples.contains_key(&p)
+                        && !self.failed.contains_key(&p)
+                        && self.failures_of(base, site, c.granularity) < GIVE_UP
                 })
                 .map(|&(c, k, gain)| (c, score(k, if gain > 0.0 { floor_gain } else { 0.0 })))
                 .filter(|(_, v)| v.is_finite())
@@ -527,6 +535,22 @@ impl<'a, E: Evaluate> Searcher<'a, E> {
                 return None;
             }
         }
+    }
+
+    /// The site's points of granularity `g` that failed (build, run, time
+    /// limit or check), the other sites as in `base`.
+    fn failures_of(&self, base: &Point, site: usize, g: Granularity) -> usize {
+        self.failed
+            .keys()
+            .filter(|p| {
+                p.0[site].granularity == g
+                    && p.0
+                        .iter()
+                        .zip(&base.0)
+                        .enumerate()
+                        .all(|(k, (a, b))| k == site || a == b)
+            })
+            .count()
     }
 
     /// The floor at a second, low threshold (`FLOOR_PROBE`, or the next
@@ -842,9 +866,15 @@ pub fn search(
             .filter(|r| r.1 <= lead * CONTEND)
             .min_by_key(|r| r.2)
             .map(|r| r.0.clone());
+        let contenders = ranked
+            .iter()
+            .take(3)
+            .filter(|r| r.1 <= lead * CONTEND)
+            .count();
         match next {
-            // A lone contender measured twice is settled.
-            Some(p) if ranked.len() > 1 || s.samples[&p].len() < 2 => {
+            // A lone leader is not re-measured: nothing is close enough for
+            // noise to change the choice.
+            Some(p) if contenders > 1 => {
                 let _ = s.measure(&p);
             }
             _ => break,
