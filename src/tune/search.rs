@@ -10,12 +10,12 @@
 //! a run), the floor predicted from no aggregation at the same threshold.
 //! Without a prior for the site: the threshold on a coarse ladder under grid
 //! aggregation, every granularity at the best threshold, a serial probe.
-//! Where the floor is measured at one threshold and comes within 10% of the
-//! site's best, the next run is the floor at a low threshold (32, or 128
-//! when 32 was the one measured), with the same factor: the floor's time
+//! While the best floor point comes within 10% of the site's best, the
+//! next runs are the floor at threshold 1 (every child run by the block
+//! that recorded it), then 32, with that point's factor: the floor's time
 //! along the threshold does not follow no aggregation's, which is what the
-//! prior predicts it from (on SSSP's road grid the floor at threshold 32 is
-//! 15% faster than at 128). Then refinement around the best points
+//! prior predicts it from (on SSSP's road grid the floor at threshold 1 is
+//! 17% faster than at 128). Then refinement around the best points
 //! (neighbouring thresholds of the two best granularities, the coarsening
 //! factor, the multiblock group, the aggregation threshold, the floor) while
 //! the site's budget lasts or until a plateau. A granularity two of whose
@@ -229,9 +229,10 @@ const CONFIRM: usize = 2;
 /// The confirm phase measures again the points within this factor of the
 /// best estimate (the contenders), the least measured first.
 const CONTEND: f64 = 1.05;
-/// The floor's low threshold, probed once a floor point is this close to
-/// the best.
-const FLOOR_PROBE: u32 = 32;
+/// The floor's low thresholds, probed in turn once a floor point is within
+/// `FLOOR_CLOSE` of the best (with the best floor point's factor): 1, every
+/// child run by the block that recorded it, and 32.
+const FLOOR_PROBES: [u32; 1] = [1];
 /// The guided screen stops proposing a granularity after this many of its
 /// points failed for the site (a build that fails, or a program that gives
 /// wrong results or hangs under it, fails at most thresholds).
@@ -553,9 +554,8 @@ impl<'a, E: Evaluate> Searcher<'a, E> {
             .count()
     }
 
-    /// The floor at a second, low threshold (`FLOOR_PROBE`, or the next
-    /// rung up when that one is measured), with the measured floor point's
-    /// factor: when exactly one floor threshold is measured and it is within
+    /// The floor at the first of `FLOOR_PROBES` not yet measured, with the
+    /// best floor point's factor, while the best floor point is within
     /// `FLOOR_CLOSE` of the site's best.
     fn floor_probe(
         &self,
@@ -568,26 +568,21 @@ impl<'a, E: Evaluate> Searcher<'a, E> {
             .filter(|c| c.0.granularity == Granularity::Floor)
             .filter_map(|&(c, _, _)| Some((c, self.estimate(&base.with(site, c))?)))
             .collect();
-        let first = floors.first()?.0;
-        if floors.iter().any(|f| f.0.threshold != first.threshold) {
-            return None;
-        }
+        let (floor_config, floor) = floors.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1))?;
         let (_, best) = self.best_for_site_where(base, site, |_| true)?;
-        let floor = floors.iter().map(|f| f.1).fold(f64::INFINITY, f64::min);
         if floor > FLOOR_CLOSE * best {
             return None;
         }
-        let t = if first.threshold == FLOOR_PROBE {
-            FLOOR_PROBE * 4
-        } else {
-            FLOOR_PROBE
-        };
-        let c = SiteConfig {
-            threshold: t,
-            ..first
-        };
-        let p = base.with(site, c);
-        (!self.samples.contains_key(&p) && !self.failed.contains_key(&p)).then_some(c)
+        FLOOR_PROBES
+            .iter()
+            .map(|&threshold| SiteConfig {
+                threshold,
+                ..floor_config
+            })
+            .find(|&c| {
+                let p = base.with(site, c);
+                !self.samples.contains_key(&p) && !self.failed.contains_key(&p)
+            })
     }
 
     /// Tune one site; false when the whole budget is spent.

@@ -2,8 +2,9 @@
 //! the committed sweep (bench/results/2026-11-24-h100-suite.csv: none, warp,
 //! block, multiblock 8 and grid aggregation at threshold {1, 32, 128, 512} x
 //! factor {1, 8}) and, where they were measured, the floor's points
-//! (2026-11-24-h100-floor-road-sweep.csv for the road grids at threshold
-//! {1, 32, 128}, measured at the floor's code as it is;
+//! (2026-11-24-h100-floor-road-sweep-s13.csv for the road grids at
+//! threshold {1, 32, 128} x factor {1, 8}, measured at the floor's code as
+//! it is;
 //! 2026-11-24-h100-floor-sweep.csv, {1, 32, 128, 512}, for Bezier
 //! l16384-t1024 and SpMV bcsstk13). The flat
 //! code's times of those runs are within 3% of the suite's, so the floor's
@@ -18,7 +19,8 @@ use std::collections::BTreeMap;
 
 const SUITE: &str = include_str!("../../bench/results/2026-11-24-h100-suite.csv");
 const FLOOR: &str = include_str!("../../bench/results/2026-11-24-h100-floor-sweep.csv");
-const FLOOR_ROAD: &str = include_str!("../../bench/results/2026-11-24-h100-floor-road-sweep.csv");
+const FLOOR_ROAD: &str =
+    include_str!("../../bench/results/2026-11-24-h100-floor-road-sweep-s13.csv");
 
 /// (granularity name, threshold, factor) -> ms.
 type Surface = BTreeMap<(&'static str, u32, u32), f64>;
