@@ -69,6 +69,7 @@ program_snapshots! {
     early_return: "tests/fixtures/early_return.cu",
     floor_sites: "tests/fixtures/floor_sites.cu",
     floor_join: "tests/fixtures/floor_join.cu",
+    floor_tiles: "tests/fixtures/floor_tiles.cu",
     forward_decl: "tests/fixtures/forward_decl.cu",
     grid_variable: "tests/fixtures/grid_variable.cu",
     header_child: "tests/fixtures/header_child.cu",
