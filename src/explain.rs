@@ -365,6 +365,18 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
             "the child is recursive: at most {DEFAULT_SERIAL_DEPTH} levels run serially ({depth}), deeper small launches are launched; raise it together with the device stack size (cudaDeviceSetLimit(cudaLimitStackSize, ...))"
         ));
     }
+    if let Some(folds) = child_plan.and_then(|c| c.folds.as_ref()) {
+        let at: Vec<String> = folds
+            .atomics
+            .iter()
+            .map(|a| file.location(a.head.start()))
+            .collect();
+        serialized.push(format!(
+            "the serial version folds the child's last `{}` into a register on an address the same for every child thread, in the launch-free copy: one atomic per serialized child instead of one per child thread ({}; -DDPOPT_FOLD_ATOMICS=0 turns it off)",
+            folds.op.atomic(),
+            at.join(", ")
+        ));
+    }
     if child_plan.is_some_and(|c| c.serial) {
         serialized.push(
             "a launch that finds no room (the pending-launch limit) runs serially instead, so no work is lost"

@@ -22,6 +22,7 @@
 mod analyzer;
 #[macro_use]
 mod arena;
+mod atomic_fold;
 mod brackets;
 mod conditional;
 mod constant;

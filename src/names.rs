@@ -15,6 +15,23 @@ pub fn serial(child: &str) -> String {
     format!("dpopt_serial_{child}")
 }
 
+/// The serial version's copy of the child's body, its last atomics folded
+/// (`atomic_fold.rs`).
+pub fn serial_body(child: &str) -> String {
+    format!("dpopt_serial_body_{child}")
+}
+
+/// The child's serial version in a launch-free copy (`floor`), its last
+/// atomics folded.
+pub fn serial_folded(child: &str) -> String {
+    format!("dpopt_serial_folded_{child}")
+}
+
+/// The fold of the child's `k`th folded atomic.
+pub fn fold(child: &str, k: usize) -> String {
+    format!("dpopt_fold_{child}_{k}")
+}
+
 /// The child's coarsened kernel (coarsen).
 pub fn coarse(child: &str) -> String {
     format!("dpopt_coarse_{child}")

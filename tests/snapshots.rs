@@ -70,6 +70,7 @@ program_snapshots! {
     floor_sites: "tests/fixtures/floor_sites.cu",
     floor_join: "tests/fixtures/floor_join.cu",
     floor_tiles: "tests/fixtures/floor_tiles.cu",
+    fold_atomics: "tests/fixtures/fold_atomics.cu",
     forward_decl: "tests/fixtures/forward_decl.cu",
     grid_variable: "tests/fixtures/grid_variable.cu",
     header_child: "tests/fixtures/header_child.cu",

@@ -184,6 +184,21 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             (at, Some(at))
         };
         let names: Vec<Option<String>> = function.params.iter().map(|p| p.name.clone()).collect();
+        // Folding needs the serial version to run the child's threads in
+        // turn with nothing between them: no recursion, no launch of its own.
+        // Only the launch-free copy (`floor`) runs the folded version: in a
+        // kernel that also launches, folded serial versions next to launches
+        // hung the device runtime (bench/results/2026-11-24-h100-fold-hang.txt).
+        let folds = (serial
+            && sites.iter().any(|&s| plan.sites[s].floor.is_some())
+            && !recursive
+            && facts
+                .summary
+                .first_of(&crate::hazard::NOT_SERIALIZABLE, |_| true)
+                .is_none()
+            && !program.launches.iter().any(|l| l.function == Some(child)))
+        .then(|| crate::atomic_fold::folds(program, function))
+        .flatten();
         plan.children.push(ChildPlan {
             child,
             serial,
@@ -191,6 +206,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             uses_shared: facts.summary.has(Hazard::Shared),
             recursive,
             serial_bound: crate::guard::bounding_parameter(&view[function.body.range()], &names),
+            folds,
             defers: plan.child_defers(function, serial, &sites),
             members: crate::record::members(function),
             sites,

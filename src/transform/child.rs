@@ -4,7 +4,8 @@
 
 use super::context::{
     AggregationContext, BlockAggregation, BodyContext, DeclarationsContext, DeferContext,
-    DefinitionsContext, DirectLaunch, KnobMacro, MacroEntry, Resume, TemplateContext,
+    DefinitionsContext, DirectLaunch, Fold, FoldContext, KnobMacro, MacroEntry, Resume,
+    SerialVersion, TemplateContext,
 };
 use super::renderer::Renderer;
 use super::templates::{AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID};
@@ -112,6 +113,8 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
         child: child.name.clone(),
         macros,
         serial: plan.serial.then(|| names::serial(&child.name)),
+        serial_folded: (plan.serial && plan.folds.is_some())
+            .then(|| names::serial_folded(&child.name)),
         coarse: plan.coarse.then(|| names::coarse(&child.name)),
         counted: counted(r, plan),
         defer: plan.defers.then(|| names::defer(&child.name)),
@@ -189,8 +192,44 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
         body_file,
         line_out: OUTPUT_LINE_MARKER,
     };
+    let folds: Vec<Fold> = match (&serial, &plan.folds) {
+        (Some(_), Some(f)) => f
+            .atomics
+            .iter()
+            .enumerate()
+            .map(|(k, a)| Fold {
+                name: names::fold(&child.name, k),
+                value_type: a.value_type,
+                register_type: a.register_type,
+                location: r.file.location(a.head.start()),
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     let ctx = DefinitionsContext {
         child: child.name.clone(),
+        serial_versions: serial
+            .iter()
+            .map(|name| SerialVersion {
+                name: name.clone(),
+                run_fn: names::body(&child.name),
+                folded: false,
+                fold_args: String::new(),
+            })
+            .chain((!folds.is_empty()).then(|| {
+                SerialVersion {
+                    name: names::serial_folded(&child.name),
+                    run_fn: names::serial_body(&child.name),
+                    folded: true,
+                    fold_args: (0..folds.len())
+                        .map(|k| format!(", dpopt_at{k}, dpopt_run{k}"))
+                        .collect(),
+                }
+            }))
+            .collect(),
+        serial_body: (!folds.is_empty()).then(|| names::serial_body(&child.name)),
+        fold_atomic: plan.folds.as_ref().map_or("", |f| f.op.atomic()),
+        folds,
         template_header: tpl.header,
         template_names: tpl.args,
         body_fn: names::body(&child.name),
@@ -214,6 +253,31 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
     };
     let mut out = Fragment::generated_bytes(render(r, &head));
     r.render_into(&mut out, child.body, Some(plan.child), &[]);
+    if let (Some(serial_body), Some(folds)) = (&ctx.serial_body, &plan.folds) {
+        let fold = FoldContext {
+            child: child.name.clone(),
+            template_header: head.template_header.clone(),
+            serial_body: serial_body.clone(),
+            params: head.params.clone(),
+            atomic: folds.op.atomic(),
+            op: folds.op,
+            folds: ctx.folds.clone(),
+            body_line: head.body_line,
+            body_file: head.body_file.clone(),
+            line_out: OUTPUT_LINE_MARKER,
+        };
+        out.generated(&render(r, &fold));
+        // Each folded atomic's `atomicAdd(` becomes `fold(at, run, `: its
+        // address and value stay the user's bytes.
+        let calls: Vec<(crate::source::Span, String)> = folds
+            .atomics
+            .iter()
+            .zip(&ctx.folds)
+            .enumerate()
+            .map(|(k, (a, f))| (a.head, format!("{}(dpopt_at{k}, dpopt_run{k}, ", f.name)))
+            .collect();
+        r.render_into(&mut out, child.body, Some(plan.child), &calls);
+    }
     out.generated(&render(r, &ctx));
     out
 }

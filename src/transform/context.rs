@@ -124,6 +124,8 @@ pub struct DeclarationsContext {
     pub child: String,
     pub macros: Vec<MacroEntry>,
     pub serial: Option<String>,
+    /// The serial version with folded atomics (the launch-free copy's).
+    pub serial_folded: Option<String>,
     pub coarse: Option<String>,
     /// The counted kernel, when some launch of the child is not coarsened.
     pub counted: Option<String>,
@@ -171,6 +173,15 @@ pub struct DefinitionsContext {
     pub serial: Option<String>,
     /// The bound of the child's leading `if (i >= n) return;` guard.
     pub serial_bound: Option<String>,
+    /// The serial versions: the plain one, and with folded atomics the one
+    /// the launch-free copy calls.
+    pub serial_versions: Vec<SerialVersion>,
+    /// The copy of the body with folded atomics (`fold.cu.tera`), when the
+    /// child has any; the folded serial version calls it with a register
+    /// per fold and applies the registers at its end.
+    pub serial_body: Option<String>,
+    pub folds: Vec<Fold>,
+    pub fold_atomic: &'static str,
     pub coarse: Option<String>,
     /// The counted kernel, when some launch of the child is not coarsened.
     pub counted: Option<String>,
@@ -182,6 +193,46 @@ pub struct DefinitionsContext {
     pub aggregation: String,
     #[serde(flatten)]
     pub resume: Resume,
+}
+
+/// `fold.cu.tera`: the folds of a child's last atomics and the head of the
+/// serial version's copy of its body, which the body (its own bytes, the
+/// atomics replaced by calls of the folds) follows.
+#[derive(Debug, Serialize)]
+pub struct FoldContext {
+    pub child: String,
+    pub template_header: String,
+    pub serial_body: String,
+    pub params: String,
+    /// The atomic (`atomicAdd`) and its operation (`add`).
+    pub atomic: &'static str,
+    pub op: crate::atomic_fold::FoldOp,
+    pub folds: Vec<Fold>,
+    pub body_line: usize,
+    pub body_file: String,
+    pub line_out: &'static str,
+}
+
+/// A serial version of a child: its name, the body function it calls per
+/// child thread, and whether that body folds atomics.
+#[derive(Debug, Clone, Serialize)]
+pub struct SerialVersion {
+    pub name: String,
+    pub run_fn: String,
+    pub folded: bool,
+    /// The registers of the folds, as arguments (`, dpopt_at0, dpopt_run0`).
+    pub fold_args: String,
+}
+
+/// One folded atomic (`atomic_fold::FoldedAtomic`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Fold {
+    /// The fold's device function.
+    pub name: String,
+    pub value_type: &'static str,
+    pub register_type: &'static str,
+    /// The atomic's file, line and column.
+    pub location: String,
 }
 
 /// `body.cu.tera`: the head of the child's body function, which the
@@ -629,6 +680,7 @@ template_of! {
     SiteContext => SITE,
     DeclarationsContext => DECLARATIONS,
     BodyContext => BODY,
+    FoldContext => FOLD,
     DefinitionsContext => DEFINITIONS,
     DeferContext => DEFER,
     PreludeContext => PRELUDE,

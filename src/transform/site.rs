@@ -211,7 +211,13 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         kernel: format!("{qualifier}{}", names::counted(&child.name)),
         targs: launch.template_args.clone().unwrap_or_default(),
         args,
-        serial: format!("{qualifier}{}", names::serial(&child.name)),
+        // In the launch-free copy (no device-runtime call), the serial
+        // version that folds the child's last atomics, where it has one.
+        serial: if r.floor && child_plan.is_some_and(|c| c.folds.is_some()) {
+            format!("{qualifier}{}", names::serial_folded(&child.name))
+        } else {
+            format!("{qualifier}{}", names::serial(&child.name))
+        },
         child_serial: child_plan.is_some_and(|c| c.serial),
         launcher: format!("{qualifier}{}", symbols.launcher),
         aggregate: site.aggregation.is_some(),

@@ -21,6 +21,9 @@ pub const DECLARATIONS: &str = "declarations.cu.tera";
 /// The head of a child's body function; its body follows, then DEFINITIONS.
 pub const BODY: &str = "body.cu.tera";
 pub const DEFINITIONS: &str = "definitions.cu.tera";
+/// The folds of a child's last atomics and the head of the serial
+/// version's copy of its body; the body follows, then DEFINITIONS.
+pub const FOLD: &str = "fold.cu.tera";
 pub const AGGREGATION: &str = "aggregation.cu.tera";
 pub const AGGREGATION_GRID: &str = "aggregation_grid.cu.tera";
 pub const AGGREGATION_BLOCK: &str = "aggregation_block.cu.tera";
@@ -72,6 +75,7 @@ impl Templates {
                     include_str!("../../templates/declarations.cu.tera"),
                 ),
                 (BODY, include_str!("../../templates/body.cu.tera")),
+                (FOLD, include_str!("../../templates/fold.cu.tera")),
                 (
                     DEFINITIONS,
                     include_str!("../../templates/definitions.cu.tera"),
