@@ -25,7 +25,11 @@
 //! each run goes to the point, among the three best estimates within 5% of
 //! the best, with the fewest samples (the better estimate first), and
 //! the choice is made on the median of all their samples, so one lucky run
-//! does not decide. src/tune/search_sim.rs replays the search on the suite's
+//! does not decide. Runs left when a lone leader has nothing close to it
+//! go to the leader once more (a single lucky run is how the search misses)
+//! and then to one more round of refinement per site: on SpMV with 262,144
+//! rows the guided screen had used the site's share, and the floor at the
+//! best threshold, 2.8x faster, was found only that way. src/tune/search_sim.rs replays the search on the suite's
 //! measured surfaces with noise. The search is deterministic given the
 //! measurements, which is what makes resuming work: replaying it against the
 //! recorded measurements costs no runs.
@@ -841,38 +845,51 @@ pub fn search(
     }
     // Confirm: each run on the contender (within CONTEND of the best
     // estimate, at most three) with the fewest samples, the better estimate
-    // first; the choice is made on the medians of all samples.
-    s.site = None;
-    s.phase = "confirm";
-    s.site_end = limits.runs;
+    // first; the choice is made on the medians of all samples. Runs left
+    // over when no point is close to a lone leader: the leader measured a
+    // second time (one lucky run must not decide), then one more round of
+    // refinement per site (the floor at the best point, neighbouring
+    // thresholds and factors, which the guided screen may have used the
+    // site's share before reaching), then confirm again.
+    let mut explored = false;
     while s.runs() < limits.runs {
+        s.site = None;
+        s.phase = "confirm";
+        s.site_end = limits.runs;
         let mut ranked: Vec<(Point, f64, usize)> = s
             .samples
             .iter()
             .map(|(p, v)| (p.clone(), median(v), v.len()))
             .collect();
         ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
-        let Some(lead) = ranked.first().map(|r| r.1) else {
+        let Some((leader, lead, leader_samples)) = ranked.first().cloned() else {
             break;
         };
-        let next = ranked
+        let close: Vec<&(Point, f64, usize)> = ranked
             .iter()
             .take(3)
             .filter(|r| r.1 <= lead * CONTEND)
-            .min_by_key(|r| r.2)
-            .map(|r| r.0.clone());
-        let contenders = ranked
-            .iter()
-            .take(3)
-            .filter(|r| r.1 <= lead * CONTEND)
-            .count();
-        match next {
-            // A lone leader is not re-measured: nothing is close enough for
-            // noise to change the choice.
-            Some(p) if contenders > 1 => {
+            .collect();
+        if close.len() > 1 {
+            let next = close.iter().min_by_key(|r| r.2).map(|r| r.0.clone());
+            if let Some(p) = next {
                 let _ = s.measure(&p);
             }
-            _ => break,
+        } else if leader_samples < 2 {
+            let _ = s.measure(&leader);
+        } else if !explored {
+            explored = true;
+            for &site in &tuned {
+                if s.runs() >= limits.runs {
+                    break;
+                }
+                let base = s.best_overall().map_or(current.clone(), |b| b.0);
+                s.site = Some(site);
+                s.site_end = limits.runs;
+                current = s.refine(&base, site, &facts[site]);
+            }
+        } else {
+            break;
         }
         if s.runs() >= limits.runs {
             stopped = "budget";
