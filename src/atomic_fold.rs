@@ -450,6 +450,35 @@ mod tests {
     }
 
     #[test]
+    fn folds_only_what_nothing_follows() {
+        // the else branch's atomic is the last thing its threads do; the
+        // if branch's is followed by `else ...` in the text: not folded
+        let (_, heads) = folded(
+            "__global__ void child(int* y, int v) {\n  if (v > 0) atomicAdd(y, v);\n  else atomicAdd(y, -v);\n}\n",
+        )
+        .expect("folded");
+        assert_eq!(heads.len(), 1);
+        // an early return, nested branches, a trailing `return;`
+        let (f, _) = folded(
+            "__global__ void child(unsigned* y, int n, unsigned v) {\n  if (threadIdx.x >= n) return;\n\
+             if (v) {\n    if (v & 1u) {\n      atomicOr(&y[n - 1], v);\n      return;\n    }\n  }\n}\n",
+        )
+        .expect("folded");
+        assert_eq!(f.op, FoldOp::Or);
+        let cases = [
+            "__global__ void child(int* y, int n) { while (n--) atomicAdd(y, n); }",
+            "__global__ void child(int* y, int n) { do { atomicAdd(y, n); } while (0); }",
+            "__global__ void child(int* y, int n) { switch (n) { case 1: atomicAdd(y, n); } }",
+            "__global__ void child(int* y, int n) { atomicAdd((int*)y, n); }",
+            "__global__ void child(int* y, int r) { for (int r = 0; r < 2; ++r) {} atomicAdd(&y[r], 1); }",
+            "template <typename T> __global__ void child(T* y, T v) { atomicAdd(y, v); }",
+        ];
+        for text in cases {
+            assert!(folded(text).is_none(), "folded: {text}");
+        }
+    }
+
+    #[test]
     fn refuses_what_it_cannot_fold() {
         let cases = [
             // a float sum rounds differently

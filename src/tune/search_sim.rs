@@ -11,7 +11,9 @@
 //! times are taken as measured. Each measurement is the surface's time times
 //! exp(N(0, sigma)); one site, the normal budget (11 runs), the prior
 //! without the input being tuned. A miss is a choice more than 5% slower
-//! than the surface's best point.
+//! than the surface's best point. The same surfaces check the search's
+//! handling of failures, of two sites sharing the budget and of an inert
+//! site, and that the committed prior is the sweep.
 
 use super::search::{search, Limits, Prior, SiteFacts};
 use super::space::{Granularity, Point, SiteConfig};
@@ -280,4 +282,133 @@ fn the_replay_is_deterministic() {
     for (x, y) in a.iter().zip(&b) {
         assert_eq!((&x.input, x.chosen, x.runs), (&y.input, y.chosen, y.runs));
     }
+}
+
+/// What the search knows of a site of the committed sweep alone: every
+/// granularity but the floor.
+fn sweep_facts() -> SiteFacts {
+    SiteFacts {
+        granularities: Granularity::SCREEN
+            .into_iter()
+            .filter(|&g| g != Granularity::Floor)
+            .collect(),
+        ..SiteFacts::default()
+    }
+}
+
+/// The suite's starting clauses: threshold(128) coarsen(8), no aggregation.
+fn start() -> Point {
+    Point(vec![SiteConfig::new(Granularity::None, 128, 8)])
+}
+
+/// The committed prior (src/tune/prior.csv) is what bench/tune_prior.py
+/// writes for the committed sweep: each point's log time over the input's
+/// best point of the sweep (the floor's points are not the sweep's).
+#[test]
+fn the_prior_is_the_committed_sweep() {
+    let prior = Prior::suite();
+    let all = surfaces();
+    assert_eq!(prior.rows.len(), all.len());
+    for (input, s) in &all {
+        let best = s
+            .iter()
+            .filter(|(k, _)| k.0 != "floor")
+            .map(|(_, v)| *v)
+            .fold(f64::INFINITY, f64::min);
+        let (_, row) = prior
+            .rows
+            .iter()
+            .find(|(n, _)| n == input)
+            .unwrap_or_else(|| panic!("{input} not in the prior"));
+        for (c, value) in prior.configs.iter().zip(row) {
+            let measured = s.get(&(gname(c.granularity), c.threshold, c.coarsen));
+            match (measured, value) {
+                (Some(ms), Some(v)) => assert!(
+                    ((ms / best).ln() - v).abs() < 0.001,
+                    "{input} {c}: {v} vs {}",
+                    (ms / best).ln()
+                ),
+                (None, None) => {}
+                _ => panic!("{input} {c}: {measured:?} vs {value:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn failures_are_never_chosen_and_a_small_budget_is_kept() {
+    let s = &surfaces()["bfs/rmat-s14-e16"];
+    // Grid aggregation fails to build; warp runs hang at threshold 32.
+    let mut eval = |p: &Point, _: u32| -> Result<f64, String> {
+        let c = &p.0[0];
+        match c.granularity {
+            Granularity::Grid => Err("build failed".into()),
+            Granularity::Warp if c.threshold == 32 => Err("timed out".into()),
+            _ => Ok(cost(s, c)),
+        }
+    };
+    let limits = Limits {
+        runs: 7,
+        plateau: 4,
+    };
+    let prior = Prior::suite().without("bfs/rmat-s14-e16");
+    let out = search(&start(), &[sweep_facts()], limits, &prior, &mut eval);
+    assert!(out.runs() <= 7);
+    let (best, _) = out.best.clone().unwrap();
+    assert_ne!(best.0[0].granularity, Granularity::Grid);
+    assert!(out.trials.iter().any(|t| t.value.is_err()));
+    assert!(out.estimates()[&best].is_ok());
+}
+
+#[test]
+fn two_sites_share_the_budget_and_both_improve() {
+    let all = surfaces();
+    let (a, b) = (&all["bfs/rmat-s16-e8"], &all["mstv/rmat12.sym.gr"]);
+    // The program's time: both sites' costs added.
+    let mut eval =
+        |p: &Point, _: u32| -> Result<f64, String> { Ok(cost(a, &p.0[0]) + cost(b, &p.0[1])) };
+    let start = Point(vec![SiteConfig::new(Granularity::None, 128, 8); 2]);
+    let limits = Limits {
+        runs: 24,
+        plateau: 4,
+    };
+    let prior = Prior::suite()
+        .without("bfs/rmat-s16-e8")
+        .without("mstv/rmat12.sym.gr");
+    let out = search(
+        &start,
+        &[sweep_facts(), sweep_facts()],
+        limits,
+        &prior,
+        &mut eval,
+    );
+    assert!(out.runs() <= 24);
+    let (best, v) = out.best.clone().unwrap();
+    let optimum = a.values().cloned().fold(f64::INFINITY, f64::min)
+        + b.values().cloned().fold(f64::INFINITY, f64::min);
+    assert!(v <= optimum * 1.10, "{} {v} vs {optimum}", best.key());
+    assert!(
+        out.trials.iter().any(|t| t.site == Some(0))
+            && out.trials.iter().any(|t| t.site == Some(1))
+    );
+}
+
+#[test]
+fn an_inert_site_is_not_tuned() {
+    let s = &surfaces()["bfs/rmat-s16-e8"];
+    let mut eval = |p: &Point, _: u32| -> Result<f64, String> { Ok(cost(s, &p.0[0])) };
+    let start = Point(vec![SiteConfig::new(Granularity::None, 128, 8); 2]);
+    let inert = SiteFacts {
+        tune: false,
+        ..sweep_facts()
+    };
+    let limits = Limits {
+        runs: 12,
+        plateau: 4,
+    };
+    let prior = Prior::suite().without("bfs/rmat-s16-e8");
+    let out = search(&start, &[sweep_facts(), inert], limits, &prior, &mut eval);
+    assert!(out.trials.iter().all(|t| t.point.0[1] == start.0[1]));
+    assert!(out.runs() <= 12);
+    assert!(out.best.is_some());
 }
