@@ -445,9 +445,10 @@ pub struct ChildPlan {
     /// The child starts with `if (i >= n) return;` (`guard.rs`): the
     /// serial version of a 1-D launch stops at `n` (this bound).
     pub serial_bound: Option<String>,
-    /// The atomics the serial version folds into registers
-    /// (`atomic_fold.rs`): a child that is serialized, not recursive, and
-    /// whose threads may run one after the other.
+    /// The atomics the launch-free copy's serial version folds into
+    /// registers (`atomic_fold.rs`). Only for a child with a serial version
+    /// and a `floor` site, not recursive, whose threads may run one after
+    /// the other: `Some` implies `serial`.
     pub folds: Option<crate::atomic_fold::AtomicFolds>,
     /// The child has a queue of deferred launches (templates/defer.cu.tera):
     /// it has a serial version and is no template (its queue would be one

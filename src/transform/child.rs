@@ -113,8 +113,10 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
         child: child.name.clone(),
         macros,
         serial: plan.serial.then(|| names::serial(&child.name)),
-        serial_folded: (plan.serial && plan.folds.is_some())
-            .then(|| names::serial_folded(&child.name)),
+        serial_folded: plan
+            .folds
+            .as_ref()
+            .map(|_| names::serial_folded(&child.name)),
         coarse: plan.coarse.then(|| names::coarse(&child.name)),
         counted: counted(r, plan),
         defer: plan.defers.then(|| names::defer(&child.name)),
@@ -192,20 +194,19 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
         body_file,
         line_out: OUTPUT_LINE_MARKER,
     };
-    let folds: Vec<Fold> = match (&serial, &plan.folds) {
-        (Some(_), Some(f)) => f
-            .atomics
-            .iter()
-            .enumerate()
-            .map(|(k, a)| Fold {
-                name: names::fold(&child.name, k),
-                value_type: a.value_type,
-                register_type: a.register_type,
-                location: r.file.location(a.head.start()),
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
+    // A child with folds has a serial version (`ChildPlan::folds`).
+    let folds: Vec<Fold> = plan
+        .folds
+        .iter()
+        .flat_map(|f| f.atomics.iter())
+        .enumerate()
+        .map(|(k, a)| Fold {
+            name: names::fold(&child.name, k),
+            value_type: a.value_type,
+            register_type: a.register_type,
+            location: r.file.location(a.head.start()),
+        })
+        .collect();
     let ctx = DefinitionsContext {
         child: child.name.clone(),
         serial_versions: serial
@@ -214,20 +215,13 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
                 name: name.clone(),
                 run_fn: names::body(&child.name),
                 folded: false,
-                fold_args: String::new(),
             })
-            .chain((!folds.is_empty()).then(|| {
-                SerialVersion {
-                    name: names::serial_folded(&child.name),
-                    run_fn: names::serial_body(&child.name),
-                    folded: true,
-                    fold_args: (0..folds.len())
-                        .map(|k| format!(", dpopt_at{k}, dpopt_run{k}"))
-                        .collect(),
-                }
+            .chain((!folds.is_empty()).then(|| SerialVersion {
+                name: names::serial_folded(&child.name),
+                run_fn: names::serial_body(&child.name),
+                folded: true,
             }))
             .collect(),
-        serial_body: (!folds.is_empty()).then(|| names::serial_body(&child.name)),
         fold_atomic: plan.folds.as_ref().map_or("", |f| f.op.atomic()),
         folds,
         template_header: tpl.header,
@@ -253,11 +247,11 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
     };
     let mut out = Fragment::generated_bytes(render(r, &head));
     r.render_into(&mut out, child.body, Some(plan.child), &[]);
-    if let (Some(serial_body), Some(folds)) = (&ctx.serial_body, &plan.folds) {
+    if let Some(folds) = &plan.folds {
         let fold = FoldContext {
             child: child.name.clone(),
             template_header: head.template_header.clone(),
-            serial_body: serial_body.clone(),
+            serial_body: names::serial_body(&child.name),
             params: head.params.clone(),
             atomic: folds.op.atomic(),
             op: folds.op,

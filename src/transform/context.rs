@@ -176,10 +176,6 @@ pub struct DefinitionsContext {
     /// The serial versions: the plain one, and with folded atomics the one
     /// the launch-free copy calls.
     pub serial_versions: Vec<SerialVersion>,
-    /// The copy of the body with folded atomics (`fold.cu.tera`), when the
-    /// child has any; the folded serial version calls it with a register
-    /// per fold and applies the registers at its end.
-    pub serial_body: Option<String>,
     pub folds: Vec<Fold>,
     pub fold_atomic: &'static str,
     pub coarse: Option<String>,
@@ -219,9 +215,9 @@ pub struct FoldContext {
 pub struct SerialVersion {
     pub name: String,
     pub run_fn: String,
+    /// It calls `run_fn` with a register per fold (`folds`) and applies the
+    /// registers at its end.
     pub folded: bool,
-    /// The registers of the folds, as arguments (`, dpopt_at0, dpopt_run0`).
-    pub fold_args: String,
 }
 
 /// One folded atomic (`atomic_fold::FoldedAtomic`).
