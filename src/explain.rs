@@ -100,6 +100,9 @@ pub struct FloorFacts {
     /// The knob that makes the copy's blocks run the children they
     /// recorded (1 by default), where the child allows it.
     pub join: Option<String>,
+    /// The child is the kernel itself: the drain runs a queue that its
+    /// blocks add the next levels to.
+    pub recursive: bool,
 }
 
 /// How a promoted chain runs.
@@ -433,6 +436,7 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
             join: f
                 .join
                 .then(|| crate::names::Knob::FloorJoin.name(&site.id)),
+            recursive: f.recursive,
         }
     });
     let allocations = allocations(file, program, site);
@@ -650,6 +654,10 @@ impl SiteExplanation {
                 f.host_launches.join(", ")
             };
             match &f.join {
+                None if f.recursive => t.push_str(&format!(
+                    "  floor: host launches ({launches}) call `{}`: the launch-free copy `{}` (small children serially, large ones into a work queue of {} records), then one drain grid that runs the queue's blocks until none is left and none is running; the blocks it runs record their own children in the same queue, so every level of the recursion runs without a launch: blocks of {}\n",
+                    f.launcher, f.copy, f.records, f.block
+                )),
                 Some(knob) => t.push_str(&format!(
                     "  floor: host launches ({launches}) call `{}`: the launch-free copy `{}` (small children serially, large ones run by the block that recorded them after its part of the body; with -D{knob}=0, a work list of {} records and a drain grid over it: blocks of {})\n",
                     f.launcher, f.copy, f.records, f.block

@@ -48,6 +48,19 @@ pub fn floor_body(parent: &str) -> String {
     format!("dpopt_floor_body_{parent}")
 }
 
+/// The launch-free copy's body of a recursive `floor` kernel as a device
+/// function with the thread and block builtins as parameters: what the
+/// queue's drain and the copy's serial version run.
+pub fn floor_rbody(kernel: &str) -> String {
+    format!("dpopt_floor_rbody_{kernel}")
+}
+
+/// The serial version of a recursive `floor` kernel in its launch-free
+/// copy: runs every thread of a child in turn through `floor_rbody`.
+pub fn floor_serial(kernel: &str) -> String {
+    format!("dpopt_floor_serial_{kernel}")
+}
+
 /// The host function that host launches of a `floor` parent call.
 pub fn floor_launcher(parent: &str) -> String {
     format!("dpopt_floor_launch_{parent}")

@@ -174,6 +174,10 @@ pub struct Floor {
     /// synchronization, so it runs in any block shape): the `FloorJoin`
     /// knob chooses between that and a drain grid.
     pub join: bool,
+    /// The child is the kernel itself (a recursion): the drain is one
+    /// persistent grid over a work queue that its own blocks add to, and it
+    /// runs until no recorded block is left and none is running.
+    pub recursive: bool,
 }
 
 /// How the drain's blocks run a recorded child block.

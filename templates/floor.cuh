@@ -14,13 +14,39 @@ __device__ __forceinline__ void dpopt_floor_wait()
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
-/* the blocks of a drain grid: `fixed` if positive, else as many as fill the device, computed once per device */
+/* the work queue of a recursive `floor` site: a record is published with the ticket of the launch that wrote it
+   (release), and read once that ticket is seen (acquire) */
+__device__ __forceinline__ void dpopt_floor_publish(unsigned long long *dpopt_flag, unsigned long long dpopt_ticket)
+{
+    __threadfence();
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(dpopt_flag), "l"(dpopt_ticket) : "memory");
+}
+__device__ __forceinline__ unsigned long long dpopt_floor_load(const unsigned long long *dpopt_word)
+{
+    unsigned long long dpopt_v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(dpopt_v) : "l"(dpopt_word) : "memory");
+    return dpopt_v;
+}
+__device__ __forceinline__ void dpopt_floor_ready(const unsigned long long *dpopt_flag, unsigned long long dpopt_ticket)
+{
+    for (unsigned dpopt_ns = 8u; dpopt_floor_load(dpopt_flag) != dpopt_ticket;) {
+        __nanosleep(dpopt_ns);
+        if (dpopt_ns < 256u) dpopt_ns *= 2u;
+    }
+}
+/* blocks per SM of a recursive site's drain when it fills the device: its blocks wait for tickets, and fewer of
+   them contend less for the queue's counters (16 ran a 4-level tree 20% faster than 32 on an H100) */
+#ifndef DPOPT_FLOOR_QUEUE_PER_SM
+#  define DPOPT_FLOOR_QUEUE_PER_SM 16
+#endif
+/* the blocks of a drain grid: `fixed` if positive, else as many as fill the device (at most `per_sm_cap` per SM
+   when positive), computed once per device */
 struct dpopt_floor_grid {
     int device;
     unsigned blocks;
 };
 inline unsigned dpopt_floor_blocks(dpopt_floor_grid &dpopt_cache, const void *dpopt_kernel, unsigned dpopt_threads,
-                                   size_t dpopt_smem, long long dpopt_fixed)
+                                   size_t dpopt_smem, long long dpopt_fixed, int dpopt_per_sm_cap = 0)
 {
     if (dpopt_fixed > 0) return (unsigned)dpopt_fixed;
     int dpopt_device = 0;
@@ -29,6 +55,7 @@ inline unsigned dpopt_floor_blocks(dpopt_floor_grid &dpopt_cache, const void *dp
         int dpopt_sms = 0, dpopt_per_sm = 0;
         (void)cudaDeviceGetAttribute(&dpopt_sms, cudaDevAttrMultiProcessorCount, dpopt_device);
         (void)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&dpopt_per_sm, dpopt_kernel, (int)dpopt_threads, dpopt_smem);
+        if (dpopt_per_sm_cap > 0 && dpopt_per_sm > dpopt_per_sm_cap) dpopt_per_sm = dpopt_per_sm_cap;
         dpopt_cache.device = dpopt_device;
         dpopt_cache.blocks = (unsigned)(dpopt_sms > 0 ? dpopt_sms : 1) * (unsigned)(dpopt_per_sm > 0 ? dpopt_per_sm : 1);
     }

@@ -317,12 +317,12 @@ diagnostic_tests! {
         span: "cg::this_grid()",
         says: [],
     }
-    floor_recursive {
-        input: "__global__ void tree(int *a, int n) {\n  if (n > 1) {\n#pragma dp threshold(8) floor\n    tree<<<1, 32>>>(a, n / 2);\n  }\n}\nvoid run(int *a) { tree<<<1, 32>>>(a, 64); }\n",
+    floor_recursive_with_another_launch {
+        input: "__global__ void leaf(int *a) { a[threadIdx.x] = 1; }\n__global__ void tree(int *a, int n) {\n  if (n > 1) {\n#pragma dp threshold(8) floor\n    tree<<<1, 32>>>(a, n / 2);\n#pragma dp floor\n    leaf<<<1, 32>>>(a);\n  }\n}\nvoid run(int *a) { tree<<<1, 32>>>(a, 64); }\n",
         code: "dpopt::floor",
-        at: "4:5",
+        at: "5:5",
         span: "tree",
-        says: ["a recursion", "remove `floor`"],
+        says: ["launches itself", "its only one", "remove `floor`"],
     }
     floor_device_runtime {
         input: format!("{CHILD}__global__ void parent(int *a, int n) {{\n  cudaStream_t s;\n  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);\n#pragma dp threshold(64) floor\n  child<<<(n + 31) / 32, 32, 0, s>>>(a, n);\n}}\nvoid run(int *a, int n) {{ parent<<<1, 32>>>(a, n); }}\n"),

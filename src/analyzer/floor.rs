@@ -19,6 +19,8 @@ pub(super) struct Floors {
     /// The sites whose recorded children the copy's own blocks can run
     /// (`Floor::join`).
     pub joins: Vec<SiteId>,
+    /// The recursive sites (the child is the kernel): `Floor::recursive`.
+    pub recursions: Vec<SiteId>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -150,6 +152,7 @@ pub(super) fn floors(
     }
     let mut kernels = Vec::new();
     let mut joins = Vec::new();
+    let mut recursions = Vec::new();
     for (parent, sites) in by_parent {
         let f = &program.functions[parent];
         let pragma = |s: SiteId| program.pragmas[plan.sites[s].pragma].span;
@@ -197,25 +200,39 @@ pub(super) fn floors(
             let child = &program.functions[site.child];
             let floor = site.floor.as_ref().expect("a floor site");
             let launch_span = program.launches[site.launch].kernel_span;
-            if site.child == parent
-                || !site.alternatives.is_empty()
-                || child.template_header.is_some()
-            {
+            let recursive = site.child == parent;
+            if recursive && sites.len() > 1 {
+                diagnostics.push(refuse(
+                    launch_span,
+                    "a recursive launch",
+                    format!(
+                        "`{}` launches itself here and has {} `floor` sites; the drain of a recursion runs the kernel's whole body, so the recursive launch must be its only one",
+                        f.name,
+                        sites.len()
+                    ),
+                    "keep one launch in a recursive `floor` kernel (move the others to a kernel of their own), or remove `floor`",
+                ));
+                continue;
+            }
+            if !site.alternatives.is_empty() || child.template_header.is_some() {
                 diagnostics.push(refuse(
                     launch_span,
                     "this child",
-                    format!("its child `{}` is {}", child.name, if site.child == parent {
-                        "the kernel itself (a recursion): the launch-free copy cannot launch the next level"
-                    } else if child.template_header.is_some() {
+                    format!("its child `{}` is {}", child.name, if child.template_header.is_some() {
                         "a template kernel"
                     } else {
                         "defined in several `#if` branches"
                     }),
-                    "remove `floor` from this pragma (recursive and template children keep the device-side launch)",
+                    "remove `floor` from this pragma (template children keep the device-side launch)",
                 ));
                 continue;
             }
-            if let Some(u) = runtime_use(program, site.child, &[], false) {
+            // A recursive child is the kernel, whose only launch is this
+            // site (checked above): the drain runs the copy's body.
+            if let Some(u) = (!recursive)
+                .then(|| runtime_use(program, site.child, &[], false))
+                .flatten()
+            {
                 let mut d = refused(
                     &f.name,
                     launch_span,
@@ -271,7 +288,7 @@ pub(super) fn floors(
                 .map_or(child.body.end(), |c| {
                     c.elsewhere.unwrap_or(child.body.end())
                 });
-            if child_code > f.body.start() {
+            if !recursive && child_code > f.body.start() {
                 diagnostics.push(
                     refused(
                         &f.name,
@@ -287,7 +304,9 @@ pub(super) fn floors(
                 );
                 continue;
             }
-            if joinable(hazards, site.child, &floor.smem) {
+            if recursive {
+                recursions.push(s);
+            } else if joinable(hazards, site.child, &floor.smem) {
                 joins.push(s);
             }
         }
@@ -349,6 +368,7 @@ pub(super) fn floors(
     Floors {
         kernels,
         joins,
+        recursions,
         diagnostics,
     }
 }

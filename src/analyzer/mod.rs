@@ -170,10 +170,9 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
                 &facts,
             ));
         }
-        let recursive = plan
-            .sites
-            .iter()
-            .any(|s| s.child == child && s.threshold.is_some() && s.parent == child);
+        let recursive = plan.sites.iter().any(|s| {
+            s.child == child && (s.threshold.is_some() || s.floor.is_some()) && s.parent == child
+        });
         // Before the child's first declaration: in its namespace, and before
         // every parent that launches it. A child defined in another file
         // gets everything at one place of the input (`elsewhere`).
@@ -220,6 +219,11 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     for s in floors.joins {
         if let Some(f) = plan.sites[s].floor.as_mut() {
             f.join = true;
+        }
+    }
+    for s in floors.recursions {
+        if let Some(f) = plan.sites[s].floor.as_mut() {
+            f.recursive = true;
         }
     }
     diagnostics.extend(alloc::allocations(program, file, &mut plan, &hazards));

@@ -464,5 +464,6 @@ fn floor_of(
         threads,
         smem,
         join: false,
+        recursive: false,
     })
 }

@@ -74,6 +74,9 @@ pub struct SiteContext {
     /// In the launch-free copy of a `floor` parent: the function that
     /// records a large child for the drain.
     pub floor: Option<String>,
+    /// `, dpopt_ticket` where `serial` is a recursive floor kernel's serial
+    /// version (which records in the queue of the launch), else empty.
+    pub floor_ticket: String,
 }
 
 /// A factor of a site's child-thread count: a variable the site computes,
@@ -399,8 +402,22 @@ pub struct FloorContext {
     pub args_lead: String,
     pub body_line: usize,
     pub body_file: String,
+    /// A recursive kernel (its one site launches itself): the copy's body
+    /// as a function of the builtins, and its serial version.
+    pub recursion: Option<FloorRecursion>,
     #[serde(flatten)]
     pub resume: Resume,
+}
+
+/// The functions of a recursive floor kernel's launch-free copy.
+#[derive(Debug, Serialize)]
+pub struct FloorRecursion {
+    /// `floor_rbody.cu.tera`'s function: the body, builtins as parameters.
+    pub rbody: String,
+    pub serial: String,
+    /// `, T *a, int n` and `, a, n`: the kernel's parameters.
+    pub params: String,
+    pub arg_names: String,
 }
 
 /// A site whose children the copy's blocks run, when its knob is 1.
@@ -421,6 +438,9 @@ pub struct FloorDrain {
     pub threads: String,
     pub smem: String,
     pub blocks: String,
+    /// A recursive site's queue: its drain fills the device with at most
+    /// `DPOPT_FLOOR_QUEUE_PER_SM` blocks per SM.
+    pub queue: bool,
 }
 
 /// `floor_site.cu.tera` (with `disaggregate.cu.tera`): one site's work
@@ -459,6 +479,10 @@ pub struct FloorSiteContext {
     pub recursive: bool,
     pub block_loop: bool,
     pub thread_loop: bool,
+    /// A recursive site: `floor_queue.cu.tera` (the queue and its persistent
+    /// drain) instead of `floor_site.cu.tera`.
+    #[serde(skip)]
+    pub queue: bool,
 }
 
 /// `prelude.cu.tera`: the top of a transformed file.
@@ -686,7 +710,16 @@ template_of! {
     ContinuationContext => CONTINUATION,
     ContinuationStatsContext => CONTINUATION,
     PromoteContext => PROMOTE,
-    FloorSiteContext => FLOOR_SITE,
+}
+
+impl TemplateContext for FloorSiteContext {
+    fn template(&self) -> &'static str {
+        if self.queue {
+            super::templates::FLOOR_QUEUE
+        } else {
+            super::templates::FLOOR_SITE
+        }
+    }
 }
 
 impl TemplateContext for FloorContext {

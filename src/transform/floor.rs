@@ -5,9 +5,11 @@
 //! launches of the kernel, rewritten to call that function.
 
 use super::child::params;
-use super::context::{FloorContext, FloorDrain, FloorJoin, FloorSiteContext, KnobMacro, Resume};
+use super::context::{
+    FloorContext, FloorDrain, FloorJoin, FloorRecursion, FloorSiteContext, KnobMacro, Resume,
+};
 use super::renderer::Renderer;
-use super::templates::{FLOOR, FLOOR_LAUNCHER};
+use super::templates::{FLOOR, FLOOR_LAUNCHER, FLOOR_RBODY};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::names::{self, Knob, SiteSymbols};
 use crate::plan::{FloorKernel, FloorThreads, SiteId};
@@ -66,18 +68,26 @@ fn site_text(r: &Renderer, index: SiteId) -> String {
         members: plan.members.iter().map(|m| m.decl.clone()).collect(),
         member_names: plan.members.iter().map(|m| m.name.clone()).collect(),
         params: params(child).declared,
-        body_fn: names::body(&child.name),
+        // A recursion's drain runs the copy's body (its launch records in
+        // the queue), from depth 0, for the launch's ticket.
+        body_fn: if floor.recursive {
+            names::floor_rbody(&child.name)
+        } else {
+            names::body(&child.name)
+        },
         tpl_args: String::new(),
         record_args: plan
             .members
             .iter()
             .map(|m| format!(", dpopt_r.{}{}", m.name, m.read))
+            .chain(floor.recursive.then(|| ", dpopt_ticket".to_string()))
             .collect(),
         coarse: site.coarsen.is_some(),
         uses_shared: plan.uses_shared,
-        recursive: false,
+        recursive: floor.recursive,
         block_loop: true,
         thread_loop: !exact,
+        queue: floor.recursive,
     };
     r.templates.render(&ctx)
 }
@@ -132,6 +142,10 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
         })
         .collect();
     let args = names_list.join(", ");
+    let recursive = floor
+        .sites
+        .iter()
+        .any(|&s| r.plan.sites[s].floor.as_ref().is_some_and(|f| f.recursive));
     let (body_line, body_file) = r.file.line_directive_at(f.body.start());
     let mut ctx = FloorContext {
         template: FLOOR,
@@ -152,6 +166,7 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
                     threads: drain_threads(site),
                     smem: fl.smem.clone().unwrap_or_else(|| "0".to_string()),
                     blocks: Knob::FloorBlocks.name(&site.id),
+                    queue: fl.recursive,
                 }
             })
             .collect(),
@@ -168,6 +183,15 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
         args,
         body_line,
         body_file,
+        recursion: recursive.then(|| {
+            let p = params(f);
+            FloorRecursion {
+                rbody: names::floor_rbody(&f.name),
+                serial: names::floor_serial(&f.name),
+                params: p.declared,
+                arg_names: p.names,
+            }
+        }),
         resume: Resume {
             line_out: OUTPUT_LINE_MARKER,
             resume_line,
@@ -182,6 +206,14 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
     };
     let mut out = Fragment::generated_bytes(render(&ctx));
     r.for_floor().render_into(&mut out, f.body, None, &[]);
+    if recursive {
+        // The body again, as the function the queue's drain and the serial
+        // version run: builtins as parameters, its launch recording.
+        ctx.template = FLOOR_RBODY;
+        out.generated(&render(&ctx));
+        r.for_floor()
+            .render_into(&mut out, f.body, Some(floor.kernel), &[]);
+    }
     ctx.template = FLOOR_LAUNCHER;
     out.generated(&render(&ctx));
     out

@@ -196,6 +196,9 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
     let defers = child_plan.is_some_and(|c| c.defers);
     let symbols = SiteSymbols::of(&site.id, &child.namespace);
     let floor = (r.floor && site.floor.is_some()).then(|| symbols.floor_push.clone());
+    // A recursive floor site: its serial version is the copy's, which runs
+    // the copy's body and records in the queue (the ticket names the launch).
+    let floor_recursive = site.floor.as_ref().is_some_and(|f| f.recursive);
     let ctx = SiteContext {
         summary: site.summary.clone(),
         site: site.id.clone(),
@@ -213,7 +216,9 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         args,
         // In the launch-free copy (no device-runtime call), the serial
         // version that folds the child's last atomics, where it has one.
-        serial: if r.floor && child_plan.is_some_and(|c| c.folds.is_some()) {
+        serial: if floor.is_some() && floor_recursive {
+            names::floor_serial(&child.name)
+        } else if r.floor && child_plan.is_some_and(|c| c.folds.is_some()) {
             format!("{qualifier}{}", names::serial_folded(&child.name))
         } else {
             format!("{qualifier}{}", names::serial(&child.name))
@@ -237,6 +242,11 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         coarse: format!("{qualifier}{}", names::coarse(&child.name)),
         defer: if defers {
             format!("{qualifier}{}", names::defer(&child.name))
+        } else {
+            String::new()
+        },
+        floor_ticket: if floor.is_some() && floor_recursive {
+            ", dpopt_ticket".to_string()
         } else {
             String::new()
         },

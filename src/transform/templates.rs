@@ -39,6 +39,11 @@ pub const PROMOTE: &str = "promote.cu.tera";
 pub const FLOOR: &str = "floor.cu.tera";
 pub const FLOOR_LAUNCHER: &str = "floor_launcher.cu.tera";
 pub const FLOOR_SITE: &str = "floor_site.cu.tera";
+/// A recursive site's work queue, recording function and persistent drain.
+pub const FLOOR_QUEUE: &str = "floor_queue.cu.tera";
+/// The head of a recursive floor kernel's body function (the body follows,
+/// then FLOOR_LAUNCHER).
+pub const FLOOR_RBODY: &str = "floor_rbody.cu.tera";
 /// The floor's host and device support, copied into the prelude as it is.
 pub const FLOOR_SUPPORT: &str = include_str!("../../templates/floor.cuh");
 /// The queue of a child's deferred launches.
@@ -109,6 +114,10 @@ impl Templates {
                     "disaggregate.cu.tera",
                     include_str!("../../templates/disaggregate.cu.tera"),
                 ),
+                (
+                    "disaggregate_run.cu.tera",
+                    include_str!("../../templates/disaggregate_run.cu.tera"),
+                ),
                 (RECOVER, RECOVER_TEXT),
             ])
         })
@@ -142,23 +151,36 @@ impl Templates {
                 include_str!("../../templates/continuation.cu.tera"),
             ),
             PROMOTE => self.alone(5, PROMOTE, include_str!("../../templates/promote.cu.tera")),
-            FLOOR | FLOOR_LAUNCHER | FLOOR_SITE => self.lazy[6].get_or_init(|| {
-                compile(vec![
-                    (FLOOR, include_str!("../../templates/floor.cu.tera")),
-                    (
-                        FLOOR_LAUNCHER,
-                        include_str!("../../templates/floor_launcher.cu.tera"),
-                    ),
-                    (
-                        FLOOR_SITE,
-                        include_str!("../../templates/floor_site.cu.tera"),
-                    ),
-                    (
-                        "disaggregate.cu.tera",
-                        include_str!("../../templates/disaggregate.cu.tera"),
-                    ),
-                ])
-            }),
+            FLOOR | FLOOR_LAUNCHER | FLOOR_SITE | FLOOR_QUEUE | FLOOR_RBODY => self.lazy[6]
+                .get_or_init(|| {
+                    compile(vec![
+                        (FLOOR, include_str!("../../templates/floor.cu.tera")),
+                        (
+                            FLOOR_LAUNCHER,
+                            include_str!("../../templates/floor_launcher.cu.tera"),
+                        ),
+                        (
+                            FLOOR_SITE,
+                            include_str!("../../templates/floor_site.cu.tera"),
+                        ),
+                        (
+                            "disaggregate.cu.tera",
+                            include_str!("../../templates/disaggregate.cu.tera"),
+                        ),
+                        (
+                            "disaggregate_run.cu.tera",
+                            include_str!("../../templates/disaggregate_run.cu.tera"),
+                        ),
+                        (
+                            FLOOR_QUEUE,
+                            include_str!("../../templates/floor_queue.cu.tera"),
+                        ),
+                        (
+                            FLOOR_RBODY,
+                            include_str!("../../templates/floor_rbody.cu.tera"),
+                        ),
+                    ])
+                }),
             _ => &self.core,
         };
         match tera.render(name, &context) {
