@@ -95,6 +95,8 @@ pub struct SiteSummary {
     /// Where its `#pragma dp acquire` stands (`FILE:LINE:COL`), applied with
     /// the site.
     pub marker: Option<String>,
+    /// The child is the kernel that launches it (a recursion).
+    pub recursive: bool,
 }
 
 impl Outcome {
@@ -155,6 +157,7 @@ fn promotion_summary(
             .collect(),
         aggregation: None,
         allocations: Vec::new(),
+        recursive: false,
         marker: p
             .acquire
             .map(|m| file.location(program.pragmas[m].span.start())),
@@ -396,6 +399,7 @@ pub fn run_migrating(
                 aggregation,
                 promotion: None,
                 marker: None,
+                recursive: s.child == s.parent,
             }
         })
         .chain(

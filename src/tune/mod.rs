@@ -282,7 +282,15 @@ fn tune(args: &TuneArgs) -> Result<ExitCode, String> {
     }
     // Facts from one stats run at the starting point.
     let stats_metric = stats_metric_of(&metric);
-    let mut facts = vec![SiteFacts::default(); sites.len()];
+    let mut facts: Vec<SiteFacts> = outcome
+        .sites
+        .iter()
+        .filter(|s| s.promotion.is_none())
+        .map(|s| SiteFacts {
+            recursive: s.recursive,
+            ..SiteFacts::default()
+        })
+        .collect();
     if !args.no_stats {
         if ctx.st.stats.is_none() {
             match ctx.stats_run(&start) {

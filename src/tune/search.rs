@@ -60,6 +60,10 @@ pub struct SiteFacts {
     pub granularities: Vec<Granularity>,
     /// The site has an aggregation-threshold knob.
     pub agg_knob: bool,
+    /// The child is the kernel itself: the floor runs every level of the
+    /// recursion without a launch, which no point of the prior (measured
+    /// with launches) predicts.
+    pub recursive: bool,
 }
 
 impl Default for SiteFacts {
@@ -68,6 +72,7 @@ impl Default for SiteFacts {
             tune: true,
             granularities: Granularity::SCREEN.to_vec(),
             agg_knob: false,
+            recursive: false,
         }
     }
 }
@@ -526,8 +531,26 @@ impl<'a, E: Evaluate> Searcher<'a, E> {
             // aggregation's (the copy runs small children inline, one
             // launch-free pass): once one floor threshold is measured and
             // comes close to the best, the floor at a low threshold next.
-            let next = self
-                .floor_probe(base, site, &candidates)
+            // A recursion: the floor with every child recorded, right after
+            // the first point (on the trees it ran 1.6-6x faster than the
+            // best aggregation).
+            let recursive_floor = SiteConfig {
+                granularity: Granularity::Floor,
+                threshold: 1,
+                coarsen: 1,
+                agg_threshold: None,
+            };
+            let recursive_floor = (facts.recursive
+                && facts.granularities.contains(&Granularity::Floor)
+                && self.best_for_site_where(base, site, |_| true).is_some()
+                && !self
+                    .samples
+                    .keys()
+                    .chain(self.failed.keys())
+                    .any(|p| p.0[site].granularity == Granularity::Floor))
+            .then_some(recursive_floor);
+            let next = recursive_floor
+                .or_else(|| self.floor_probe(base, site, &candidates))
                 .or(next.map(|x| x.0));
             let Some(c) = next else {
                 return Some(());
