@@ -35,9 +35,10 @@ __device__ __forceinline__ void dpopt_floor_ready(const unsigned long long *dpop
     }
 }
 /* blocks per SM of a recursive site's drain when it fills the device: its blocks wait for tickets, and fewer of
-   them contend less for the queue's counters (16 ran a 4-level tree 20% faster than 32 on an H100) */
+   them contend less for the queue's counters (on an H100, the 4-level descendants tree ran in 0.063 ms with 8,
+   0.068 with 16 and 0.071 with 32 per SM; bench/results/2026-11-25-h100-check-recursive-floor-2.csv) */
 #ifndef DPOPT_FLOOR_QUEUE_PER_SM
-#  define DPOPT_FLOOR_QUEUE_PER_SM 16
+#  define DPOPT_FLOOR_QUEUE_PER_SM 8
 #endif
 /* the blocks of a drain grid: `fixed` if positive, else as many as fill the device (at most `per_sm_cap` per SM
    when positive), computed once per device */
