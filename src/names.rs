@@ -32,6 +32,18 @@ pub fn fold(child: &str, k: usize) -> String {
     format!("dpopt_fold_{child}_{k}")
 }
 
+/// The function of the child's `k`-th folded atomic in the copy of its
+/// body that the launch-free copy's drains run (combined per warp).
+pub fn warp_fold(child: &str, k: usize) -> String {
+    format!("dpopt_wfold_{child}_{k}")
+}
+
+/// The copy of the child's body that the launch-free copy's drains run,
+/// its folded atomics combined per warp.
+pub fn warp_body(child: &str) -> String {
+    format!("dpopt_wbody_{child}")
+}
+
 /// The child's coarsened kernel (coarsen).
 pub fn coarse(child: &str) -> String {
     format!("dpopt_coarse_{child}")

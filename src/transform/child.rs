@@ -8,13 +8,17 @@ use super::context::{
     SerialVersion, TemplateContext,
 };
 use super::renderer::Renderer;
-use super::templates::{AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID};
+use super::templates::{AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID, FOLD, WARP_FOLD};
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::names::{self, Knob, SiteSymbols};
 use crate::plan::{ChildPlan, SiteId};
 use crate::program::Function;
 use crate::record::Member;
 use crate::writer::{Fragment, Sink};
+
+/// What a folded atomic's `atomicAdd(` becomes in a copy of the body, from
+/// its index and fold.
+type FoldCall = fn(usize, &Fold) -> String;
 
 /// Parameter lists in the forms the templates need.
 pub(super) struct Params {
@@ -202,6 +206,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
         .enumerate()
         .map(|(k, a)| Fold {
             name: names::fold(&child.name, k),
+            warp_name: names::warp_fold(&child.name, k),
             value_type: a.value_type,
             register_type: a.register_type,
             location: r.file.location(a.head.start()),
@@ -248,29 +253,42 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
     let mut out = Fragment::generated_bytes(render(r, &head));
     r.render_into(&mut out, child.body, Some(plan.child), &[]);
     if let Some(folds) = &plan.folds {
-        let fold = FoldContext {
-            child: child.name.clone(),
-            template_header: head.template_header.clone(),
-            serial_body: names::serial_body(&child.name),
-            params: head.params.clone(),
-            atomic: folds.op.atomic(),
-            op: folds.op,
-            folds: ctx.folds.clone(),
-            body_line: head.body_line,
-            body_file: head.body_file.clone(),
-            line_out: OUTPUT_LINE_MARKER,
-        };
-        out.generated(&render(r, &fold));
-        // Each folded atomic's `atomicAdd(` becomes `fold(at, run, `: its
-        // address and value stay the user's bytes.
-        let calls: Vec<(crate::source::Span, String)> = folds
-            .atomics
-            .iter()
-            .zip(&ctx.folds)
-            .enumerate()
-            .map(|(k, (a, f))| (a.head, format!("{}(dpopt_at{k}, dpopt_run{k}, ", f.name)))
-            .collect();
-        r.render_into(&mut out, child.body, Some(plan.child), &calls);
+        // Two more copies of the body: the serial version's (each folded
+        // atomic's `atomicAdd(` becomes `fold(at, run, `) and the drains'
+        // (it becomes the per-warp function's `name(`); the address and
+        // the value stay the user's bytes.
+        let copies: [(&'static str, String, FoldCall); 2] = [
+            (FOLD, names::serial_body(&child.name), |k, f| {
+                format!("{}(dpopt_at{k}, dpopt_run{k}, ", f.name)
+            }),
+            (WARP_FOLD, names::warp_body(&child.name), |_, f| {
+                format!("{}(", f.warp_name)
+            }),
+        ];
+        for (template, copy_fn, call) in copies {
+            let fold = FoldContext {
+                template,
+                child: child.name.clone(),
+                template_header: head.template_header.clone(),
+                copy_fn,
+                params: head.params.clone(),
+                atomic: folds.op.atomic(),
+                op: folds.op,
+                folds: ctx.folds.clone(),
+                body_line: head.body_line,
+                body_file: head.body_file.clone(),
+                line_out: OUTPUT_LINE_MARKER,
+            };
+            out.generated(&render(r, &fold));
+            let calls: Vec<(crate::source::Span, String)> = folds
+                .atomics
+                .iter()
+                .zip(&ctx.folds)
+                .enumerate()
+                .map(|(k, (a, f))| (a.head, call(k, f)))
+                .collect();
+            r.render_into(&mut out, child.body, Some(plan.child), &calls);
+        }
     }
     out.generated(&render(r, &ctx));
     out

@@ -199,9 +199,14 @@ pub struct DefinitionsContext {
 /// atomics replaced by calls of the folds) follows.
 #[derive(Debug, Serialize)]
 pub struct FoldContext {
+    /// `fold.cu.tera` (the serial version's copy of the body) or
+    /// `wfold.cu.tera` (the drains' copy).
+    #[serde(skip)]
+    pub template: &'static str,
     pub child: String,
     pub template_header: String,
-    pub serial_body: String,
+    /// The copy's function.
+    pub copy_fn: String,
     pub params: String,
     /// The atomic (`atomicAdd`) and its operation (`add`).
     pub atomic: &'static str,
@@ -228,6 +233,8 @@ pub struct SerialVersion {
 pub struct Fold {
     /// The fold's device function.
     pub name: String,
+    /// Its function in the drains' copy of the body (`wfold.cu.tera`).
+    pub warp_name: String,
     pub value_type: &'static str,
     pub register_type: &'static str,
     /// The atomic's file, line and column.
@@ -700,7 +707,6 @@ template_of! {
     SiteContext => SITE,
     DeclarationsContext => DECLARATIONS,
     BodyContext => BODY,
-    FoldContext => FOLD,
     DefinitionsContext => DEFINITIONS,
     DeferContext => DEFER,
     PreludeContext => PRELUDE,
@@ -719,6 +725,12 @@ impl TemplateContext for FloorSiteContext {
         } else {
             super::templates::FLOOR_SITE
         }
+    }
+}
+
+impl TemplateContext for FoldContext {
+    fn template(&self) -> &'static str {
+        self.template
     }
 }
 

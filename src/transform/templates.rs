@@ -24,6 +24,9 @@ pub const DEFINITIONS: &str = "definitions.cu.tera";
 /// The folds of a child's last atomics and the head of the serial
 /// version's copy of its body; the body follows, then DEFINITIONS.
 pub const FOLD: &str = "fold.cu.tera";
+/// The folded atomics combined per warp and the head of the drains' copy of
+/// the child's body; the body follows, then DEFINITIONS.
+pub const WARP_FOLD: &str = "wfold.cu.tera";
 pub const AGGREGATION: &str = "aggregation.cu.tera";
 pub const AGGREGATION_GRID: &str = "aggregation_grid.cu.tera";
 pub const AGGREGATION_BLOCK: &str = "aggregation_block.cu.tera";
@@ -81,6 +84,7 @@ impl Templates {
                 ),
                 (BODY, include_str!("../../templates/body.cu.tera")),
                 (FOLD, include_str!("../../templates/fold.cu.tera")),
+                (WARP_FOLD, include_str!("../../templates/wfold.cu.tera")),
                 (
                     DEFINITIONS,
                     include_str!("../../templates/definitions.cu.tera"),
