@@ -365,7 +365,12 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
     if child_plan.is_some_and(|c| c.recursive) && site.threshold.is_some() {
         let depth = crate::names::Knob::SerialDepth.name(&child.symbol);
         serialized.push(format!(
-            "the child is recursive: at most {DEFAULT_SERIAL_DEPTH} levels run serially ({depth}), deeper small launches are launched; raise it together with the device stack size (cudaDeviceSetLimit(cudaLimitStackSize, ...))"
+            "the child is recursive: at most {DEFAULT_SERIAL_DEPTH} levels run serially ({depth}), deeper small launches are launched{}; raise it together with the device stack size (cudaDeviceSetLimit(cudaLimitStackSize, ...))",
+            if site.floor.as_ref().is_some_and(|f| f.recursive) {
+                " (in the launch-free copy: recorded in the work queue)"
+            } else {
+                ""
+            }
         ));
     }
     if let Some(folds) = child_plan.and_then(|c| c.folds.as_ref()) {
