@@ -72,6 +72,7 @@ program_snapshots! {
     floor_tiles: "tests/fixtures/floor_tiles.cu",
     fold_atomics: "tests/fixtures/fold_atomics.cu",
     floor_recursive: "tests/fixtures/floor_recursive.cu",
+    floor_recursive_shapes: "tests/fixtures/floor_recursive_shapes.cu",
     forward_decl: "tests/fixtures/forward_decl.cu",
     grid_variable: "tests/fixtures/grid_variable.cu",
     header_child: "tests/fixtures/header_child.cu",
