@@ -277,16 +277,18 @@ impl Site {
         let mut knobs = Vec::new();
         if let Some(v) = &self.threshold {
             knobs.push(knob(Knob::Threshold, &self.id, v.to_source()));
-            let recursive = children
-                .iter()
-                .any(|c| c.child == self.child && c.recursive);
-            if recursive {
-                knobs.push(knob(
-                    Knob::SerialDepth,
-                    &program.functions[self.child].symbol,
-                    DEFAULT_SERIAL_DEPTH.to_string(),
-                ));
-            }
+        }
+        // A recursive child run serially (below the threshold, or the
+        // floor's fallback) nests at most this many levels.
+        let recursive = children
+            .iter()
+            .any(|c| c.child == self.child && c.recursive);
+        if recursive && (self.threshold.is_some() || self.floor.is_some()) {
+            knobs.push(knob(
+                Knob::SerialDepth,
+                &program.functions[self.child].symbol,
+                DEFAULT_SERIAL_DEPTH.to_string(),
+            ));
         }
         if let Some(v) = &self.coarsen {
             knobs.push(knob(Knob::Coarsen, &self.id, v.to_source()));
