@@ -488,7 +488,6 @@ pub struct FloorSiteContext {
     pub thread_loop: bool,
     /// A recursive site: `floor_queue.cu.tera` (the queue and its persistent
     /// drain) instead of `floor_site.cu.tera`.
-    #[serde(skip)]
     pub queue: bool,
 }
 

@@ -168,6 +168,10 @@ impl Templates {
                             include_str!("../../templates/floor_site.cu.tera"),
                         ),
                         (
+                            "floor_record.cu.tera",
+                            include_str!("../../templates/floor_record.cu.tera"),
+                        ),
+                        (
                             "disaggregate.cu.tera",
                             include_str!("../../templates/disaggregate.cu.tera"),
                         ),

@@ -99,6 +99,8 @@ pub struct TuneArgs {
 pub(crate) struct Site {
     pub id: String,
     pub line: usize,
+    /// Its child is the kernel that launches it.
+    pub recursive: bool,
 }
 
 pub fn main(args: &TuneArgs) -> ExitCode {
@@ -166,6 +168,7 @@ fn tune(args: &TuneArgs) -> Result<ExitCode, String> {
         sites.push(Site {
             id: s.id.clone(),
             line,
+            recursive: s.recursive,
         });
     }
     if sites.is_empty() {
@@ -282,10 +285,8 @@ fn tune(args: &TuneArgs) -> Result<ExitCode, String> {
     }
     // Facts from one stats run at the starting point.
     let stats_metric = stats_metric_of(&metric);
-    let mut facts: Vec<SiteFacts> = outcome
-        .sites
+    let mut facts: Vec<SiteFacts> = sites
         .iter()
-        .filter(|s| s.promotion.is_none())
         .map(|s| SiteFacts {
             recursive: s.recursive,
             ..SiteFacts::default()
