@@ -79,6 +79,23 @@ impl FoldOp {
     fn sums(self) -> bool {
         matches!(self, FoldOp::Add | FoldOp::Sub)
     }
+
+    /// The register's first value: the operation's identity on
+    /// `value_type`, so that every folded value is combined alike (no test
+    /// for the first one in the loop over the child's threads).
+    fn identity(self, value_type: &str) -> &'static str {
+        let signed = !value_type.starts_with("unsigned");
+        let wide = value_type.contains("long long");
+        match (self, signed, wide) {
+            (FoldOp::Add | FoldOp::Sub | FoldOp::Or | FoldOp::Xor, ..) => "0",
+            (FoldOp::And, ..) | (FoldOp::Min, false, _) => "~0ull",
+            (FoldOp::Max, false, _) => "0",
+            (FoldOp::Min, true, false) => "2147483647",
+            (FoldOp::Min, true, true) => "9223372036854775807ll",
+            (FoldOp::Max, true, false) => "(-2147483647 - 1)",
+            (FoldOp::Max, true, true) => "(-9223372036854775807ll - 1)",
+        }
+    }
 }
 
 /// One folded statement, `atomicAdd(A, V);`, and its register.
@@ -90,6 +107,9 @@ pub struct FoldedAtomic {
     pub value_type: &'static str,
     /// The register's type: the unsigned type of the same width for sums.
     pub register_type: &'static str,
+    /// The register's first value, the operation's identity (`0` for a
+    /// sum, the type's largest value for a minimum).
+    pub identity: &'static str,
 }
 
 /// The folded atomics of a child's body, in source order.
@@ -181,6 +201,7 @@ pub fn folds(program: &Program, child: &Function) -> Option<AtomicFolds> {
                 } else {
                     c.value_type
                 },
+                identity: op.identity(c.value_type),
             })
             .collect(),
     })

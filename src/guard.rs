@@ -58,9 +58,33 @@ pub fn bounding_parameter(body: &str, params: &[Option<String>]) -> Option<Strin
         .cloned()
 }
 
+/// Does the body name `blockIdx` and `threadIdx` only in the leading
+/// guard's index (once each)? Then a child thread's index is all its body
+/// sees of them, and the serial version may run thread `t` of a 1-D launch
+/// as thread `t` of block 0: the index is the same, without the block and
+/// thread counters (call only when `bounding_parameter` found the guard).
+pub fn index_only(body: &str) -> bool {
+    let tokens = crate::lexer::lex_text(body);
+    let count = |name: &str| tokens.iter().filter(|t| &body[t.range()] == name).count();
+    count("blockIdx") == 1 && count("threadIdx") == 1
+}
+
 #[cfg(test)]
 mod tests {
-    use super::bounding_parameter;
+    use super::{bounding_parameter, index_only};
+
+    #[test]
+    fn index_only_when_the_guard_alone_names_the_indices() {
+        assert!(index_only(
+            "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; y[i] = blockDim.x; }"
+        ));
+        assert!(!index_only(
+            "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; if (threadIdx.x == 0) f(); }"
+        ));
+        assert!(!index_only(
+            "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; s[blockIdx.x] = i; }"
+        ));
+    }
 
     fn params(names: &[&str]) -> Vec<Option<String>> {
         names.iter().map(|n| Some(n.to_string())).collect()

@@ -451,6 +451,10 @@ pub struct ChildPlan {
     /// The child starts with `if (i >= n) return;` (`guard.rs`): the
     /// serial version of a 1-D launch stops at `n` (this bound).
     pub serial_bound: Option<String>,
+    /// The body names the thread indices only in that guard's index
+    /// (`guard::index_only`): the serial version runs thread `t` as
+    /// thread `t` of block 0.
+    pub serial_index_only: bool,
     /// The atomics the launch-free copy's serial version folds into
     /// registers (`atomic_fold.rs`). Only for a child with a serial version
     /// and a `floor` site, not recursive, whose threads may run one after

@@ -205,6 +205,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             uses_shared: facts.summary.has(Hazard::Shared),
             recursive,
             serial_bound: crate::guard::bounding_parameter(&view[function.body.range()], &names),
+            serial_index_only: crate::guard::index_only(&view[function.body.range()]),
             folds,
             defers: plan.child_defers(function, serial, &sites),
             members: crate::record::members(function),

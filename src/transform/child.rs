@@ -209,6 +209,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
             warp_name: names::warp_fold(&child.name, k),
             value_type: a.value_type,
             register_type: a.register_type,
+            identity: a.identity,
             location: r.file.location(a.head.start()),
         })
         .collect();
@@ -237,6 +238,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
         arg_names: p.names,
         serial,
         serial_bound: plan.serial_bound.clone(),
+        serial_index_only: plan.serial_index_only,
         coarse,
         counted: counted(r, plan),
         launch_bounds: launch_bounds(r, plan),

@@ -176,6 +176,9 @@ pub struct DefinitionsContext {
     pub serial: Option<String>,
     /// The bound of the child's leading `if (i >= n) return;` guard.
     pub serial_bound: Option<String>,
+    /// With `serial_bound`, the body names the thread indices only in the
+    /// guard's index (`ChildPlan::serial_index_only`).
+    pub serial_index_only: bool,
     /// The serial versions: the plain one, and with folded atomics the one
     /// the launch-free copy calls.
     pub serial_versions: Vec<SerialVersion>,
@@ -237,6 +240,8 @@ pub struct Fold {
     pub warp_name: String,
     pub value_type: &'static str,
     pub register_type: &'static str,
+    /// The register's first value (`FoldedAtomic::identity`).
+    pub identity: &'static str,
     /// The atomic's file, line and column.
     pub location: String,
 }
