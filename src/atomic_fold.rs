@@ -417,7 +417,7 @@ fn declared_again(program: &Program, child: &Function, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{folds, AtomicFolds, FoldOp};
+    use super::{folds, AtomicFolds, FoldOp, INTEGERS};
     use crate::lexer::lex;
     use crate::parser::parse;
     use crate::source::SourceFile;
@@ -436,6 +436,32 @@ mod tests {
             .map(|a| program.view[a.head.range()].to_string())
             .collect();
         Some((f, heads))
+    }
+
+    #[test]
+    fn registers_start_at_the_operations_identity() {
+        let cases = [
+            (FoldOp::Add, "int", "0"),
+            (FoldOp::And, "unsigned int", "~0ull"),
+            (FoldOp::Min, "unsigned long long", "~0ull"),
+            (FoldOp::Min, "int", "2147483647"),
+            (FoldOp::Min, "long long", "9223372036854775807ll"),
+            (FoldOp::Max, "unsigned int", "0"),
+            (FoldOp::Max, "int", "(-2147483647 - 1)"),
+            (FoldOp::Max, "long long", "(-9223372036854775807ll - 1)"),
+        ];
+        for (op, ty, identity) in cases {
+            assert_eq!(op.identity(ty), identity, "{op:?} on {ty}");
+        }
+        // every value type the folds accept: a minimum starts at its largest value
+        for (_, ty, _) in INTEGERS {
+            let largest = match ty {
+                "int" => "2147483647",
+                "long long" => "9223372036854775807ll",
+                _ => "~0ull",
+            };
+            assert_eq!(FoldOp::Min.identity(ty), largest, "{ty}");
+        }
     }
 
     #[test]
