@@ -11,6 +11,8 @@
 //! stops at `min(threads, n)` instead, which skips exactly the threads that
 //! would return at once.
 
+use std::ops::Range;
+
 use crate::token::{is_identifier, TokenKind};
 
 /// The parameter `n` of a body that starts with the guard, if it does. The
@@ -18,13 +20,25 @@ use crate::token::{is_identifier, TokenKind};
 /// any integer `n`); comments or other statements before the guard, or any
 /// other form, give `None` (the serial version then runs every thread).
 pub fn bounding_parameter(body: &str, params: &[Option<String>]) -> Option<String> {
+    find(body, params).map(|(bound, _)| bound)
+}
+
+/// The byte range, in `body`, of the guard's `if (i >= n) return;` (from
+/// `if` to `;`): where the serial loop runs only threads below `n`, a copy
+/// of the body for it may leave the test out.
+pub fn guard_statement(body: &str, params: &[Option<String>]) -> Option<Range<usize>> {
+    find(body, params).map(|(_, statement)| statement)
+}
+
+fn find(body: &str, params: &[Option<String>]) -> Option<(String, Range<usize>)> {
     // Blanks separate tokens and mean nothing else here; a comment inside
     // the guard is another form (it stays a token and matches nothing).
-    let tokens: Vec<&str> = crate::lexer::lex_text(body)
+    let lexed: Vec<Range<usize>> = crate::lexer::lex_text(body)
         .into_iter()
         .filter(|t| !matches!(t.kind, TokenKind::Space | TokenKind::Newline))
-        .map(|t| &body[t.range()])
+        .map(|t| t.range())
         .collect();
+    let tokens: Vec<&str> = lexed.iter().map(|r| &body[r.clone()]).collect();
     let mut rest = tokens.strip_prefix(&["{"][..])?;
     rest = rest.strip_prefix(&["const"][..]).unwrap_or(rest);
     let [type_words @ .., index, "="] = &rest[..rest.iter().position(|&t| t == "=")? + 1] else {
@@ -51,11 +65,14 @@ pub fn bounding_parameter(body: &str, params: &[Option<String>]) -> Option<Strin
     if i != index {
         return None;
     }
-    params
+    let bound = params
         .iter()
         .flatten()
         .find(|p| p.as_str() == *bound)
-        .cloned()
+        .cloned()?;
+    // `if` is the token after the index's `;`; the guard's `;` seven later
+    let first = tokens.len() - rest.len() + end + 1;
+    Some((bound, lexed[first].start..lexed[first + 7].end))
 }
 
 /// Does the body name `blockIdx` and `threadIdx` only in the leading
@@ -71,7 +88,18 @@ pub fn index_only(body: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{bounding_parameter, index_only};
+    use super::{bounding_parameter, guard_statement, index_only};
+
+    #[test]
+    fn the_guard_statement_from_if_to_semicolon() {
+        let body = "{\n  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= deg)  return;\n  x[i] = 1;\n}";
+        let r = guard_statement(body, &params(&["x", "deg"])).expect("a guard");
+        assert_eq!(&body[r], "if (i >= deg)  return;");
+        assert_eq!(
+            guard_statement("{ int i = 0; if (i >= deg) return; }", &params(&["deg"])),
+            None
+        );
+    }
 
     #[test]
     fn index_only_when_the_guard_alone_names_the_indices() {

@@ -455,6 +455,10 @@ pub struct ChildPlan {
     /// (`guard::index_only`): the serial version runs thread `t` as
     /// thread `t` of block 0.
     pub serial_index_only: bool,
+    /// That guard's `if (i >= n) return;` statement: the copy of the body
+    /// that the launch-free copy's serial loop runs below `n` leaves it out
+    /// (`transform/child.rs`, with folds).
+    pub serial_guard: Option<crate::source::Span>,
     /// The atomics the launch-free copy's serial version folds into
     /// registers (`atomic_fold.rs`). Only for a child with a serial version
     /// and a `floor` site, not recursive, whose threads may run one after

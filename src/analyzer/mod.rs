@@ -206,6 +206,13 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             recursive,
             serial_bound: crate::guard::bounding_parameter(&view[function.body.range()], &names),
             serial_index_only: crate::guard::index_only(&view[function.body.range()]),
+            serial_guard: crate::guard::guard_statement(&view[function.body.range()], &names).map(
+                |r| {
+                    crate::source::Span::from(
+                        function.body.start() + r.start..function.body.start() + r.end,
+                    )
+                },
+            ),
             folds,
             defers: plan.child_defers(function, serial, &sites),
             members: crate::record::members(function),

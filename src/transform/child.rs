@@ -9,6 +9,11 @@ use super::context::{
 };
 use super::renderer::Renderer;
 use super::templates::{AGGREGATION, AGGREGATION_BLOCK, AGGREGATION_GRID, FOLD, WARP_FOLD};
+
+/// What the leading guard `if (i >= n) return;` becomes in the serial
+/// version's copy of the body (`SerialVersion::guard_free`).
+const GUARD_LEFT_OUT: &str =
+    "/* dpopt: the bounds test, left out: this copy runs only below the bound */";
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::names::{self, Knob, SiteSymbols};
 use crate::plan::{ChildPlan, SiteId};
@@ -221,11 +226,13 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
                 name: name.clone(),
                 run_fn: names::body(&child.name),
                 folded: false,
+                guard_free: false,
             })
             .chain((!folds.is_empty()).then(|| SerialVersion {
                 name: names::serial_folded(&child.name),
                 run_fn: names::serial_body(&child.name),
                 folded: true,
+                guard_free: plan.serial_guard.is_some(),
             }))
             .collect(),
         fold_atomic: plan.folds.as_ref().map_or("", |f| f.op.atomic()),
@@ -282,13 +289,20 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
                 line_out: OUTPUT_LINE_MARKER,
             };
             out.generated(&render(r, &fold));
-            let calls: Vec<(crate::source::Span, String)> = folds
+            let mut calls: Vec<(crate::source::Span, String)> = folds
                 .atomics
                 .iter()
                 .zip(&ctx.folds)
                 .enumerate()
                 .map(|(k, (a, f))| (a.head, call(k, f)))
                 .collect();
+            // The serial version's copy runs only below the guard's bound
+            // (its 1-D loop): without the test, the compiler overlaps the
+            // loads of consecutive child threads as it does in a loop of
+            // the flat code.
+            if let (FOLD, Some(guard)) = (template, plan.serial_guard) {
+                calls.push((guard, GUARD_LEFT_OUT.to_string()));
+            }
             r.render_into(&mut out, child.body, Some(plan.child), &calls);
         }
     }

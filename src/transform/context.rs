@@ -229,6 +229,10 @@ pub struct SerialVersion {
     /// It calls `run_fn` with a register per fold (`folds`) and applies the
     /// registers at its end.
     pub folded: bool,
+    /// `run_fn` is a copy of the body without its leading guard (the
+    /// 1-D loop runs only the threads below the bound): a launch of
+    /// another shape runs the body itself, its atomics as written.
+    pub guard_free: bool,
 }
 
 /// One folded atomic (`atomic_fold::FoldedAtomic`).
