@@ -119,6 +119,18 @@ pub struct AtomicFolds {
     pub atomics: Vec<FoldedAtomic>,
 }
 
+impl AtomicFolds {
+    /// No atomic to fold: the serial version of the launch-free copy still
+    /// runs its own copy of the body, without the leading bounds test
+    /// (`ChildPlan::serial_guard`).
+    pub fn none() -> AtomicFolds {
+        AtomicFolds {
+            op: FoldOp::Add,
+            atomics: Vec::new(),
+        }
+    }
+}
+
 /// Integer types an atomic may operate on, as declared (the words before
 /// the `*`), with their canonical spelling and unsigned counterpart.
 const INTEGERS: [(&[&str], &str, &str); 10] = [

@@ -373,7 +373,10 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
             }
         ));
     }
-    if let Some(folds) = child_plan.and_then(|c| c.folds.as_ref()) {
+    if let Some(folds) = child_plan
+        .and_then(|c| c.folds.as_ref())
+        .filter(|f| !f.atomics.is_empty())
+    {
         let at: Vec<String> = folds
             .atomics
             .iter()

@@ -462,7 +462,9 @@ pub struct ChildPlan {
     /// The atomics the launch-free copy's serial version folds into
     /// registers (`atomic_fold.rs`). Only for a child with a serial version
     /// and a `floor` site, not recursive, whose threads may run one after
-    /// the other: `Some` implies `serial`.
+    /// the other: `Some` implies `serial`. `Some` with no atomics where
+    /// there is none to fold but the child starts with the bounds guard:
+    /// the copy's serial version then runs a copy of the body without it.
     pub folds: Option<crate::atomic_fold::AtomicFolds>,
     /// The child has a queue of deferred launches (templates/defer.cu.tera):
     /// it has a serial version and is no template (its queue would be one

@@ -183,6 +183,12 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             (at, Some(at))
         };
         let names: Vec<Option<String>> = function.params.iter().map(|p| p.name.clone()).collect();
+        let serial_guard =
+            crate::guard::guard_statement(&view[function.body.range()], &names).map(|r| {
+                crate::source::Span::from(
+                    function.body.start() + r.start..function.body.start() + r.end,
+                )
+            });
         // Folding needs the serial version to run the child's threads in
         // turn with nothing between them: no recursion, no launch of its own.
         // Only the launch-free copy (`floor`) runs the folded version: in a
@@ -196,7 +202,14 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
                 .first_of(&crate::hazard::NOT_SERIALIZABLE, |_| true)
                 .is_none()
             && !program.launches.iter().any(|l| l.function == Some(child)))
-        .then(|| crate::atomic_fold::folds(program, function))
+        .then(|| {
+            // without atomics to fold, still the copy without the bounds test
+            crate::atomic_fold::folds(program, function).or_else(|| {
+                serial_guard
+                    .is_some()
+                    .then(crate::atomic_fold::AtomicFolds::none)
+            })
+        })
         .flatten();
         plan.children.push(ChildPlan {
             child,
@@ -206,13 +219,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             recursive,
             serial_bound: crate::guard::bounding_parameter(&view[function.body.range()], &names),
             serial_index_only: crate::guard::index_only(&view[function.body.range()]),
-            serial_guard: crate::guard::guard_statement(&view[function.body.range()], &names).map(
-                |r| {
-                    crate::source::Span::from(
-                        function.body.start() + r.start..function.body.start() + r.end,
-                    )
-                },
-            ),
+            serial_guard,
             folds,
             defers: plan.child_defers(function, serial, &sites),
             members: crate::record::members(function),

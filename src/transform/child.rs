@@ -228,7 +228,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
                 folded: false,
                 guard_free: false,
             })
-            .chain((!folds.is_empty()).then(|| SerialVersion {
+            .chain(plan.folds.is_some().then(|| SerialVersion {
                 name: names::serial_folded(&child.name),
                 run_fn: names::serial_body(&child.name),
                 folded: true,
@@ -274,7 +274,11 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
                 format!("{}(", f.warp_name)
             }),
         ];
-        for (template, copy_fn, call) in copies {
+        // without atomics to fold, the drains run the body itself
+        for (template, copy_fn, call) in copies
+            .into_iter()
+            .filter(|&(t, _, _)| t == FOLD || !folds.atomics.is_empty())
+        {
             let fold = FoldContext {
                 template,
                 child: child.name.clone(),

@@ -72,7 +72,7 @@ fn site_text(r: &Renderer, index: SiteId) -> String {
         // the queue), from depth 0, for the launch's ticket.
         body_fn: if floor.recursive {
             names::floor_rbody(&child.name)
-        } else if plan.folds.is_some() {
+        } else if plan.folds.as_ref().is_some_and(|f| !f.atomics.is_empty()) {
             names::warp_body(&child.name)
         } else {
             names::body(&child.name)
