@@ -122,7 +122,7 @@ pub struct AtomicFolds {
 impl AtomicFolds {
     /// No atomic to fold: the serial version of the launch-free copy still
     /// runs its own copy of the body, without the leading bounds test
-    /// (`ChildPlan::serial_guard`).
+    /// (`ChildPlan::guard`).
     pub fn none() -> AtomicFolds {
         AtomicFolds {
             op: FoldOp::Add,

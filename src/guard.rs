@@ -13,21 +13,38 @@
 
 use std::ops::Range;
 
+use crate::source::Span;
 use crate::token::{is_identifier, TokenKind};
 
-/// The parameter `n` of a body that starts with the guard, if it does. The
-/// index must be a signed integer (so that `i >= n` compares numerically for
-/// any integer `n`); comments or other statements before the guard, or any
-/// other form, give `None` (the serial version then runs every thread).
-pub fn bounding_parameter(body: &str, params: &[Option<String>]) -> Option<String> {
-    find(body, params).map(|(bound, _)| bound)
+/// A body's leading guard `int i = blockIdx.x * blockDim.x + threadIdx.x;
+/// if (i >= n) return;`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guard {
+    /// The parameter `n`: the serial version of a 1-D launch stops there.
+    pub bound: String,
+    /// The `if (i >= n) return;` statement, from `if` to `;`: where the
+    /// serial loop runs only threads below `n`, a copy of the body for it
+    /// may leave the test out.
+    pub statement: Span,
+    /// The body names `blockIdx` and `threadIdx` only in the guard's index
+    /// (once each): a child thread's index is all it sees of them, so the
+    /// serial version may run thread `t` of a 1-D launch as thread `t` of
+    /// block 0 (the same index, without block and thread counters).
+    pub index_only: bool,
 }
 
-/// The byte range, in `body`, of the guard's `if (i >= n) return;` (from
-/// `if` to `;`): where the serial loop runs only threads below `n`, a copy
-/// of the body for it may leave the test out.
-pub fn guard_statement(body: &str, params: &[Option<String>]) -> Option<Range<usize>> {
-    find(body, params).map(|(_, statement)| statement)
+/// The guard of `body` (text starting at byte `at` of the file), if it
+/// starts with one. The index must be a signed integer (so that `i >= n`
+/// compares numerically for any integer `n`) and `n` a parameter; comments
+/// or other statements before the guard, or any other form, give `None`
+/// (the serial version then runs every thread).
+pub fn guard(body: &str, at: usize, params: &[Option<String>]) -> Option<Guard> {
+    let (bound, statement) = find(body, params)?;
+    Some(Guard {
+        bound,
+        statement: Span::from(at + statement.start..at + statement.end),
+        index_only: index_only(body),
+    })
 }
 
 fn find(body: &str, params: &[Option<String>]) -> Option<(String, Range<usize>)> {
@@ -75,12 +92,8 @@ fn find(body: &str, params: &[Option<String>]) -> Option<(String, Range<usize>)>
     Some((bound, lexed[first].start..lexed[first + 7].end))
 }
 
-/// Does the body name `blockIdx` and `threadIdx` only in the leading
-/// guard's index (once each)? Then a child thread's index is all its body
-/// sees of them, and the serial version may run thread `t` of a 1-D launch
-/// as thread `t` of block 0: the index is the same, without the block and
-/// thread counters (call only when `bounding_parameter` found the guard).
-pub fn index_only(body: &str) -> bool {
+/// `Guard::index_only`, for a body that has the guard.
+fn index_only(body: &str) -> bool {
     let tokens = crate::lexer::lex_text(body);
     let count = |name: &str| tokens.iter().filter(|t| &body[t.range()] == name).count();
     count("blockIdx") == 1 && count("threadIdx") == 1
@@ -88,15 +101,25 @@ pub fn index_only(body: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{bounding_parameter, guard_statement, index_only};
+    use super::guard;
+
+    fn bounding_parameter(body: &str, params: &[Option<String>]) -> Option<String> {
+        guard(body, 0, params).map(|g| g.bound)
+    }
+
+    fn index_only(body: &str) -> bool {
+        guard(body, 0, &params(&["n"])).expect("a guard").index_only
+    }
 
     #[test]
     fn the_guard_statement_from_if_to_semicolon() {
         let body = "{\n  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= deg)  return;\n  x[i] = 1;\n}";
-        let r = guard_statement(body, &params(&["x", "deg"])).expect("a guard");
-        assert_eq!(&body[r], "if (i >= deg)  return;");
+        let g = guard(body, 0, &params(&["x", "deg"])).expect("a guard");
+        assert_eq!(&body[g.statement.range()], "if (i >= deg)  return;");
+        let moved = guard(body, 100, &params(&["x", "deg"])).expect("a guard");
+        assert_eq!(moved.statement.start(), g.statement.start() + 100);
         assert_eq!(
-            guard_statement("{ int i = 0; if (i >= deg) return; }", &params(&["deg"])),
+            guard("{ int i = 0; if (i >= deg) return; }", 0, &params(&["deg"])),
             None
         );
     }

@@ -448,17 +448,12 @@ pub struct ChildPlan {
     pub uses_shared: bool,
     /// The body function is part of a recursion (not force-inlined).
     pub recursive: bool,
-    /// The child starts with `if (i >= n) return;` (`guard.rs`): the
-    /// serial version of a 1-D launch stops at `n` (this bound).
-    pub serial_bound: Option<String>,
-    /// The body names the thread indices only in that guard's index
-    /// (`guard::index_only`): the serial version runs thread `t` as
-    /// thread `t` of block 0.
-    pub serial_index_only: bool,
-    /// That guard's `if (i >= n) return;` statement: the copy of the body
-    /// that the launch-free copy's serial loop runs below `n` leaves it out
-    /// (`transform/child.rs`, with folds).
-    pub serial_guard: Option<crate::source::Span>,
+    /// The child starts with `int i = blockIdx.x * blockDim.x + threadIdx.x;
+    /// if (i >= n) return;` (`guard.rs`): the serial version of a 1-D launch
+    /// stops at `n`, runs thread `t` as thread `t` of block 0 where the
+    /// body names the indices nowhere else, and in the launch-free copy runs
+    /// a copy of the body without the test (`transform/child.rs`).
+    pub guard: Option<crate::guard::Guard>,
     /// The atomics the launch-free copy's serial version folds into
     /// registers (`atomic_fold.rs`). Only for a child with a serial version
     /// and a `floor` site, not recursive, whose threads may run one after

@@ -183,12 +183,8 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             (at, Some(at))
         };
         let names: Vec<Option<String>> = function.params.iter().map(|p| p.name.clone()).collect();
-        let serial_guard =
-            crate::guard::guard_statement(&view[function.body.range()], &names).map(|r| {
-                crate::source::Span::from(
-                    function.body.start() + r.start..function.body.start() + r.end,
-                )
-            });
+        let guard =
+            crate::guard::guard(&view[function.body.range()], function.body.start(), &names);
         // Folding needs the serial version to run the child's threads in
         // turn with nothing between them: no recursion, no launch of its own.
         // Only the launch-free copy (`floor`) runs the folded version: in a
@@ -204,11 +200,8 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             && !program.launches.iter().any(|l| l.function == Some(child)))
         .then(|| {
             // without atomics to fold, still the copy without the bounds test
-            crate::atomic_fold::folds(program, function).or_else(|| {
-                serial_guard
-                    .is_some()
-                    .then(crate::atomic_fold::AtomicFolds::none)
-            })
+            crate::atomic_fold::folds(program, function)
+                .or_else(|| guard.is_some().then(crate::atomic_fold::AtomicFolds::none))
         })
         .flatten();
         plan.children.push(ChildPlan {
@@ -217,9 +210,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             coarse,
             uses_shared: facts.summary.has(Hazard::Shared),
             recursive,
-            serial_bound: crate::guard::bounding_parameter(&view[function.body.range()], &names),
-            serial_index_only: crate::guard::index_only(&view[function.body.range()]),
-            serial_guard,
+            guard,
             folds,
             defers: plan.child_defers(function, serial, &sites),
             members: crate::record::members(function),

@@ -232,7 +232,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
                 name: names::serial_folded(&child.name),
                 run_fn: names::serial_body(&child.name),
                 folded: true,
-                guard_free: plan.serial_guard.is_some(),
+                guard_free: plan.guard.is_some(),
             }))
             .collect(),
         fold_atomic: plan.folds.as_ref().map_or("", |f| f.op.atomic()),
@@ -244,8 +244,8 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
         params: p.declared,
         arg_names: p.names,
         serial,
-        serial_bound: plan.serial_bound.clone(),
-        serial_index_only: plan.serial_index_only,
+        serial_bound: plan.guard.as_ref().map(|g| g.bound.clone()),
+        serial_index_only: plan.guard.as_ref().is_some_and(|g| g.index_only),
         coarse,
         counted: counted(r, plan),
         launch_bounds: launch_bounds(r, plan),
@@ -304,8 +304,8 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
             // (its 1-D loop): without the test, the compiler overlaps the
             // loads of consecutive child threads as it does in a loop of
             // the flat code.
-            if let (FOLD, Some(guard)) = (template, plan.serial_guard) {
-                calls.push((guard, GUARD_LEFT_OUT.to_string()));
+            if let (FOLD, Some(guard)) = (template, &plan.guard) {
+                calls.push((guard.statement, GUARD_LEFT_OUT.to_string()));
             }
             r.render_into(&mut out, child.body, Some(plan.child), &calls);
         }

@@ -177,7 +177,7 @@ pub struct DefinitionsContext {
     /// The bound of the child's leading `if (i >= n) return;` guard.
     pub serial_bound: Option<String>,
     /// With `serial_bound`, the body names the thread indices only in the
-    /// guard's index (`ChildPlan::serial_index_only`).
+    /// guard's index (`guard::Guard::index_only`).
     pub serial_index_only: bool,
     /// The serial versions: the plain one, and with folded atomics the one
     /// the launch-free copy calls.
@@ -476,7 +476,7 @@ pub struct FloorSiteContext {
     pub threads: String,
     /// The child's block size is that constant.
     pub exact: bool,
-    /// The child starts with `if (i >= n) return;` (`ChildPlan::serial_bound`)
+    /// The child starts with `if (i >= n) return;` (`ChildPlan::guard`)
     /// and `n` is a record member: the member as a record `dpopt_r` reads
     /// it, and the parameter's name. The drain in the copy runs only the
     /// threads below it of a one-dimensional child.

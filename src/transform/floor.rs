@@ -59,7 +59,7 @@ fn site_text(r: &Renderer, index: SiteId) -> String {
         join: knob_macro(site, Knob::FloorJoin),
         threads: drain_threads(site),
         exact,
-        bound: plan.serial_bound.as_ref().and_then(|bound| {
+        bound: plan.guard.as_ref().map(|g| &g.bound).and_then(|bound| {
             plan.members
                 .iter()
                 .find(|m| &m.name == bound)
