@@ -178,6 +178,10 @@ pub struct Floor {
     /// persistent grid over a work queue that its own blocks add to, and it
     /// runs until no recorded block is left and none is running.
     pub recursive: bool,
+    /// A recursion whose child runs in any block shape (as for `join`) with
+    /// a constant block size: each block of the drain runs several recorded
+    /// blocks side by side (`DPOPT_FLOOR_QUEUE_WIDTH`).
+    pub wide: bool,
 }
 
 /// How the drain's blocks run a recorded child block.

@@ -44,6 +44,16 @@ __device__ __forceinline__ void dpopt_floor_ready(const unsigned long long *dpop
 #ifndef DPOPT_FLOOR_QUEUE_PER_SM
 #  define DPOPT_FLOOR_QUEUE_PER_SM 8
 #endif
+/* threads per block of the drain of a recursive site whose child runs in any block shape: each block runs
+   DPOPT_FLOOR_QUEUE_WIDTH(t) recorded blocks of t threads side by side (at most 32; 1 runs one at a time) */
+#ifndef DPOPT_FLOOR_QUEUE_THREADS
+#  define DPOPT_FLOOR_QUEUE_THREADS 256
+#endif
+#if DPOPT_FLOOR_QUEUE_THREADS < 32
+#  error "DPOPT_FLOOR_QUEUE_THREADS: at least 32"
+#endif
+#define DPOPT_FLOOR_QUEUE_WIDTH(t) ((t) >= (DPOPT_FLOOR_QUEUE_THREADS) ? 1u \
+    : (DPOPT_FLOOR_QUEUE_THREADS) / (t) > 32u ? 32u : (DPOPT_FLOOR_QUEUE_THREADS) / (t))
 /* the blocks of a drain grid: `fixed` if positive, else as many as fill the device (at most `per_sm_cap` per SM
    when positive), computed once per device */
 struct dpopt_floor_grid {

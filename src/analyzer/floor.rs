@@ -21,6 +21,8 @@ pub(super) struct Floors {
     pub joins: Vec<SiteId>,
     /// The recursive sites (the child is the kernel): `Floor::recursive`.
     pub recursions: Vec<SiteId>,
+    /// The recursions whose drain runs several recorded blocks per block.
+    pub wides: Vec<SiteId>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -153,6 +155,7 @@ pub(super) fn floors(
     let mut kernels = Vec::new();
     let mut joins = Vec::new();
     let mut recursions = Vec::new();
+    let mut wides = Vec::new();
     for (parent, sites) in by_parent {
         let f = &program.functions[parent];
         let pragma = |s: SiteId| program.pragmas[plan.sites[s].pragma].span;
@@ -304,9 +307,13 @@ pub(super) fn floors(
                 );
                 continue;
             }
+            let any_shape = joinable(hazards, site.child, &floor.smem);
             if recursive {
                 recursions.push(s);
-            } else if joinable(hazards, site.child, &floor.smem) {
+                if any_shape && matches!(floor.threads, FloorThreads::Exact(_)) {
+                    wides.push(s);
+                }
+            } else if any_shape {
                 joins.push(s);
             }
         }
@@ -369,6 +376,7 @@ pub(super) fn floors(
         kernels,
         joins,
         recursions,
+        wides,
         diagnostics,
     }
 }

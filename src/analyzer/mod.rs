@@ -232,6 +232,11 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             f.recursive = true;
         }
     }
+    for s in floors.wides {
+        if let Some(f) = plan.sites[s].floor.as_mut() {
+            f.wide = true;
+        }
+    }
     diagnostics.extend(alloc::allocations(program, file, &mut plan, &hazards));
     plan.bounded = bounds::kernels_to_bound(program, &plan);
     plan.bounded

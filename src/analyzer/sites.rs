@@ -465,5 +465,6 @@ fn floor_of(
         smem,
         join: false,
         recursive: false,
+        wide: false,
     })
 }

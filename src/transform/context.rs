@@ -498,6 +498,14 @@ pub struct FloorSiteContext {
     /// A recursive site: `floor_queue.cu.tera` (the queue and its persistent
     /// drain) instead of `floor_site.cu.tera`.
     pub queue: bool,
+    /// The queue's drain runs several recorded blocks per block
+    /// (`Floor::wide`).
+    pub wide: bool,
+    /// The drain's threads per block (a C expression).
+    pub drain_threads: String,
+    /// The thread of the recorded block a drain thread runs (a C
+    /// expression).
+    pub sub_thread: String,
 }
 
 /// `prelude.cu.tera`: the top of a transformed file.

@@ -33,6 +33,17 @@ fn drain_threads(site: &crate::plan::Site) -> String {
     }
 }
 
+/// The drain's threads per block: a wide queue's drain runs
+/// `DPOPT_FLOOR_QUEUE_WIDTH` recorded blocks at once.
+fn drain_block(site: &crate::plan::Site) -> String {
+    let threads = drain_threads(site);
+    if site.floor.as_ref().is_some_and(|f| f.wide) {
+        format!("({threads}u * DPOPT_FLOOR_QUEUE_WIDTH({threads}u))")
+    } else {
+        threads
+    }
+}
+
 /// One site's work list, recording function and drain kernel.
 fn site_text(r: &Renderer, index: SiteId) -> String {
     let site = &r.plan.sites[index];
@@ -90,6 +101,13 @@ fn site_text(r: &Renderer, index: SiteId) -> String {
         block_loop: true,
         thread_loop: !exact,
         queue: floor.recursive,
+        wide: floor.wide,
+        drain_threads: drain_block(site),
+        sub_thread: if floor.wide {
+            format!("threadIdx.x - dpopt_sub * {}u", drain_threads(site))
+        } else {
+            "threadIdx.x".to_string()
+        },
     };
     r.templates.render(&ctx)
 }
@@ -165,7 +183,7 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
                     join: join_knob(s),
                     kernel: SiteSymbols::of(&site.id, &r.program.functions[site.child].namespace)
                         .drain,
-                    threads: drain_threads(site),
+                    threads: drain_block(site),
                     smem: fl.smem.clone().unwrap_or_else(|| "0".to_string()),
                     blocks: Knob::FloorBlocks.name(&site.id),
                     queue: fl.recursive,
