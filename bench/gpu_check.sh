@@ -95,7 +95,7 @@ TCAmk|#pragma dp threshold(128) coarsen(8) consldt(multiblock, 8) threads(64) bl
 Ak|#pragma dp consldt(warp) threads(32) blocks(8)|w-t32b8=-
 Agk|#pragma dp consldt(grid) threads(128) blocks(1024)|g-t128b1024=-
 TCF|#pragma dp threshold(128) coarsen(8) floor|t128c8=- t1c8=-DDPOPT_THRESHOLD=1 t32c8=-DDPOPT_THRESHOLD=32 t512c8=-DDPOPT_THRESHOLD=512 t128c8-grid=-DDPOPT_FLOOR_JOIN=0 t128c8-pdl=-DDPOPT_FLOOR_JOIN=0,-DDPOPT_FLOOR_PDL=1 t128c8-list64=-DDPOPT_FLOOR_RECORDS=64 t1c8-list64=-DDPOPT_THRESHOLD=1,-DDPOPT_FLOOR_RECORDS=64 t128c8-off=-DDPOPT_FLOOR=0
-F|#pragma dp floor|floor=- floor-pdl=-DDPOPT_FLOOR_PDL=1 floor-q16=-DDPOPT_FLOOR_QUEUE_PER_SM=16 floor-q32=-DDPOPT_FLOOR_QUEUE_PER_SM=32 floor-w1=-DDPOPT_FLOOR_QUEUE_THREADS=32 floor-w1024=-DDPOPT_FLOOR_QUEUE_THREADS=1024
+F|#pragma dp floor|floor=- floor-pdl=-DDPOPT_FLOOR_PDL=1 floor-q16=-DDPOPT_FLOOR_QUEUE_PER_SM=16 floor-q32=-DDPOPT_FLOOR_QUEUE_PER_SM=32 floor-w1=-DDPOPT_FLOOR_QUEUE_THREADS=32 floor-w1024=-DDPOPT_FLOOR_QUEUE_THREADS=1024 floor-duo=-DDPOPT_FLOOR_QUEUE_SOLO=0
 VARIANTS
   # Variants of the examples whose parents allocate per thread (alloc(...),
   # docs/PRAGMA.md "Aggregated allocations"): the allocations aggregated per

@@ -667,7 +667,7 @@ impl SiteExplanation {
             };
             match &f.join {
                 None if f.recursive => t.push_str(&format!(
-                    "  floor: host launches ({launches}) call `{}`: the launch-free copy `{}` (small children serially, large ones into a work queue of {} records), then one drain grid that runs the queue's blocks until none is left and none is running; the blocks it runs record their own children in the same queue, so every level of the recursion runs without a launch: blocks of {}\n",
+                    "  floor: host launches ({launches}) call `{}`: the launch-free copy `{}` (small children serially, large ones into a work queue of {} records), then one drain grid that runs the queue's blocks until none is left and none is running; the blocks it runs record their own children in the same queue, so every level of the recursion runs without a launch; while every host launch of the kernel comes from one host thread into one stream (DPOPT_FLOOR_QUEUE_SOLO), a launch is the drain grid alone, its own blocks the queue's first tickets: blocks of {}\n",
                     f.launcher, f.copy, f.records, f.block
                 )),
                 Some(knob) => t.push_str(&format!(

@@ -3,6 +3,8 @@
 /* dpopt: support for the launch-free floor (`floor`): host launches of a parent run a copy of it that makes no
    device-runtime call, then drain grids over the children it recorded */
 #include <atomic>
+#include <mutex>
+#include <thread>
 /* -DDPOPT_FLOOR_PDL=1: launch each drain grid with programmatic dependent launch (sm_90), so that its launch
    overlaps the end of the copy; the drain waits for the copy with griddepcontrol.wait either way */
 #ifndef DPOPT_FLOOR_PDL
@@ -76,10 +78,51 @@ inline unsigned dpopt_floor_blocks(dpopt_floor_grid &dpopt_cache, const void *dp
     }
     return dpopt_cache.blocks;
 }
-/* one drain grid: kernel(ticket) in the launch's stream, with programmatic dependent launch when `pdl` */
-inline void dpopt_floor_drain(void (*dpopt_kernel)(unsigned long long), dim3 dpopt_grid, unsigned dpopt_threads,
-                              size_t dpopt_smem, cudaStream_t dpopt_stream, unsigned long long dpopt_ticket,
-                              bool dpopt_pdl = DPOPT_FLOOR_PDL)
+/* 1: a host launch of a kernel with a recursive `floor` site is one grid, the site's drain, whose first tickets are
+   the launch's own blocks, when every host launch of the kernel so far came from one host thread into one stream
+   and none was captured into a graph (dpopt_floor_alone); 0: always the launch-free copy, then the drain */
+#ifndef DPOPT_FLOOR_QUEUE_SOLO
+#  define DPOPT_FLOOR_QUEUE_SOLO 1
+#endif
+/* the host launches of one kernel so far: their stream and host thread, and whether any other one was used or a
+   launch was captured */
+struct dpopt_floor_solo {
+    std::mutex lock;
+    bool seen = false, mixed = false;
+    cudaStream_t stream = nullptr;
+    std::thread::id thread;
+};
+/* true when this launch and every one before it came from this host thread into `dpopt_stream`, not captured:
+   each then starts after the one before has ended (stream order), so the kernel's queue is free when it starts */
+inline bool dpopt_floor_alone(dpopt_floor_solo &dpopt_s, cudaStream_t dpopt_stream)
+{
+    cudaStreamCaptureStatus dpopt_capture = cudaStreamCaptureStatusNone;
+    const bool dpopt_plain = cudaStreamIsCapturing(dpopt_stream, &dpopt_capture) == cudaSuccess &&
+                             dpopt_capture == cudaStreamCaptureStatusNone;
+    if (!dpopt_plain) (void)cudaGetLastError();  /* an implicit capture's error is not the program's */
+    std::lock_guard<std::mutex> dpopt_guard(dpopt_s.lock);
+    if (!dpopt_s.seen) {
+        dpopt_s.seen = true;
+        dpopt_s.stream = dpopt_stream;
+        dpopt_s.thread = std::this_thread::get_id();
+    } else if (dpopt_s.stream != dpopt_stream || dpopt_s.thread != std::this_thread::get_id()) {
+        dpopt_s.mixed = true;
+    }
+    if (!dpopt_plain) dpopt_s.mixed = true;
+    return !dpopt_s.mixed;
+}
+/* a configuration the kernel itself could be launched with (else the launch-free copy's launch reports the error) */
+inline bool dpopt_floor_launchable(const dim3 dpopt_grid, const dim3 dpopt_block)
+{
+    return dpopt_grid.x != 0u && dpopt_grid.y != 0u && dpopt_grid.z != 0u && dpopt_grid.x <= 0x7fffffffu &&
+           dpopt_grid.y <= 65535u && dpopt_grid.z <= 65535u && dpopt_block.x != 0u && dpopt_block.y != 0u &&
+           dpopt_block.z != 0u && dpopt_block.x <= 1024u && dpopt_block.y <= 1024u && dpopt_block.z <= 64u &&
+           (unsigned long long)dpopt_block.x * dpopt_block.y * dpopt_block.z <= 1024ull;
+}
+/* one drain grid: kernel(args) in the launch's stream, with programmatic dependent launch when `pdl` */
+template <typename... P, typename... A>
+inline void dpopt_floor_drain(void (*dpopt_kernel)(P...), dim3 dpopt_grid, unsigned dpopt_threads, size_t dpopt_smem,
+                              cudaStream_t dpopt_stream, bool dpopt_pdl, A... dpopt_args)
 {
     if (dpopt_pdl) {
         cudaLaunchConfig_t dpopt_config = {};
@@ -92,9 +135,9 @@ inline void dpopt_floor_drain(void (*dpopt_kernel)(unsigned long long), dim3 dpo
         dpopt_attribute[0].val.programmaticStreamSerializationAllowed = 1;
         dpopt_config.attrs = dpopt_attribute;
         dpopt_config.numAttrs = 1;
-        (void)cudaLaunchKernelEx(&dpopt_config, dpopt_kernel, dpopt_ticket);
+        (void)cudaLaunchKernelEx(&dpopt_config, dpopt_kernel, dpopt_args...);
     } else {
-        dpopt_kernel<<<dpopt_grid, dpopt_threads, dpopt_smem, dpopt_stream>>>(dpopt_ticket);
+        dpopt_kernel<<<dpopt_grid, dpopt_threads, dpopt_smem, dpopt_stream>>>(dpopt_args...);
     }
 }
 #endif

@@ -457,6 +457,12 @@ pub struct FloorDrain {
     /// A recursive site's queue: its drain fills the device with at most
     /// `DPOPT_FLOOR_QUEUE_PER_SM` blocks per SM.
     pub queue: bool,
+    /// A queue whose child's block size is this constant: a host launch
+    /// of that block size can be the drain alone (`DPOPT_FLOOR_QUEUE_SOLO`).
+    pub exact: Option<u64>,
+    /// `, a, b`: a queue's drain takes the launch's arguments (its first
+    /// tickets are the launch's blocks when it runs alone).
+    pub host_args: String,
 }
 
 /// `floor_site.cu.tera` (with `disaggregate.cu.tera`): one site's work

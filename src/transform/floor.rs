@@ -187,6 +187,15 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
                     smem: fl.smem.clone().unwrap_or_else(|| "0".to_string()),
                     blocks: Knob::FloorBlocks.name(&site.id),
                     queue: fl.recursive,
+                    exact: match fl.threads {
+                        FloorThreads::Exact(n) => Some(n),
+                        _ => None,
+                    },
+                    host_args: if fl.recursive {
+                        names_list.iter().map(|n| format!(", {n}")).collect()
+                    } else {
+                        String::new()
+                    },
                 }
             })
             .collect(),
