@@ -97,9 +97,11 @@ struct dpopt_floor_solo {
 inline bool dpopt_floor_alone(dpopt_floor_solo &dpopt_s, cudaStream_t dpopt_stream)
 {
     cudaStreamCaptureStatus dpopt_capture = cudaStreamCaptureStatusNone;
-    const bool dpopt_plain = cudaStreamIsCapturing(dpopt_stream, &dpopt_capture) == cudaSuccess &&
-                             dpopt_capture == cudaStreamCaptureStatusNone;
-    if (!dpopt_plain) (void)cudaGetLastError();  /* an implicit capture's error is not the program's */
+    const cudaError_t dpopt_pending = cudaPeekAtLastError();  /* the program's, left for it to read */
+    const cudaError_t dpopt_asked = cudaStreamIsCapturing(dpopt_stream, &dpopt_capture);
+    if (dpopt_asked != cudaSuccess && dpopt_pending == cudaSuccess)
+        (void)cudaGetLastError();  /* the question's own error (an implicit capture) is not the program's */
+    const bool dpopt_plain = dpopt_asked == cudaSuccess && dpopt_capture == cudaStreamCaptureStatusNone;
     std::lock_guard<std::mutex> dpopt_guard(dpopt_s.lock);
     if (!dpopt_s.seen) {
         dpopt_s.seen = true;
