@@ -516,6 +516,20 @@ mod tests {
             summary(tree),
             format!("#pragma dp (the default: {})", defaults::RECURSIVE[0])
         );
+        // The same kernel launched by the host after its definition: the
+        // floor's work queue runs every level without a launch.
+        let hosted = format!("{tree}void run(int *a, int n) {{ tree<<<1, 32>>>(a, n); }}\n");
+        assert_eq!(
+            summary(&hosted),
+            format!("#pragma dp (the default: {})", defaults::RECURSIVE_FLOOR)
+        );
+        // Launched before its definition, the launcher cannot be called
+        // there: the floor would be refused, so the default is the next.
+        let early = format!("__global__ void tree(int *a, int n);\nvoid run(int *a, int n) {{ tree<<<1, 32>>>(a, n); }}\n{tree}");
+        assert_eq!(
+            summary(&early),
+            format!("#pragma dp (the default: {})", defaults::RECURSIVE[0])
+        );
         // A recursive kernel that waits at a barrier: neither serial (it is
         // its own child) nor block aggregation (its block waits).
         let waits = "__global__ void tree(int *a, int n) {\n  __syncthreads();\n  if (n > 1) {\n#pragma dp\n    tree<<<(n + 31) / 32, 32>>>(a, n / 2);\n  }\n}\n";
