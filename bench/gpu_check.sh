@@ -20,6 +20,7 @@
 #   T     threshold only      (-DDPOPT_THRESHOLD=...)
 #   C     coarsening only     (-DDPOPT_COARSEN=...)
 #   TC    threshold + coarsen (both macros)
+#   D     a bare `#pragma dp`: the default (docs/PRAGMA.md)
 #   (configs ending in -unc: built with -DDPOPT_UNCOUNTED_LAUNCHES, what the
 #   count of launches against the pending-launch limit costs)
 # Each binary also runs the flat (no-CDP) implementation of the example and
@@ -95,6 +96,7 @@ TCAmk|#pragma dp threshold(128) coarsen(8) consldt(multiblock, 8) threads(64) bl
 Ak|#pragma dp consldt(warp) threads(32) blocks(8)|w-t32b8=-
 Agk|#pragma dp consldt(grid) threads(128) blocks(1024)|g-t128b1024=-
 TCF|#pragma dp threshold(128) coarsen(8) floor|t128c8=- t1c8=-DDPOPT_THRESHOLD=1 t32c8=-DDPOPT_THRESHOLD=32 t512c8=-DDPOPT_THRESHOLD=512 t128c8-grid=-DDPOPT_FLOOR_JOIN=0 t128c8-pdl=-DDPOPT_FLOOR_JOIN=0,-DDPOPT_FLOOR_PDL=1 t128c8-list64=-DDPOPT_FLOOR_RECORDS=64 t1c8-list64=-DDPOPT_THRESHOLD=1,-DDPOPT_FLOOR_RECORDS=64 t128c8-off=-DDPOPT_FLOOR=0
+D|#pragma dp|default=-
 F|#pragma dp floor|floor=- floor-pdl=-DDPOPT_FLOOR_PDL=1 floor-q16=-DDPOPT_FLOOR_QUEUE_PER_SM=16 floor-q32=-DDPOPT_FLOOR_QUEUE_PER_SM=32 floor-w1=-DDPOPT_FLOOR_QUEUE_THREADS=32 floor-w1024=-DDPOPT_FLOOR_QUEUE_THREADS=1024 floor-duo=-DDPOPT_FLOOR_QUEUE_SOLO=0
 VARIANTS
   # Variants of the examples whose parents allocate per thread (alloc(...),
