@@ -83,7 +83,11 @@ pub(super) fn default_site(
         constants,
     )?;
     let recursive = sites::site_is_recursive(program, plain.parent, plain.child);
-    let candidates = if recursive { &RECURSIVE[..] } else { &OTHER[..] };
+    let candidates = if recursive {
+        &RECURSIVE[..]
+    } else {
+        &OTHER[..]
+    };
     let facts = child::ChildFacts::gather(program, hazards, plain.child);
     let function = &program.functions[plain.child];
     let mut chosen = candidates[candidates.len() - 1];
