@@ -5,7 +5,8 @@
 # record's run (thread 0 of its block in the body). Per level of the tree (a record's level: that of its first
 # node), the first and last publication and start, relative to the launch's first stamp, and the handoff
 # (start - publication) and body (a record's children's publications - its start) medians; the last timed run.
-# DEFS='-DX=1 ...' builds with those definitions.
+# DEFS='-DX=1 ...' builds with those definitions (-DPROBE_NO_WALK: the recursion's bodies skip the ancestor walk,
+# which leaves the counts wrong: the walk's share of the time).
 set -u
 cd "$(dirname "$0")/../.."
 W=gpu-timeline
@@ -36,6 +37,9 @@ body = '    int i = dpopt_blockIdx.x * dpopt_blockDim.x + dpopt_threadIdx.x;\n'
 k = s.index('static __device__ void dpopt_floor_rbody_desc_rec(', s.index('static __device__ void dpopt_floor_rbody_desc_rec(') + 10)
 b = s.index(body, k)
 s = s[:b] + body + '    if (i == 0) dbg_log(1, first);\n' + s[b + len(body):]
+# -DPROBE_NO_WALK: the copy's and the drain's bodies skip the ancestor walk (wrong counts; its share of the time)
+walk = '        add_children_upwards(v, nchildren, parent, desc);\n'
+s = s.replace(walk, '#ifndef PROBE_NO_WALK\n' + walk + '#endif\n')
 reset = '            CUDA_CHECK(cudaEventRecord(ev_start));\n'
 assert s.count(reset) == 1
 s = s.replace(reset, '            { unsigned z[2] = {0u, 0u}; CUDA_CHECK(cudaMemcpyToSymbol(dbg_n, z, sizeof z)); }\n' + reset)
