@@ -6,7 +6,9 @@
 # node), the first and last publication and start, relative to the launch's first stamp, and the handoff
 # (start - publication) and body (a record's children's publications - its start) medians; the last timed run.
 # DEFS='-DX=1 ...' builds with those definitions (-DPROBE_NO_WALK: the recursion's bodies skip the ancestor walk,
-# which leaves the counts wrong: the walk's share of the time).
+# which leaves the counts wrong: the walk's share of the time; -DPROBE_SLEEP=N: the drain's longest sleep between
+# polls of the queue's counters, 256 ns in the generated code). TIMES=N: N runs of 20 repetitions at depths 3 to 5
+# after the timelines, the median kernel times only.
 set -u
 cd "$(dirname "$0")/../.."
 W=gpu-timeline
@@ -40,6 +42,10 @@ s = s[:b] + body + '    if (i == 0) dbg_log(1, first);\n' + s[b + len(body):]
 # -DPROBE_NO_WALK: the copy's and the drain's bodies skip the ancestor walk (wrong counts; its share of the time)
 walk = '        add_children_upwards(v, nchildren, parent, desc);\n'
 s = s.replace(walk, '#ifndef PROBE_NO_WALK\n' + walk + '#endif\n')
+# -DPROBE_SLEEP=N: the drain's wait for a claimed ticket sleeps up to N ns between polls of the counters (256)
+poll = '                        if (dpopt_ns < 256u) dpopt_ns *= 2u;\n'
+assert s.count(poll) == 1
+s = s.replace(poll, '#ifndef PROBE_SLEEP\n#define PROBE_SLEEP 256u\n#endif\n' + poll.replace('256u', 'PROBE_SLEEP'))
 reset = '            CUDA_CHECK(cudaEventRecord(ev_start));\n'
 assert s.count(reset) == 1
 s = s.replace(reset, '            { unsigned z[2] = {0u, 0u}; CUDA_CHECK(cudaMemcpyToSymbol(dbg_n, z, sizeof z)); }\n' + reset)
@@ -70,7 +76,7 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 b=$(mktemp -d)
 $nvcc -O3 -rdc=true -arch=sm_90 -I $W -DDPOPT_FLOOR_RECORDS=131072 $DEFS -o $b/td $W/td.cu -lcudadevrt 2> /dev/null || exit 1
 for d in 4 5; do
-  echo "== depth $d"
+  echo "== depth $d ${DEFS}"
   $b/td --depth $d --outdeg 32 --sparsity 1 --reps 1 > $b/out.txt
   grep '^result' $b/out.txt | grep -v flat-lb
   grep '^stamp' $b/out.txt | python3 -c '
@@ -93,4 +99,9 @@ for lv in levels:
           fmt(st.median(h) if h else None), fmt(st.median(bd) if bd else None)))
 print("last start %.1f us after the first stamp" % (max(v[1] for v in start.values()) / 1000.0))
 '
+done
+for r in $(seq 1 ${TIMES:-0}); do
+  for d in 3 4 5; do
+    echo "times depth $d ${DEFS} $($b/td --depth $d --outdeg 32 --sparsity 1 --reps 20 | grep '^result' | grep -v flat-lb | sed 's/.*impl=\([a-z]*\) time_ms=\([0-9.]*\).*/\1=\2/' | tr '\n' ' ')"
+  done
 done
