@@ -91,27 +91,11 @@ pub(super) fn default_site(
     let facts = child::ChildFacts::gather(program, hazards, plain.child);
     let function = &program.functions[plain.child];
     let mut chosen = candidates[candidates.len() - 1];
-    let floor_first = recursive && {
-        let (site, _) = sites::site_for(
-            file,
-            program,
-            index,
-            directive(program, index, RECURSIVE_FLOOR),
-            &mut per_parent.clone(),
-            constants,
-        )?;
-        let mut trial = Plan::default();
-        trial.sites.push(site.clone());
-        let f = floor::floors(file, program, &trial, hazards);
-        !child::check_child(program, &site, function, &facts)
-            .iter()
-            .any(Diagnostic::is_error)
-            && f.diagnostics.is_empty()
-            && !f.kernels.is_empty()
-            && f.kernels.iter().all(|k| !k.host_launches.is_empty())
-    };
+    // A recursive site tries the floor first: taken where `floor` accepts
+    // the site alone with nothing to say and finds the kernel's host
+    // launches.
     for &clauses in std::iter::once(&RECURSIVE_FLOOR)
-        .filter(|_| floor_first)
+        .filter(|_| recursive)
         .chain(candidates)
     {
         let (site, _) = sites::site_for(
@@ -124,12 +108,19 @@ pub(super) fn default_site(
         )?;
         let mut trial = Plan::default();
         trial.sites.push(site.clone());
-        let refused = child::check_child(program, &site, function, &facts)
-            .iter()
-            .chain(&block_hazards::check_block_aggregation(
-                program, &trial, hazards,
-            ))
-            .any(Diagnostic::is_error);
+        let floor_refused = site.floor.is_some() && {
+            let f = floor::floors(file, program, &trial, hazards);
+            !f.diagnostics.is_empty()
+                || f.kernels.is_empty()
+                || f.kernels.iter().any(|k| k.host_launches.is_empty())
+        };
+        let refused = floor_refused
+            || child::check_child(program, &site, function, &facts)
+                .iter()
+                .chain(&block_hazards::check_block_aggregation(
+                    program, &trial, hazards,
+                ))
+                .any(Diagnostic::is_error);
         if !refused {
             chosen = clauses;
             break;
