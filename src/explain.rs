@@ -434,8 +434,7 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
             records: f.records.to_source(),
             block: match f.threads {
                 crate::plan::FloorThreads::Exact(n) if f.wide => format!(
-                    "{n} threads per recorded block, the child's block size (a record of another size runs serially), DPOPT_FLOOR_QUEUE_WIDTH({n}) of them side by side in each drain block (the child runs in any block shape; {} with the default DPOPT_FLOOR_QUEUE_THREADS of 256)",
-                    (256 / n).clamp(1, 32)
+                    "{n} threads per recorded block, the child's block size (a record of another size runs serially), DPOPT_FLOOR_QUEUE_WIDTH({n}) of them side by side in each drain block (the child runs in any block shape: DPOPT_FLOOR_QUEUE_THREADS / {n}, from 1 to 32)"
                 ),
                 crate::plan::FloorThreads::Exact(n) => format!(
                     "{n} threads, the child's block size (a record of another size runs serially)"

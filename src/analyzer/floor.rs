@@ -19,10 +19,11 @@ pub(super) struct Floors {
     /// The sites whose recorded children the copy's own blocks can run
     /// (`Floor::join`).
     pub joins: Vec<SiteId>,
-    /// The recursive sites (the child is the kernel): `Floor::recursive`.
-    pub recursions: Vec<SiteId>,
-    /// The recursions whose drain runs several recorded blocks per block.
-    pub wides: Vec<SiteId>,
+    /// The recursive sites (the child is the kernel): `Floor::recursive`;
+    /// true where the drain runs several recorded blocks per block
+    /// (`Floor::wide`: the child runs in any block shape, its block size a
+    /// constant).
+    pub recursions: Vec<(SiteId, bool)>,
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -155,7 +156,6 @@ pub(super) fn floors(
     let mut kernels = Vec::new();
     let mut joins = Vec::new();
     let mut recursions = Vec::new();
-    let mut wides = Vec::new();
     for (parent, sites) in by_parent {
         let f = &program.functions[parent];
         let pragma = |s: SiteId| program.pragmas[plan.sites[s].pragma].span;
@@ -309,10 +309,10 @@ pub(super) fn floors(
             }
             let any_shape = joinable(hazards, site.child, &floor.smem);
             if recursive {
-                recursions.push(s);
-                if any_shape && matches!(floor.threads, FloorThreads::Exact(_)) {
-                    wides.push(s);
-                }
+                recursions.push((
+                    s,
+                    any_shape && matches!(floor.threads, FloorThreads::Exact(_)),
+                ));
             } else if any_shape {
                 joins.push(s);
             }
@@ -376,7 +376,6 @@ pub(super) fn floors(
         kernels,
         joins,
         recursions,
-        wides,
         diagnostics,
     }
 }

@@ -227,14 +227,10 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             f.join = true;
         }
     }
-    for s in floors.recursions {
+    for (s, wide) in floors.recursions {
         if let Some(f) = plan.sites[s].floor.as_mut() {
             f.recursive = true;
-        }
-    }
-    for s in floors.wides {
-        if let Some(f) = plan.sites[s].floor.as_mut() {
-            f.wide = true;
+            f.wide = wide;
         }
     }
     diagnostics.extend(alloc::allocations(program, file, &mut plan, &hazards));
