@@ -98,14 +98,19 @@ pub(super) fn default_site(
         .filter(|_| recursive)
         .chain(candidates)
     {
-        let (site, _) = sites::site_for(
+        // A candidate the site refuses outright (the floor of a launch with
+        // shared memory that is not a constant) is passed over like one
+        // refused below.
+        let Ok((site, _)) = sites::site_for(
             file,
             program,
             index,
             directive(program, index, clauses),
             &mut per_parent.clone(),
             constants,
-        )?;
+        ) else {
+            continue;
+        };
         let mut trial = Plan::default();
         trial.sites.push(site.clone());
         let floor_refused = site.floor.is_some() && {

@@ -526,6 +526,19 @@ mod tests {
             summary(&early),
             format!("#pragma dp (the default: {})", defaults::RECURSIVE[0])
         );
+        // A hosted recursion whose launch passes shared memory that is not a
+        // constant (NVIDIA's cdpQuadtree): the floor refuses it, so the
+        // default is the next candidate the site accepts, not an error.
+        let sized = "__global__ void build(int *a, int d) {\n  extern __shared__ int s[];\n  s[threadIdx.x] = d;\n  __syncthreads();\n  if (d >= 4) return;\n  if (threadIdx.x == 0) {\n#pragma dp\n    build<<<4, 32, 32 * sizeof(int) * (d + 1)>>>(a, d + 1);\n  }\n}\nvoid run(int *a) { build<<<1, 32, 32 * sizeof(int)>>>(a, 0); }\n";
+        let (plan, diagnostics) = analysis(sized);
+        assert!(
+            !diagnostics.iter().any(Diagnostic::is_error),
+            "{diagnostics:?}"
+        );
+        assert_eq!(
+            plan.sites[crate::plan::SiteId(0)].summary,
+            format!("#pragma dp (the default: {})", defaults::RECURSIVE[3])
+        );
         // A recursive kernel that waits at a barrier: neither serial (it is
         // its own child) nor block aggregation (its block waits).
         let waits = "__global__ void tree(int *a, int n) {\n  __syncthreads();\n  if (n > 1) {\n#pragma dp\n    tree<<<(n + 31) / 32, 32>>>(a, n / 2);\n  }\n}\n";
