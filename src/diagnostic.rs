@@ -101,6 +101,19 @@ pub enum DiagnosticKind {
     NotAKernel {
         kernel: String,
     },
+    /// A child of a `--child-source` file (another translation unit), whose
+    /// body dpopt copies into the output, calls a function of that file that
+    /// the output cannot call.
+    ChildHelperHidden {
+        kernel: String,
+        helper: String,
+        /// The file that defines both.
+        file: String,
+        /// What keeps the output from calling it (`it is \`static\` there`).
+        why: String,
+        /// The input may declare it (a function with external linkage).
+        declarable: bool,
+    },
     MalformedLaunch {
         reason: String,
     },
@@ -370,6 +383,7 @@ impl DiagnosticKind {
             HostSideLaunch { .. } => "dpopt::host_launch",
             LaunchOutsideFunction => "dpopt::launch_context",
             KernelNotDefined { .. } | NotAKernel { .. } => "dpopt::unknown_kernel",
+            ChildHelperHidden { .. } => "dpopt::child_helper",
             MalformedLaunch { .. } => "dpopt::malformed_launch",
             NotSerializable { .. } => "dpopt::not_serializable",
             BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
@@ -498,6 +512,9 @@ impl DiagnosticKind {
                 }
             }
             NotAKernel { kernel } => format!("`{kernel}` is defined in this file but is not a `__global__` kernel"),
+            ChildHelperHidden { kernel, helper, file, why, .. } => format!(
+                "the body of `{kernel}` is copied into the output, and it calls `{helper}` of {file}, which the output cannot call: {why}"
+            ),
             MalformedLaunch { reason } => format!("cannot read this launch: {reason}"),
             NotSerializable { kernel, construct } => format!(
                 "`threshold` cannot be applied: child kernel `{kernel}` uses `{construct}`, which a serial version in the parent thread cannot reproduce"
@@ -685,6 +702,12 @@ impl DiagnosticKind {
                 help
             }
             NotAKernel { .. } => "only launches of `__global__` functions can be transformed".to_string(),
+            ChildHelperHidden { kernel, helper, declarable: true, .. } => format!(
+                "declare `{helper}` in this file before its declaration of `{kernel}` (as `__device__` with its parameters), or move it into a header that both files `#include`; or remove the `#pragma dp`"
+            ),
+            ChildHelperHidden { helper, .. } => format!(
+                "move `{helper}` into a header that both files `#include` (each file then has its own copy), or remove the `#pragma dp`"
+            ),
             MalformedLaunch { .. } => "write the launch as `kernel<<<grid, block[, smem[, stream]]>>>(args);`".to_string(),
             NotSerializable { .. } => {
                 "remove `threshold` from this pragma (coarsening still applies), or apply thresholding by hand with a serial algorithm".to_string()

@@ -403,6 +403,53 @@ fn child_source_finds_a_kernel_of_another_file() {
     assert!(String::from_utf8_lossy(&run.stderr).contains("missing.cu"));
 }
 
+/// A child of a `--child-source` file whose body calls a helper of that
+/// file: the body is copied into the output, so the helper must be one the
+/// output can call. A helper with external linkage that the input declares
+/// is; one it does not declare, a `static` one (NVIDIA's cdpAdvancedQuicksort
+/// sample) and an `inline` one are refused, naming the helper, rather than
+/// left for nvcc to reject.
+#[test]
+fn child_source_helpers_the_output_cannot_call_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("parent.cu");
+    let child = dir.path().join("child.cu");
+    let parent = |declaration: &str| {
+        format!("{declaration}__global__ void child(int *a, int n);\n__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(8)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n")
+    };
+    let helper_and_child = |specifiers: &str| {
+        format!("{specifiers}__device__ void put(int *a, int i) {{ a[i] = i; }}\n__global__ void child(int *a, int n) {{\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) put(a, i);\n}}\n")
+    };
+    let run = |declaration: &str, specifiers: &str| {
+        std::fs::write(&input, parent(declaration)).unwrap();
+        std::fs::write(&child, helper_and_child(specifiers)).unwrap();
+        let out = dpopt()
+            .args(["transform", input.to_str().unwrap(), "--child-source"])
+            .arg(&child)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let declared = "__device__ void put(int *a, int i);\n";
+    let (code, stderr) = run(declared, "");
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, stderr) = run("", "");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("dpopt::child_helper"), "{stderr}");
+    assert!(stderr.contains("this file does not declare it"), "{stderr}");
+    assert!(stderr.contains("declare `put` in this file"), "{stderr}");
+    for specifiers in ["static ", "__forceinline__ ", "inline "] {
+        let (code, stderr) = run(declared, specifiers);
+        assert_eq!(code, Some(1), "{specifiers}: {stderr}");
+        assert!(stderr.contains("dpopt::child_helper"), "{stderr}");
+        assert!(stderr.contains("header that both files"), "{stderr}");
+        assert!(stderr.contains("child.cu"), "{stderr}");
+    }
+}
+
 /// An error about code in a header names the header's path, line and
 /// column, with a note at the pragma in the input.
 #[test]

@@ -56,10 +56,29 @@ fn case(
     span: &str,
 ) -> Diagnostic {
     let text = unindent(input);
+    // Text after a line `// --- child source ---` is another translation
+    // unit, named with `--child-source` (written under target/, a path
+    // relative to the crate so that the snapshots name it the same way
+    // everywhere).
+    const CHILD_SOURCE: &str = "// --- child source ---\n";
+    let (text, child) = match text.split_once(CHILD_SOURCE) {
+        Some((input, child)) => (input.to_string(), Some(child.to_string())),
+        None => (text, None),
+    };
+    let options = child.map(|child| {
+        let dir = std::path::PathBuf::from("target/error_kinds").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("child.cu");
+        std::fs::write(&path, child).unwrap();
+        dpopt::unit::Options {
+            child_sources: vec![path],
+            ..Default::default()
+        }
+    });
     let file = SourceFile::new("k.cu", text.as_bytes().to_vec());
     // A program that says so is transformed as `--migrate-sync` does.
     let migrate = text.contains("// dpopt: --migrate-sync");
-    let outcome = dpopt::run_migrating(&file, None, migrate, "out.cu", true);
+    let outcome = dpopt::run_migrating(&file, options.as_ref(), migrate, "out.cu", true);
     let listing: Vec<String> = outcome
         .diagnostics
         .iter()
@@ -99,7 +118,11 @@ fn case(
     // The diagnostic as `--message-format json` writes it.
     insta::assert_snapshot!(
         format!("json_{name}"),
-        serde_json::to_string_pretty(&dpopt::message_format::json(&d, &file)).unwrap()
+        serde_json::to_string_pretty(&dpopt::message_format::json(
+            &d,
+            outcome.unit.as_ref().unwrap_or(&file)
+        ))
+        .unwrap()
     );
     match severity {
         Severity::Error => assert!(
@@ -719,6 +742,31 @@ case! {
     line: 8,
     column: 3,
     span: "other",
+}
+
+case! {
+    name: child_helper,
+    input: "
+        __global__ void child(int *a, int n);
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp coarsen(8)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+        // --- child source ---
+        static __device__ void put(int *a, int i) { a[i] = i; }
+
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) put(a, i);
+        }
+    ",
+    kind: ChildHelperHidden { declarable: false, .. },
+    code: "dpopt::child_helper",
+    severity: Error,
+    line: 5,
+    column: 3,
+    span: "child",
 }
 
 case! {
@@ -1871,6 +1919,7 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         LaunchOutsideFunction => "dpopt::launch_context",
         KernelNotDefined { .. } => "dpopt::unknown_kernel",
         NotAKernel { .. } => "dpopt::unknown_kernel",
+        ChildHelperHidden { .. } => "dpopt::child_helper",
         MalformedLaunch { .. } => "dpopt::malformed_launch",
         NotSerializable { .. } => "dpopt::not_serializable",
         BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
@@ -1997,6 +2046,13 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             searched: Vec::new(),
         },
         NotAKernel { kernel: s() },
+        ChildHelperHidden {
+            kernel: s(),
+            helper: s(),
+            file: s(),
+            why: s(),
+            declarable: false,
+        },
         MalformedLaunch { reason: s() },
         NotSerializable {
             kernel: s(),

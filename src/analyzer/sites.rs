@@ -403,12 +403,90 @@ pub(super) fn resolve(
             "variadic kernel",
         ));
     }
+    if let Some(d) = hidden_helper(file, program, launch, child) {
+        return Err(d);
+    }
     Ok(Resolved {
         launch: launch_index,
         parent,
         child,
         alternatives,
     })
+}
+
+/// A child of a `--child-source` file (another translation unit) whose body
+/// calls a function of that file that the output cannot call: the body is
+/// copied into the output, where a `static` or `inline` function of the
+/// other file (its own copy there), a template or one in an anonymous
+/// namespace does not exist, and any other one only where the input
+/// declares it. Without this, nvcc would reject the output
+/// (`identifier "helper" is undefined`), or the copy would call another
+/// function of the same name.
+fn hidden_helper(
+    file: &SourceFile,
+    program: &Program,
+    launch: &crate::program::Launch,
+    child: FunctionId,
+) -> Option<Diagnostic> {
+    let other_unit = |offset: usize| {
+        file.part_at(offset)
+            .is_some_and(|p| p.origin == crate::source::Origin::ChildSource)
+    };
+    let child_fn = &program.functions[child];
+    if !other_unit(child_fn.start) {
+        return None;
+    }
+    let view = file.view.as_str();
+    let body = &program.sig[child_fn.body_tokens.clone()];
+    for (i, name) in crate::token::calls(body, view) {
+        let member = i > 0 && matches!(body[i - 1].text(view), "." | "->" | "::");
+        if member {
+            continue;
+        }
+        for (_, f) in program
+            .functions
+            .with_ids()
+            .filter(|(_, f)| f.name == name && other_unit(f.start))
+        {
+            let head: Vec<&str> = view[f.start..f.name_span.start()]
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .collect();
+            let why = if f.namespace.iter().any(String::is_empty) {
+                "it is in an anonymous namespace there".to_string()
+            } else if head.contains(&"static") {
+                "it is `static` there".to_string()
+            } else if let Some(w) = head
+                .iter()
+                .find(|w| matches!(**w, "inline" | "__inline__" | "__forceinline__"))
+            {
+                format!("it is `{w}` there, so only files that define it can call it")
+            } else if f.template_header.is_some() {
+                "it is a template there, which the output cannot instantiate".to_string()
+            } else if other_unit(f.first_declared) {
+                "this file does not declare it".to_string()
+            } else {
+                continue;
+            };
+            let declarable = why == "this file does not declare it";
+            let (defining, _) = file.local(f.start);
+            return Some(
+                Diagnostic::new(
+                    DiagnosticKind::ChildHelperHidden {
+                        kernel: child_fn.name.clone(),
+                        helper: name.to_string(),
+                        file: defining.name.clone(),
+                        why,
+                        declarable,
+                    },
+                    launch.kernel_span,
+                    "its body would be copied into the output",
+                )
+                .with_note(body[i].span(), format!("calls `{name}`"))
+                .with_note(f.name_span, format!("`{name}` defined here")),
+            );
+        }
+    }
+    None
 }
 
 /// The launch is part of a recursion: the child launches itself, or the
