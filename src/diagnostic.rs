@@ -710,7 +710,7 @@ impl DiagnosticKind {
             ),
             MalformedLaunch { .. } => "write the launch as `kernel<<<grid, block[, smem[, stream]]>>>(args);`".to_string(),
             NotSerializable { .. } => {
-                "remove `threshold` from this pragma (coarsening still applies), or apply thresholding by hand with a serial algorithm".to_string()
+                "remove `threshold` from this pragma (its other clauses still apply), or apply thresholding by hand with a serial algorithm".to_string()
             }
             BuiltinInCallee { .. } => {
                 "pass the index or dimension to the called function as an argument instead of reading it there".to_string()
@@ -915,11 +915,17 @@ struct Rendered {
 impl Rendered {
     /// The diagnostic shown in the file that holds its primary span (the
     /// input, or a header or other source of its unit); notes in another
-    /// file become related notes, each shown in its own file.
+    /// file, or more than `MAX_NOTE_GAP` lines away from the primary span,
+    /// become related notes, each shown on its own (one snippet would show
+    /// every line between them).
     fn new(diagnostic: &Diagnostic, unit: &SourceFile) -> Self {
         let (file, local) = unit.local(diagnostic.span.start());
         let base = diagnostic.span.start() - local;
-        let same_file = |r: &Span| r.start() - unit.local(r.start()).1 == base;
+        let line = file.line_of(local);
+        let same_file = |r: &Span| {
+            let (f, at) = unit.local(r.start());
+            r.start() - at == base && f.line_of(at).abs_diff(line) <= MAX_NOTE_GAP
+        };
         let here: Vec<&(Span, String)> = diagnostic
             .notes
             .iter()
@@ -981,6 +987,10 @@ impl Rendered {
         }
     }
 }
+
+/// Most lines between a note and the primary span for the note to share its
+/// snippet.
+const MAX_NOTE_GAP: usize = 12;
 
 /// Longest line shown whole in a report; longer lines (generated tables,
 /// minified code) are shown as a window around the place reported.

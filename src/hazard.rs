@@ -186,6 +186,8 @@ impl Finding {
 #[derive(Debug, Clone, Default)]
 pub struct Summary {
     first: BTreeMap<Hazard, Finding>,
+    /// The last construct of each kind, in the same order.
+    last: BTreeMap<Hazard, Finding>,
 }
 
 impl Summary {
@@ -211,8 +213,19 @@ impl Summary {
             .min_by_key(|f| (f.anchor(), f.span.start()))
     }
 
-    /// Record `finding` unless a construct of its kind came earlier.
+    /// The last construct (by where the function reaches it) of any of
+    /// `hazards`.
+    pub fn last_of(&self, hazards: &[Hazard]) -> Option<&Finding> {
+        hazards
+            .iter()
+            .filter_map(|h| self.last.get(h))
+            .max_by_key(|f| (f.anchor(), f.span.start()))
+    }
+
+    /// Record `finding` as the first of its kind unless one came earlier,
+    /// and as the last so far.
     fn add(&mut self, finding: Finding) {
+        self.last.insert(finding.hazard, finding.clone());
         self.first.entry(finding.hazard).or_insert(finding);
     }
 }

@@ -448,3 +448,29 @@ fn explicit_child_threads_silences_the_fallback() {
     assert!(wrote);
     assert!(rendered.is_empty(), "{rendered}");
 }
+
+/// A note far from the primary span (a child's barrier, the pragma many lines
+/// below) gets a snippet of its own: one snippet would show every line
+/// between them (NVIDIA's cdpAdvancedQuicksort: 248 lines for one error).
+#[test]
+fn far_notes_get_their_own_snippet() {
+    let filler = "  a[0] += n;\n".repeat(30);
+    let text = format!(
+        "__global__ void child(int *a, int n) {{\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n{filler}  a[threadIdx.x] = s[0];\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"
+    );
+    let (rendered, wrote) = render(&text);
+    assert!(!wrote);
+    assert!(rendered.contains("dpopt::not_serializable"), "{rendered}");
+    // The filler lines between the barrier (line 4) and the pragma (line 38)
+    // are not shown; the pragma is, in a note of its own.
+    assert!(!rendered.contains(" 20 │"), "{rendered}");
+    assert!(
+        rendered.contains("note: threshold requested here"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains(" 38 │ #pragma dp threshold(64)"),
+        "{rendered}"
+    );
+    assert!(rendered.lines().count() < 40, "{rendered}");
+}

@@ -197,8 +197,14 @@ pub(super) fn check_child(
             out.push(with_calls(d, finding).with_note(pragma_span, "coarsen requested here"));
         }
         // A thread that returned would miss the barriers of its original
-        // block; code dpopt cannot see might hold one.
-        if let Some(ret) = &facts.returns {
+        // block; code dpopt cannot see might hold one. Not where every
+        // barrier comes before the first return and no loop or `goto` can
+        // take a thread back to one (`returns_after_every_barrier`).
+        if let Some(ret) = facts
+            .returns
+            .as_ref()
+            .filter(|_| !returns_after_every_barrier(program, child, facts))
+        {
             if let Some(finding) = summary.first_of(&[Hazard::Block, Hazard::Unseen], |_| true) {
                 let d = if finding.hazard == Hazard::Unseen {
                     with_calls(cannot_see(finding, "coarsen"), finding)
@@ -219,6 +225,32 @@ pub(super) fn check_child(
         }
     }
     out
+}
+
+/// Does every barrier of the child (and every call to code dpopt cannot
+/// see) come before its first `return`, with no loop and no `goto` before
+/// that `return` and no `asm("exit;")`? Then a coarsened thread that returns
+/// from one original block has passed every barrier of that block, and the
+/// threads that go on reach no other: the early return is safe.
+fn returns_after_every_barrier(program: &Program, child: &Function, facts: &ChildFacts) -> bool {
+    let Some(ret) = facts.returns else {
+        return true;
+    };
+    if facts.summary.has(Hazard::Exit) {
+        return false;
+    }
+    let view = program.view.as_str();
+    let body = program.sig_in(child.body);
+    let jumps = body.iter().any(|t| {
+        t.kind == TokenKind::Ident
+            && (t.text(view) == "goto"
+                || (t.start < ret.start() && matches!(t.text(view), "for" | "while" | "do")))
+    });
+    let last_wait = facts
+        .summary
+        .last_of(&[Hazard::Block, Hazard::Unseen])
+        .map_or(0, |f| f.anchor());
+    !jumps && last_wait < ret.start()
 }
 
 /// The name of the kernel that holds the site.

@@ -550,6 +550,41 @@ mod tests {
     }
 
     #[test]
+    fn coarsening_takes_a_child_that_returns_only_after_its_barriers() {
+        let codes = |child_body: &str| {
+            let text = format!(
+                "__global__ void child(int *a, int n) {{\n  __shared__ int s;\n{child_body}}}\n__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(4)\n  child<<<n, 32>>>(a, n);\n}}\n"
+            );
+            let (_, diagnostics) = analysis(&text);
+            diagnostics
+                .iter()
+                .filter(|d| d.is_error())
+                .map(|d| d.kind.code())
+                .collect::<Vec<_>>()
+        };
+        // NVIDIA's cdpSimplePrint: the block's one barrier, then the return.
+        assert_eq!(
+            codes("  if (threadIdx.x == 0) s = n;\n  __syncthreads();\n  a[blockIdx.x] = s;\n  if (n > 4) return;\n  a[0] = 1;\n"),
+            Vec::<&str>::new()
+        );
+        // A thread that returned before a barrier would miss it.
+        assert_eq!(
+            codes("  if (threadIdx.x >= n) return;\n  __syncthreads();\n  a[0] = s;\n"),
+            ["dpopt::return_with_barrier"]
+        );
+        // A loop takes the threads that did not return back to the barrier.
+        assert_eq!(
+            codes("  for (int i = 0; i < n; ++i) {\n    __syncthreads();\n    if (a[i] == 0) return;\n  }\n"),
+            ["dpopt::return_with_barrier"]
+        );
+        // A barrier after the return, in another branch's path.
+        assert_eq!(
+            codes("  if (n > 4) return;\n  a[0] = 1;\n  __syncthreads();\n"),
+            ["dpopt::return_with_barrier"]
+        );
+    }
+
+    #[test]
     fn clause_values_nothing_declares_are_warned_about_at_the_name() {
         let text = "#define TH 64\n__global__ void child(int *a) { a[0] = 1; }\n\
                     __global__ void parent(int *a) {\n#pragma dp threshold(TH) coarsen(CF)\n  child<<<1, 32>>>(a);\n}\n";
