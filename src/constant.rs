@@ -495,6 +495,7 @@ impl Evaluator<'_> {
                 let v = self.expr(0)?;
                 (self.next()? == Tok::Op(")")).then_some(v)
             }
+            Tok::Name(name) if name == "sizeof" => self.size_of(),
             Tok::Name(name) => {
                 let value = self.constants.definitions.get(&name)?.clone()?;
                 if self.depth >= MAX_DEPTH {
@@ -511,6 +512,45 @@ impl Evaluator<'_> {
             }
             Tok::Op(_) => None,
         }
+    }
+}
+
+impl Evaluator<'_> {
+    /// `sizeof(T)` after `sizeof`, for a scalar type whose size CUDA fixes on
+    /// every host it supports (`long` is not one: 4 bytes on Windows), or a
+    /// pointer (64-bit).
+    fn size_of(&mut self) -> Option<i128> {
+        if self.next()? != Tok::Op("(") {
+            return None;
+        }
+        let mut words = Vec::new();
+        let mut pointer = false;
+        loop {
+            match self.next()? {
+                Tok::Op(")") => break,
+                Tok::Op("*") => pointer = true,
+                Tok::Name(w) if !pointer => words.push(w),
+                _ => return None,
+            }
+        }
+        words.retain(|w| !matches!(w.as_str(), "const" | "volatile"));
+        if pointer && !words.is_empty() {
+            return Some(8);
+        }
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let size = match words.as_slice() {
+            ["char"] | ["signed" | "unsigned", "char"] | ["bool"] | ["int8_t" | "uint8_t"] => 1,
+            ["short"]
+            | ["short" | "signed" | "unsigned", "short"]
+            | ["unsigned", "short", "int"] => 2,
+            ["int16_t" | "uint16_t" | "__half" | "half"] => 2,
+            ["int" | "unsigned" | "signed" | "float" | "int32_t" | "uint32_t"] => 4,
+            ["unsigned" | "signed", "int"] => 4,
+            ["long", "long"] | ["unsigned" | "signed", "long", "long"] => 8,
+            ["double" | "size_t" | "int64_t" | "uint64_t" | "ptrdiff_t"] => 8,
+            _ => return None,
+        };
+        Some(size)
     }
 }
 
@@ -538,6 +578,15 @@ mod tests {
         assert_eq!(c.value("F(2)"), None);
         assert_eq!(c.value("n + 1"), None);
         assert_eq!(c.value("1'000"), Some(1000));
+        // NVIDIA's cdpQuadtree and KLAP's QT size shared memory with sizeof.
+        assert_eq!(c.value("16 * sizeof(int)"), Some(64));
+        assert_eq!(
+            c.value("32 * sizeof(unsigned long long) + sizeof(float *)"),
+            Some(264)
+        );
+        assert_eq!(c.value("sizeof(long)"), None);
+        assert_eq!(c.value("sizeof(Node)"), None);
+        assert_eq!(c.value("sizeof(x) * 2"), None);
     }
 
     #[test]

@@ -126,6 +126,9 @@ pub enum DiagnosticKind {
         callee: String,
         builtin: String,
         clause: String,
+        /// The function that reads it: `callee` itself, or one it calls
+        /// (the notes show the calls on the way).
+        reader: String,
     },
     ReturnWithBarrier {
         kernel: String,
@@ -519,8 +522,11 @@ impl DiagnosticKind {
             NotSerializable { kernel, construct } => format!(
                 "`threshold` cannot be applied: child kernel `{kernel}` uses `{construct}`, which a serial version in the parent thread cannot reproduce"
             ),
-            BuiltinInCallee { kernel, callee, builtin, clause } => format!(
+            BuiltinInCallee { kernel, callee, builtin, clause, reader } if reader == callee => format!(
                 "`{clause}` cannot be applied: `{kernel}` calls `{callee}`, which reads `{builtin}` itself"
+            ),
+            BuiltinInCallee { kernel, callee, builtin, clause, reader } => format!(
+                "`{clause}` cannot be applied: `{kernel}` calls `{callee}`, which leads to `{reader}`, which reads `{builtin}` itself"
             ),
             ReturnWithBarrier { kernel } => format!(
                 "`coarsen` cannot be applied: child kernel `{kernel}` returns early and also synchronizes the block"

@@ -296,6 +296,13 @@ diagnostic_tests! {
         span: "lane",
         says: ["`lane`", "threadIdx"],
     }
+    builtin_two_calls_away {
+        input: format!("__device__ int lane() {{ return threadIdx.x % 32; }}\n__device__ int slot(int n) {{ return lane() + n; }}\n__global__ void child(int *a, int n) {{\n  a[slot(n)] = n;\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        code: "dpopt::builtin_in_callee",
+        at: "4:5",
+        span: "slot",
+        says: ["which leads to `lane`", "which calls `lane`"],
+    }
     return_and_barrier {
         input: format!("__global__ void child(int *a, int n) {{\n  if (threadIdx.x >= n) return;\n  __syncthreads();\n  a[threadIdx.x] = n;\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
         code: "dpopt::return_with_barrier",

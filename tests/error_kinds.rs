@@ -2063,6 +2063,7 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             callee: s(),
             builtin: s(),
             clause: s(),
+            reader: s(),
         },
         ReturnWithBarrier { kernel: s() },
         VariadicTemplate { kernel: s() },

@@ -166,6 +166,7 @@ pub(super) fn check_child(
                 callee: call.callee.clone(),
                 builtin: finding.construct.clone(),
                 clause: clause.to_string(),
+                reader: finding.function.clone(),
             },
             call.span,
             "this call",

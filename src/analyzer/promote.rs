@@ -298,6 +298,7 @@ fn pool_checks(
                 callee: f.function.clone(),
                 builtin: f.construct.clone(),
                 clause: "promote(aggregate)".to_string(),
+                reader: f.function.clone(),
             },
             f.span,
             "reads the pool block's position, not the step's",
