@@ -101,6 +101,11 @@ pub enum DiagnosticKind {
     NotAKernel {
         kernel: String,
     },
+    /// A `#pragma dp` in a file the input includes or names with
+    /// `--child-source`: dpopt rewrites only its input, so it is not applied.
+    PragmaNotApplied {
+        file: String,
+    },
     /// A child of a `--child-source` file (another translation unit), whose
     /// body dpopt copies into the output, calls a function of that file that
     /// the output cannot call.
@@ -387,6 +392,7 @@ impl DiagnosticKind {
             LaunchOutsideFunction => "dpopt::launch_context",
             KernelNotDefined { .. } | NotAKernel { .. } => "dpopt::unknown_kernel",
             ChildHelperHidden { .. } => "dpopt::child_helper",
+            PragmaNotApplied { .. } => "dpopt::pragma_not_applied",
             MalformedLaunch { .. } => "dpopt::malformed_launch",
             NotSerializable { .. } => "dpopt::not_serializable",
             BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
@@ -440,7 +446,8 @@ impl DiagnosticKind {
             | DiagnosticKind::UnseenName { .. }
             | DiagnosticKind::SyncMigratable { .. }
             | DiagnosticKind::FloorUnused { .. }
-            | DiagnosticKind::AllocNotAggregated { .. } => Severity::Warning,
+            | DiagnosticKind::AllocNotAggregated { .. }
+            | DiagnosticKind::PragmaNotApplied { .. } => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -515,6 +522,9 @@ impl DiagnosticKind {
                 }
             }
             NotAKernel { kernel } => format!("`{kernel}` is defined in this file but is not a `__global__` kernel"),
+            PragmaNotApplied { file } => format!(
+                "`#pragma dp` in {file}, which this run reads but does not rewrite: it is not applied"
+            ),
             ChildHelperHidden { kernel, helper, file, why, .. } => format!(
                 "the body of `{kernel}` is copied into the output, and it calls `{helper}` of {file}, which the output cannot call: {why}"
             ),
@@ -691,7 +701,7 @@ impl DiagnosticKind {
             MalformedPragma => "write clauses as `name(args)`, e.g. `#pragma dp threshold(128) coarsen(8)`".to_string(),
             DuplicatePragma => "merge the clauses into one `#pragma dp` line".to_string(),
             NoLaunchAfterPragma { .. } => {
-                "put the pragma on the line directly before a statement `kernel<<<grid, block>>>(args);`".to_string()
+                "put the pragma on the line directly before a statement `kernel<<<grid, block>>>(args);`; for a launch that shares its line with other code (`if (n > 0) child<<<...>>>(...);`), write `_Pragma(\"dp ...\")` right before the launch on that line, or give the launch a line of its own".to_string()
             }
             HostSideLaunch { .. } => {
                 "dpopt optimizes device-side (dynamic parallelism) launches; remove the pragma from host code".to_string()
@@ -708,6 +718,9 @@ impl DiagnosticKind {
                 help
             }
             NotAKernel { .. } => "only launches of `__global__` functions can be transformed".to_string(),
+            PragmaNotApplied { file } => format!(
+                "dpopt rewrites only the file it is given: transform {file} itself (`dpopt transform {file} -o ...`) and build or `#include` its output instead, or move the launch into this file"
+            ),
             ChildHelperHidden { kernel, helper, declarable: true, .. } => format!(
                 "declare `{helper}` in this file before its declaration of `{kernel}` (as `__device__` with its parameters), or move it into a header that both files `#include`; or remove the `#pragma dp`"
             ),

@@ -286,7 +286,18 @@ pub fn run_migrating(
         && (file.view.contains("pragma") || file.view.contains("Pragma")))
         || spliced;
     let may_sync = postwork::SYNC_CALLS.iter().any(|s| file.view.contains(s));
-    if !may_hold_pragma && !may_sync {
+    // A pragma in a file the input includes is not applied, but is said so
+    // (`dpopt::pragma_not_applied`): then the full path reads the unit.
+    let pragma_elsewhere = || {
+        options.is_some_and(|options| {
+            (file.view.contains("#include") || !options.child_sources.is_empty()) && {
+                let unit = unit::load(file, options);
+                let others = &unit.file.view[unit.file.input_len()..];
+                others.contains("dp") && (others.contains("pragma") || others.contains("Pragma"))
+            }
+        })
+    };
+    if !may_hold_pragma && !may_sync && !pragma_elsewhere() {
         return Outcome {
             output: Some(file.bytes.clone()),
             diagnostics: Vec::new(),
@@ -308,13 +319,29 @@ pub fn run_migrating(
     if let Some(options) = options {
         program.defines = options.defines.clone();
     }
-    // Only the input is rewritten: directives in other files are not sites.
+    // Only the input is rewritten: directives in other files are not sites,
+    // and each one is reported as not applied.
+    let not_applied: Vec<Diagnostic> = program
+        .pragmas
+        .iter()
+        .filter(|p| !file.in_input(p.span.start()))
+        .map(|p| {
+            Diagnostic::new(
+                diagnostic::DiagnosticKind::PragmaNotApplied {
+                    file: file.local(p.span.start()).0.name.clone(),
+                },
+                p.span,
+                "not applied",
+            )
+        })
+        .collect();
     program.pragmas.retain(|p| file.in_input(p.span.start()));
-    let hidden = if file.view.contains("_Pragma") || spliced {
+    let mut hidden = if file.view.contains("_Pragma") || spliced {
         analyzer::pragma_macros(file, &program)
     } else {
         Vec::new()
     };
+    hidden.extend(not_applied);
     let (mut plan, mut diagnostics) = if program.pragmas.is_empty() {
         (plan::Plan::default(), hidden)
     } else {

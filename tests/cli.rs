@@ -450,6 +450,31 @@ fn child_source_helpers_the_output_cannot_call_are_refused() {
     }
 }
 
+/// A `#pragma dp` in a file the input includes (Show-Me-DP's wrappers
+/// `#include` the kernel files) is not applied, and says so: the output is
+/// the input byte for byte, with a warning naming the included file.
+#[test]
+fn pragmas_in_included_files_are_reported_as_not_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("main.cu");
+    let kernels = dir.path().join("kernels.cu");
+    std::fs::write(
+        &input,
+        "#include \"kernels.cu\"\nint main() { return 0; }\n",
+    )
+    .unwrap();
+    std::fs::write(&kernels, "__global__ void child(int *a) { a[threadIdx.x] = 1; }\n__global__ void parent(int *a) {\n#pragma dp threshold(64)\n  child<<<1, 32>>>(a);\n}\n").unwrap();
+    let run = dpopt()
+        .args(["transform", input.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    assert_eq!(run.stdout, std::fs::read(&input).unwrap());
+    assert!(stderr.contains("dpopt::pragma_not_applied"), "{stderr}");
+    assert!(stderr.contains("kernels.cu:3:1"), "{stderr}");
+}
+
 /// An error about code in a header names the header's path, line and
 /// column, with a note at the pragma in the input.
 #[test]

@@ -79,15 +79,17 @@ fn case(
     // A program that says so is transformed as `--migrate-sync` does.
     let migrate = text.contains("// dpopt: --migrate-sync");
     let outcome = dpopt::run_migrating(&file, options.as_ref(), migrate, "out.cu", true);
+    // The unit (the input and the files read with it), where spans lie.
+    let unit = outcome.unit.as_ref().unwrap_or(&file);
     let listing: Vec<String> = outcome
         .diagnostics
         .iter()
         .map(|d| {
-            let (l, c) = file.line_col(d.span.start());
             format!(
-                "  {} at {l}:{c} {:?}: {}",
+                "  {} at {} {:?}: {}",
                 d.kind.code(),
-                &file.view[d.span.range()],
+                unit.location(d.span.start()),
+                &unit.view[d.span.range()],
                 d.kind.message()
             )
         })
@@ -99,13 +101,18 @@ fn case(
         .find(|d| d.kind.code() == code)
         .unwrap_or_else(|| panic!("{name}: no `{code}` among the diagnostics:\n{listing}"))
         .clone();
+    // A span in the child source: its line and column there.
+    let at = unit.location(d.span.start());
+    let mut parts = at.rsplitn(3, ':');
+    let column_at: usize = parts.next().unwrap().parse().unwrap();
+    let line_at: usize = parts.next().unwrap().parse().unwrap();
     assert_eq!(
-        file.line_col(d.span.start()),
+        (line_at, column_at),
         (line, column),
-        "{name}: line and column of `{code}`; diagnostics:\n{listing}"
+        "{name}: line and column of `{code}` ({at}); diagnostics:\n{listing}"
     );
     assert_eq!(
-        &file.view[d.span.range()],
+        &unit.view[d.span.range()],
         span,
         "{name}: span of `{code}`; diagnostics:\n{listing}"
     );
@@ -767,6 +774,33 @@ case! {
     line: 5,
     column: 3,
     span: "child",
+}
+
+case! {
+    name: pragma_not_applied,
+    input: "
+        __global__ void child(int *a, int n);
+
+        __global__ void parent(int *a, int n) {
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+        // --- child source ---
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void other(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: PragmaNotApplied { .. },
+    code: "dpopt::pragma_not_applied",
+    severity: Warning,
+    line: 7,
+    column: 1,
+    span: "#pragma dp threshold(64)",
 }
 
 case! {
@@ -1920,6 +1954,7 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         KernelNotDefined { .. } => "dpopt::unknown_kernel",
         NotAKernel { .. } => "dpopt::unknown_kernel",
         ChildHelperHidden { .. } => "dpopt::child_helper",
+        PragmaNotApplied { .. } => "dpopt::pragma_not_applied",
         MalformedLaunch { .. } => "dpopt::malformed_launch",
         NotSerializable { .. } => "dpopt::not_serializable",
         BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
@@ -2046,6 +2081,7 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             searched: Vec::new(),
         },
         NotAKernel { kernel: s() },
+        PragmaNotApplied { file: s() },
         ChildHelperHidden {
             kernel: s(),
             helper: s(),

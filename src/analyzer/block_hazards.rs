@@ -61,11 +61,8 @@ pub(super) fn check_block_aggregation(
             if let Some(finding) = hazards.of(site.child).get(Hazard::Shared) {
                 found = Some(hazard(
                     finding,
-                    &format!(
-                        "{} (coarsening then synchronizes the block between original blocks)",
-                        finding.construct
-                    ),
-                    "shared memory in a coarsened recursive child",
+                    &finding.construct,
+                    "shared memory in a coarsened recursive child: its block waits between original blocks (without `coarsen`, this granularity applies)",
                 ));
             }
         }
