@@ -1,0 +1,1 @@
+bash "$KLAP/ports/lonestar_common.sh"
