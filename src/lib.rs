@@ -286,33 +286,40 @@ pub fn run_migrating(
         && (file.view.contains("pragma") || file.view.contains("Pragma")))
         || spliced;
     let may_sync = postwork::SYNC_CALLS.iter().any(|s| file.view.contains(s));
-    // A pragma in a file the input includes is not applied, but is said so
-    // (`dpopt::pragma_not_applied`): then the full path reads the unit.
-    let pragma_elsewhere = || {
-        options.is_some_and(|options| {
-            (file.view.contains("#include") || !options.child_sources.is_empty()) && {
-                let unit = unit::load(file, options);
-                let others = &unit.file.view[unit.file.input_len()..];
+    // The unit (the input and the files it includes or names), read once.
+    // A file that cannot hold a pragma takes the fast path unless a file it
+    // reads holds one: that one is not applied, but is said so
+    // (`dpopt::pragma_not_applied`).
+    let mut loaded = None;
+    if !may_hold_pragma && !may_sync {
+        let elsewhere = options
+            .filter(|o| file.view.contains("#include") || !o.child_sources.is_empty())
+            .map(|o| unit::load(file, o))
+            .filter(|u| {
+                let others = &u.file.view[u.file.input_len()..];
                 others.contains("dp") && (others.contains("pragma") || others.contains("Pragma"))
+            });
+        match elsewhere {
+            Some(u) => loaded = Some(u),
+            None => {
+                return Outcome {
+                    output: Some(file.bytes.clone()),
+                    diagnostics: Vec::new(),
+                    sites: Vec::new(),
+                    bounded_kernels: Vec::new(),
+                    postwork_sites: Vec::new(),
+                    unit: None,
+                }
             }
-        })
-    };
-    if !may_hold_pragma && !may_sync && !pragma_elsewhere() {
-        return Outcome {
-            output: Some(file.bytes.clone()),
-            diagnostics: Vec::new(),
-            sites: Vec::new(),
-            bounded_kernels: Vec::new(),
-            postwork_sites: Vec::new(),
-            unit: None,
-        };
+        }
     }
-    let (unit, tokens) = match options {
-        Some(options) => {
+    let (unit, tokens) = match (loaded, options) {
+        (Some(unit), _) => (Some(unit.file), unit.tokens),
+        (None, Some(options)) => {
             let unit = unit::load(file, options);
             (Some(unit.file), unit.tokens)
         }
-        None => (None, lexer::lex(file)),
+        (None, None) => (None, lexer::lex(file)),
     };
     let file = unit.as_ref().unwrap_or(input);
     let mut program = parser::parse(file, tokens);

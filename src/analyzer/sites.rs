@@ -451,23 +451,28 @@ fn hidden_helper(
             let head: Vec<&str> = view[f.start..f.name_span.start()]
                 .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                 .collect();
-            let why = if f.namespace.iter().any(String::is_empty) {
-                "it is in an anonymous namespace there".to_string()
+            let (why, declarable) = if f.namespace.iter().any(String::is_empty) {
+                ("it is in an anonymous namespace there".to_string(), false)
             } else if head.contains(&"static") {
-                "it is `static` there".to_string()
+                ("it is `static` there".to_string(), false)
             } else if let Some(w) = head
                 .iter()
                 .find(|w| matches!(**w, "inline" | "__inline__" | "__forceinline__"))
             {
-                format!("it is `{w}` there, so only files that define it can call it")
+                (
+                    format!("it is `{w}` there, so only files that define it can call it"),
+                    false,
+                )
             } else if f.template_header.is_some() {
-                "it is a template there, which the output cannot instantiate".to_string()
+                (
+                    "it is a template there, which the output cannot instantiate".to_string(),
+                    false,
+                )
             } else if other_unit(f.first_declared) {
-                "this file does not declare it".to_string()
+                ("this file does not declare it".to_string(), true)
             } else {
                 continue;
             };
-            let declarable = why == "this file does not declare it";
             let (defining, _) = file.local(f.start);
             return Some(
                 Diagnostic::new(
