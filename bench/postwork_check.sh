@@ -50,6 +50,8 @@ block|block_idiom|--n 1048576|-|plain stats
 block-small|block_idiom|--n 8192 --pending 16384|-|plain stats perthread
 pragma|pragma_then_sync|--rows 4096|-|plain stats perthread
 shapes|shapes||-|plain stats perthread
+buffered|buffered|--rows 20000|-|plain stats
+buffered-small|buffered|--rows 2000|-|plain stats perthread
 tree-d4k32s1|tree_heights_cdp1|--depth 4 --outdeg 32 --sparsity 1 --reps 1|tree|plain stats
 tree-d3k64s0|tree_heights_cdp1|--depth 3 --outdeg 64 --sparsity 0 --reps 1|tree|plain stats
 tree-d6k4s0|tree_heights_cdp1|--depth 6 --outdeg 4 --sparsity 0 --reps 1 --pending 65536|tree|plain stats perthread

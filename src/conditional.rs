@@ -88,6 +88,51 @@ pub fn ruled_out(program: &Program) -> HashSet<(usize, usize)> {
     dead
 }
 
+/// The condition under which the given `#if` branches (a suffix of a
+/// `Program::condition_at` stack, outermost first) are all compiled, as one
+/// `#if` expression: branch `b` of a group is "not the conditions of the
+/// branches before it, and its own" (`#ifdef N` is `defined(N)`). Generated
+/// code that belongs to those branches (a continuation of a sync inside
+/// one) is wrapped in it. `None` when a directive has no condition to copy.
+pub fn branch_condition(program: &Program, branches: &[(usize, usize)]) -> Option<String> {
+    let view = program.view.as_str();
+    let mut terms: Vec<String> = Vec::new();
+    for &(group, branch) in branches {
+        for (offset, stack) in &program.conditions {
+            let Some(&(g, b)) = stack.last() else {
+                continue;
+            };
+            if g != group || b > branch {
+                continue;
+            }
+            let k = program.sig.partition_point(|t| t.start < *offset);
+            let t = program.sig.get(k).filter(|t| t.start == *offset)?;
+            let text = directive_text(t.text(view), t.start).text;
+            let (word, rest) = split_directive(&text);
+            let rest = rest.trim();
+            let term = match word {
+                "if" | "elif" if !rest.is_empty() => format!("({rest})"),
+                "ifdef" | "elifdef" if !first_name(rest).is_empty() => {
+                    format!("defined({})", first_name(rest))
+                }
+                "ifndef" | "elifndef" if !first_name(rest).is_empty() => {
+                    format!("!defined({})", first_name(rest))
+                }
+                // `#else` adds nothing of its own; an `#endif` here closes a
+                // group nested in the branch.
+                "else" | "endif" => continue,
+                _ => return None,
+            };
+            terms.push(if b < branch { format!("!{term}") } else { term });
+        }
+    }
+    Some(if terms.is_empty() {
+        "1".to_string()
+    } else {
+        terms.join(" && ")
+    })
+}
+
 /// The directive's name and the text after it.
 fn split_directive(text: &str) -> (&str, &str) {
     let t = text.trim_start().trim_start_matches('#').trim_start();
@@ -329,5 +374,23 @@ mod tests {
         // `X && Y` is false as soon as one of them is 0.
         assert_eq!(dead(text, &[("Y", "0")]), [(3, 0)]);
         assert!(dead(text, &[("Y", "1")]).is_empty());
+    }
+
+    #[test]
+    fn the_condition_of_a_branch() {
+        let text = "#ifdef BIG // big\n#elif SMALL > 1\n#if A\n#endif\n#else\n#ifndef C\nx\n#endif\n#endif\n";
+        let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
+        let program = crate::parser::parse(&file, crate::lexer::lex(&file));
+        let x = program.condition_at(text.find('x').unwrap());
+        assert_eq!(x, [(0, 2), (2, 0)]);
+        assert_eq!(
+            branch_condition(&program, &x).unwrap(),
+            "!defined(BIG) && !(SMALL > 1) && !defined(C)"
+        );
+        assert_eq!(
+            branch_condition(&program, &[(0, 1)]).unwrap(),
+            "!defined(BIG) && (SMALL > 1)"
+        );
+        assert_eq!(branch_condition(&program, &[]).unwrap(), "1");
     }
 }

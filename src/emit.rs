@@ -5,6 +5,7 @@
 
 use crate::names::SiteSymbols;
 use crate::plan::Plan;
+use crate::postwork::Migration;
 use crate::program::{FunctionId, Program};
 use crate::source::SourceFile;
 use crate::source::Span;
@@ -51,6 +52,11 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     }
     let mut overrides: Vec<(Span, String)> = Vec::new();
     for site in &plan.postwork {
+        if site.migration == Migration::Dropped {
+            let text = continuation::dropped_text(&renderer, site);
+            overrides.push((site.statement, String::from_utf8_lossy(&text).into_owned()));
+            continue;
+        }
         around(
             file,
             program,
@@ -60,7 +66,18 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
             |resume| continuation::definitions(&renderer, site, resume),
         );
         let text = String::from_utf8_lossy(&continuation::site_text(&renderer, site)).into_owned();
-        if site.statement.end() == site.postwork.start() {
+        if let Some(at) = site.waited_in_if {
+            // The sync is followed by more of its `if` block: a flag
+            // declared before the `if` says which threads reached it, and
+            // the continuation runs the rest of the block for them.
+            let (declaration, waited) = continuation::waited_texts(&renderer, site);
+            inserts.push((at, Fragment::generated_bytes(declaration)));
+            let waited = String::from_utf8_lossy(&waited).into_owned();
+            overrides.push((
+                Span::new(site.statement.start(), site.postwork.end()),
+                format!("{waited} {text}"),
+            ));
+        } else if site.statement.end() == site.postwork.start() {
             overrides.push((Span::new(site.statement.start(), site.postwork.end()), text));
         } else {
             // The sync ends a top-level `if`: it goes, and the wait (the
@@ -112,7 +129,11 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         inserts.insert(0, (0, Fragment::generated_bytes(prelude(&renderer))));
     }
     let input = file.input_bytes();
-    if !plan.sites.is_empty() || !plan.postwork.is_empty() || !plan.promotions.is_empty() {
+    let continuations = plan
+        .postwork
+        .iter()
+        .any(|p| p.migration == Migration::Continuation);
+    if !plan.sites.is_empty() || continuations || !plan.promotions.is_empty() {
         let len = input.len();
         let mut fragment = if input.is_empty() || input.ends_with(b"\n") || input.ends_with(b"\r") {
             Vec::new()
@@ -122,7 +143,7 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
         if !plan.sites.is_empty() {
             fragment.extend(stats(&renderer));
         }
-        if !plan.postwork.is_empty() {
+        if continuations {
             fragment.extend(continuation::stats(&renderer, &plan.postwork));
         }
         if !plan.promotions.is_empty() {

@@ -28,6 +28,7 @@ mod conditional;
 mod constant;
 mod emit;
 mod expr;
+mod final_sync;
 mod grammar;
 mod guard;
 mod hazard;
@@ -462,13 +463,21 @@ pub fn run_migrating(
             } else {
                 p.locals.join(", ")
             };
-            (
-                file.location(p.call_span.start()),
-                format!(
-                    "sync site {} (kernel `{}`): the code after `{}()` runs in continuation {}, tail-launched per block; carries the kernel's parameters and locals: {locals}",
-                    p.id, program.functions[p.kernel].name, p.call, names::PostworkSymbols::of(&p.id).continuation
+            let kernel = &program.functions[p.kernel].name;
+            let what = match p.migration {
+                postwork::Migration::Dropped => format!(
+                    "sync site {} (kernel `{kernel}`): `{}()` is dropped: nothing runs after it in its thread, and a CDP2 grid ends only after its children",
+                    p.id, p.call
                 ),
-            )
+                postwork::Migration::Continuation => format!(
+                    "sync site {} (kernel `{kernel}`): the code after `{}()`{} runs in continuation {}, tail-launched per block; carries the kernel's parameters and locals: {locals}",
+                    p.id,
+                    p.call,
+                    if p.waited_in_if.is_some() { " (the rest of its `if` block, for the threads that reached it, then the code after the `if`)" } else { "" },
+                    names::PostworkSymbols::of(&p.id).continuation
+                ),
+            };
+            (file.location(p.call_span.start()), what)
         })
         .collect();
     Outcome {

@@ -149,6 +149,8 @@ pub struct PostworkSymbols {
     /// The counters (`-DDPOPT_STATS`) and the macro that counts.
     pub stats: String,
     pub count: String,
+    /// The flag of a thread that reached a sync inside an `if` block.
+    pub waited: String,
 }
 
 impl PostworkSymbols {
@@ -160,6 +162,7 @@ impl PostworkSymbols {
             make_record: format!("dpopt_make_record_{id}"),
             stats: format!("dpopt_postwork_stats_{id}"),
             count: format!("DPOPT_POSTWORK_COUNT_{id}"),
+            waited: format!("dpopt_waited_{id}"),
         }
     }
 }

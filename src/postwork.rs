@@ -41,6 +41,27 @@ pub struct SyncSite {
     /// The locals declared before the sync (at the top level of the body)
     /// that the postwork uses, in declaration order.
     pub locals: Vec<String>,
+    /// What the migration does.
+    pub migration: Migration,
+    /// For a sync inside `#if` branches that hold the rest of the kernel:
+    /// the condition of those branches (`conditional::branch_condition`),
+    /// which the generated declarations and definitions keep.
+    pub condition: Option<String>,
+    /// A sync followed by more statements of the block of a top-level `if`:
+    /// the byte offset of that `if`, before which the flag
+    /// `PostworkSymbols::waited` is declared (set at the sync, a local of
+    /// the continuation, which runs the rest of the block when it is set).
+    pub waited_in_if: Option<usize>,
+}
+
+/// How a sync is migrated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Migration {
+    /// The code after it becomes a continuation kernel.
+    Continuation,
+    /// Nothing runs after it in its thread (`final_sync.rs`): it goes, and
+    /// the grid, which ends only after its children, waits for them.
+    Dropped,
 }
 
 /// What the postwork analysis found.
@@ -148,6 +169,7 @@ pub fn analyze(
     let hazards = Hazards::new(program);
     let shared_names = shared_names(program);
     let launchers = launching_functions(program);
+    let ruled_out = crate::conditional::ruled_out(program);
     for (f, function) in program.functions.with_ids() {
         if !function.space.runs_on_device() || !file.in_input(function.body.start()) {
             continue;
@@ -158,8 +180,10 @@ pub fn analyze(
         }
         let open = function.body_tokens.start;
         let close = function.body_tokens.end;
+        let body_condition = program.condition_at(function.body.start());
         let mut count = 0;
-        let mut first_site: Option<usize> = None;
+        // The sites of this kernel (indices into `out.sites`).
+        let mut kernel_sites: Vec<usize> = Vec::new();
         for k in open + 1..close {
             let t = program.sig[k];
             if t.kind != TokenKind::Ident || !SYNC_CALLS.contains(&t.text(view)) {
@@ -167,6 +191,11 @@ pub fn analyze(
             }
             // A call: `name (`.
             if program.sig.get(k + 1).map(|n| n.text(view)) != Some("(") {
+                continue;
+            }
+            // Not compiled with the command line's `-D` definitions.
+            let condition = program.condition_at(t.start);
+            if condition.iter().any(|b| ruled_out.contains(b)) {
                 continue;
             }
             // A launch before it, in the kernel or in a function of the file
@@ -186,7 +215,10 @@ pub fn analyze(
             let span = t.span();
             let refuse =
                 |kind: DiagnosticKind, span: Span, label: &str| Diagnostic::new(kind, span, label);
-            if let Some(site) = first_site {
+            if let Some(&site) = kernel_sites
+                .iter()
+                .find(|&&s| out.sites[s].postwork.contains(t.start))
+            {
                 if migrate {
                     out.diagnostics.push(
                         refuse(
@@ -205,23 +237,69 @@ pub fn analyze(
                 }
                 continue;
             }
-            // Inside an `#if` branch that the kernel's body does not hold
-            // whole: the continuation would split the branch.
-            let problem = if program.condition_at(t.start)
-                != program.condition_at(function.body.start())
-                || program.condition_at(program.sig[close].start)
-                    != program.condition_at(function.body.start())
+            // Is significant token `j` compiled together with the sync
+            // (not in another branch of one of its `#if` groups, nor ruled
+            // out)?
+            let compiled = |j: usize| {
+                let c = program.condition_at(program.sig[j].start);
+                !c.iter().any(|b| ruled_out.contains(b)) && !exclusive(&c, &condition)
+            };
+            let (first, statement_form) = statement_bounds(program, open, k);
+            if statement_form
+                && function.space.global
+                && !copied.contains(&f)
+                && crate::final_sync::is_final(program, open, close, first, k + 3, &compiled)
             {
-                let directive = program.sig[open..k]
+                count += 1;
+                if !migrate {
+                    out.diagnostics.push(Diagnostic::new(
+                        DiagnosticKind::SyncMigratable {
+                            kernel: kernel.clone(),
+                            call: call.clone(),
+                        },
+                        span,
+                        "CDP1: not available on sm_90 (CDP2)",
+                    ));
+                }
+                let end = program.sig[k + 3].end;
+                kernel_sites.push(out.sites.len());
+                out.sites.push(SyncSite {
+                    id: format!("{}_sync{count}", function.symbol),
+                    kernel: f,
+                    call,
+                    call_span: span,
+                    statement: Span::new(program.sig[first].start, end),
+                    postwork: Span::new(end, end),
+                    locals: Vec::new(),
+                    migration: Migration::Dropped,
+                    condition: None,
+                    waited_in_if: None,
+                });
+                continue;
+            }
+            // Inside `#if` branches: the continuation replaces the rest of
+            // those branches, which must hold the rest of the kernel (what
+            // follows them is compiled only without the sync).
+            let directive = || {
+                program.sig[open..k]
                     .iter()
                     .rev()
                     .find(|d| d.kind == TokenKind::Directive)
-                    .map_or(span, |d| d.span());
-                Err(("an `#if` branch".to_string(), directive))
-            } else {
-                placement(program, open, k)
+                    .map_or(span, |d| d.span())
             };
-            let placed = match problem {
+            let problem = if condition == body_condition
+                && program.condition_at(program.sig[close].start) == body_condition
+            {
+                placement(program, open, k).map(|p| (p, program.sig[close].start, None))
+            } else {
+                match branch_end(program, k, close, &condition, &body_condition, &compiled) {
+                    Some((end, guard)) => {
+                        placement(program, open, k).map(|p| (p, end, Some(guard)))
+                    }
+                    None => Err(("an `#if` branch".to_string(), directive())),
+                }
+            };
+            let (placed, postwork_end, guard) = match problem {
                 Err((construct, at)) => {
                     if migrate {
                         out.diagnostics.push(
@@ -254,10 +332,31 @@ pub fn analyze(
                 }
                 continue;
             }
-            let postwork = Span::new(placed.postwork_start, program.sig[close].start);
+            let postwork = Span::new(placed.postwork_start, postwork_end);
             let locals = top_level_locals(program, open, placed.postwork_start);
             let used = used_names(program, postwork);
             let mut problems: Vec<Diagnostic> = Vec::new();
+            if let Some((_, block)) = placed.in_if {
+                // The continuation's record is made after the `if`, where
+                // the block's own locals are gone.
+                let inner = top_level_locals(program, block, placed.postwork_start);
+                if let Some((name, at, l)) = used
+                    .iter()
+                    .find_map(|(n, at)| inner.iter().find(|l| &l.name == n).map(|l| (n, at, l)))
+                {
+                    problems.push(
+                        refuse(
+                            DiagnosticKind::PostworkUnsupported {
+                                kernel: kernel.clone(),
+                                what: format!("local `{name}`, declared in the `if` block before the sync and used after it (declare it before the `if`)"),
+                            },
+                            *at,
+                            "used after the sync",
+                        )
+                        .with_note(l.span, "declared here"),
+                    );
+                }
+            }
             if function.template_header.is_some() {
                 problems.push(refuse(
                     DiagnosticKind::PostworkUnsupported {
@@ -356,7 +455,7 @@ pub fn analyze(
                 .iter()
                 .filter_map(|p| p.name.as_deref())
                 .collect();
-            let live: Vec<String> = locals
+            let mut live: Vec<String> = locals
                 .iter()
                 .filter(|l| used.iter().any(|(n, _)| n == &l.name))
                 .filter(|l| !params.contains(&l.name.as_str()))
@@ -377,15 +476,23 @@ pub fn analyze(
                     "CDP1: not available on sm_90 (CDP2)",
                 ));
             }
-            first_site = Some(out.sites.len());
+            let id = format!("{}_sync{count}", function.symbol);
+            let waited_in_if = placed.in_if.map(|(kw, _)| {
+                live.push(crate::names::PostworkSymbols::of(&id).waited);
+                program.sig[kw].start
+            });
+            kernel_sites.push(out.sites.len());
             out.sites.push(SyncSite {
-                id: format!("{}_sync{count}", function.symbol),
+                id,
                 kernel: f,
                 call,
                 call_span: span,
                 statement: placed.statement,
                 postwork,
                 locals: live,
+                migration: Migration::Continuation,
+                condition: guard,
+                waited_in_if,
             });
         }
     }
@@ -402,6 +509,74 @@ pub fn analyze(
 struct Placed {
     statement: Span,
     postwork_start: usize,
+    /// A sync followed by more statements of the block of a top-level `if`
+    /// (no `else`): the significant tokens of that `if` keyword and of the
+    /// block's `{`. The postwork then starts right after the sync.
+    in_if: Option<(usize, usize)>,
+}
+
+/// The first significant token of the sync call at `k` (`::` and a
+/// `(void)` cast before it included), and whether the call is a statement
+/// of its own, `name ( ) ;` (its `;` is then `k + 3`).
+fn statement_bounds(program: &Program, open: usize, k: usize) -> (usize, bool) {
+    let view = program.view.as_str();
+    let sig = &program.sig;
+    let close = program.brackets.partner(k + 1).unwrap_or(k + 1);
+    let statement_form = close == k + 2 && sig.get(k + 3).map(|t| t.text(view)) == Some(";");
+    let mut first = k;
+    if first > open + 1 && sig[first - 1].text(view) == "::" {
+        first -= 1;
+    }
+    let k0 = first;
+    if k0 >= open + 4
+        && sig[k0 - 1].text(view) == ")"
+        && sig[k0 - 2].text(view) == "void"
+        && sig[k0 - 3].text(view) == "("
+    {
+        first = k0 - 3;
+    }
+    (first, statement_form)
+}
+
+/// Are two `#if` stacks in different branches of one group (so that at
+/// most one of them is compiled)?
+fn exclusive(a: &[(usize, usize)], b: &[(usize, usize)]) -> bool {
+    a.iter()
+        .zip(b)
+        .find(|(x, y)| x != y)
+        .is_some_and(|(x, y)| x.0 == y.0)
+}
+
+/// For a sync at significant token `k` inside `#if` branches nested in the
+/// kernel body's own (`condition` extends `body` by them): where those
+/// branches end (the byte offset of the directive that leaves them) and
+/// their condition, when they hold the rest of the kernel: every token from
+/// there to the body's closing brace (at `close`, in the body's branch) is
+/// a directive or compiled only without the sync.
+fn branch_end(
+    program: &Program,
+    k: usize,
+    close: usize,
+    condition: &[(usize, usize)],
+    body: &[(usize, usize)],
+    compiled: &dyn Fn(usize) -> bool,
+) -> Option<(usize, String)> {
+    let sig = &program.sig;
+    if !condition.starts_with(body) || program.condition_at(sig[close].start) != body {
+        return None;
+    }
+    let end = (k + 1..close).find(|&j| {
+        sig[j].kind == TokenKind::Directive
+            && !program
+                .condition_at(sig[j].start + 1)
+                .starts_with(condition)
+    })?;
+    let rest_elsewhere = (end..close).all(|j| sig[j].kind == TokenKind::Directive || !compiled(j));
+    if !rest_elsewhere {
+        return None;
+    }
+    let guard = crate::conditional::branch_condition(program, &condition[body.len()..])?;
+    Some((sig[end].start, guard))
 }
 
 /// Is significant token `j` the start of a statement at the top level of
@@ -436,22 +611,7 @@ fn placement(program: &Program, open: usize, k: usize) -> Result<Placed, (String
     let view = program.view.as_str();
     let sig = &program.sig;
     let expression = |at: Span| Err(("an expression (its result is used)".to_string(), at));
-    // `name ( ) ;`
-    let close = program.brackets.partner(k + 1).unwrap_or(k + 1);
-    let statement_form = close == k + 2 && sig.get(k + 3).map(|t| t.text(view)) == Some(";");
-    // `::` and `(void)` before it.
-    let mut first = k;
-    if first > open + 1 && sig[first - 1].text(view) == "::" {
-        first -= 1;
-    }
-    let k0 = first;
-    if k0 >= open + 4
-        && sig[k0 - 1].text(view) == ")"
-        && sig[k0 - 2].text(view) == "void"
-        && sig[k0 - 3].text(view) == "("
-    {
-        first = k0 - 3;
-    }
+    let (first, statement_form) = statement_bounds(program, open, k);
     // The innermost bracket around the call.
     let mut enclosing = None;
     for (j, t) in sig.iter().enumerate().take(first).skip(open + 1) {
@@ -469,13 +629,22 @@ fn placement(program: &Program, open: usize, k: usize) -> Result<Placed, (String
         let if_kw = (j > open + 1 && sig[j - 1].text(view) == ")")
             .then(|| top_level_if(program, open, j - 1))
             .flatten();
-        let last = statement_form && k + 4 == block_end;
+        let last = k + 4 == block_end;
         let direct = enclosing_of(program, open, j).is_none();
-        if let (Some(_), true, true) = (if_kw, last, direct) {
+        if let (Some(kw), true, true) = (if_kw, statement_form, direct) {
             if after(block_end + 1) != "else" {
+                // The last statement: the postwork follows the `if`. Before
+                // more statements of the block: it starts after the sync,
+                // and the continuation runs the rest of the block for the
+                // threads that reached the sync.
                 return Ok(Placed {
                     statement: Span::new(sig[first].start, sig[k + 3].end),
-                    postwork_start: sig[block_end].end,
+                    postwork_start: if last {
+                        sig[block_end].end
+                    } else {
+                        sig[k + 3].end
+                    },
+                    in_if: (!last).then_some((kw, j)),
                 });
             }
         }
@@ -489,6 +658,7 @@ fn placement(program: &Program, open: usize, k: usize) -> Result<Placed, (String
         return Ok(Placed {
             statement: Span::new(sig[first].start, end),
             postwork_start: end,
+            in_if: None,
         });
     }
     let prev = &sig[first - 1];
@@ -503,6 +673,7 @@ fn placement(program: &Program, open: usize, k: usize) -> Result<Placed, (String
                 return Ok(Placed {
                     statement: Span::new(sig[first].start, end),
                     postwork_start: end,
+                    in_if: None,
                 });
             }
             return Err(("an `if` with an `else`".to_string(), sig[kw].span()));
@@ -546,7 +717,8 @@ fn control_of(program: &Program, j: usize) -> String {
     };
     let p = prev.text(view);
     if matches!(p, "else" | "do" | "try") {
-        return format!("a `{p}` block");
+        let article = if p == "do" { "a" } else { "an" };
+        return format!("{article} `{p}` block");
     }
     if p == ")" {
         if let Some(w) = program
@@ -556,7 +728,8 @@ fn control_of(program: &Program, j: usize) -> String {
             .map(|q| sig[q].text(view))
         {
             if matches!(w, "if" | "for" | "while" | "switch") {
-                return format!("a `{w}` block");
+                let article = if w == "if" { "an" } else { "a" };
+                return format!("{article} `{w}` block");
             }
         }
     }
@@ -887,17 +1060,53 @@ mod tests {
     }
 
     #[test]
-    fn an_if_with_else_or_a_sync_before_the_end_of_the_if_is_refused() {
+    fn a_sync_in_an_if_with_else_or_a_nested_block_is_refused_when_code_follows() {
         for src in [
-            "__global__ void c() {}\n__global__ void k() {\n  if (threadIdx.x == 0) { c<<<1, 1>>>(); cudaDeviceSynchronize(); } else { }\n}\n",
-            "__global__ void c() {}\n__global__ void k(int *a) {\n  if (threadIdx.x == 0) { c<<<1, 1>>>(); cudaDeviceSynchronize(); a[0] = 1; }\n}\n",
-            "__global__ void c() {}\n__global__ void k() {\n  c<<<1, 1>>>();\n  if (threadIdx.x == 0) cudaDeviceSynchronize(); else c<<<1, 1>>>();\n}\n",
-            "__global__ void c() {}\n__global__ void k() {\n  { if (threadIdx.x == 0) { c<<<1, 1>>>(); cudaDeviceSynchronize(); } }\n}\n",
+            "__global__ void c() {}\n__global__ void k(int *a) {\n  if (threadIdx.x == 0) { c<<<1, 1>>>(); cudaDeviceSynchronize(); } else { }\n  a[0] = 1;\n}\n",
+            "__global__ void c() {}\n__global__ void k(int *a) {\n  if (threadIdx.x == 0) { c<<<1, 1>>>(); cudaDeviceSynchronize(); a[0] = 1; } else { }\n}\n",
+            "__global__ void c() {}\n__global__ void k(int *a) {\n  c<<<1, 1>>>();\n  if (threadIdx.x == 0) cudaDeviceSynchronize(); else c<<<1, 1>>>();\n  a[0] = 1;\n}\n",
+            "__global__ void c() {}\n__global__ void k(int *a) {\n  { if (threadIdx.x == 0) { c<<<1, 1>>>(); cudaDeviceSynchronize(); } }\n  a[0] = 1;\n}\n",
         ] {
             let (_, a) = run(src, true);
             assert!(a.sites.is_empty(), "{src}");
             assert_eq!(a.diagnostics[0].kind.code(), "dpopt::postwork_nested", "{src}");
         }
+    }
+
+    #[test]
+    fn a_sync_that_ends_its_thread_is_dropped() {
+        for src in [
+            "__global__ void c() {}\n__global__ void k() {\n  if (threadIdx.x == 0) { c<<<1, 1>>>(); cudaDeviceSynchronize(); } else { }\n}\n",
+            "__global__ void c() {}\n__global__ void k() {\n  c<<<1, 1>>>();\n  if (threadIdx.x == 0) cudaDeviceSynchronize(); else c<<<1, 1>>>();\n}\n",
+            "__global__ void c() {}\n__global__ void k(int n) {\n  if (n < 64) { }\n  else {\n#ifdef PROFILE\n    n = 2;\n#endif\n    c<<<1, 1>>>();\n#if CDP1\n    cudaDeviceSynchronize();\n#else\n    n = 3;\n#endif\n  }\n}\n",
+        ] {
+            let (file, a) = run(src, true);
+            assert!(a.diagnostics.is_empty(), "{src}: {:?}", a.diagnostics);
+            assert_eq!(a.sites.len(), 1, "{src}");
+            assert_eq!(a.sites[0].migration, Migration::Dropped);
+            assert_eq!(&file.view[a.sites[0].statement.range()], "cudaDeviceSynchronize();");
+        }
+    }
+
+    #[test]
+    fn a_sync_before_more_of_a_top_level_if_block_waits_after_the_if() {
+        let src = "__global__ void c() {}\n__global__ void k(int **buf, int n) {\n  int v = n;\n  if (threadIdx.x == 0) {\n    c<<<1, 1>>>();\n    cudaDeviceSynchronize();\n    free(*buf);\n  }\n  buf[1][0] = v;\n}\n";
+        let (file, a) = run(src, true);
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        let site = &a.sites[0];
+        assert_eq!(site.migration, Migration::Continuation);
+        assert_eq!(site.waited_in_if, Some(src.find("if (").unwrap()));
+        assert!(file.view[site.postwork.range()]
+            .trim_start()
+            .starts_with("free(*buf);"));
+        assert_eq!(site.locals, ["v", "dpopt_waited_k_sync1"]);
+        // A local of the block, declared before the sync, is out of scope
+        // where the record is made.
+        let src = "__global__ void c() {}\n__global__ void k(int *a) {\n  if (threadIdx.x == 0) {\n    int w = a[0];\n    c<<<1, 1>>>();\n    cudaDeviceSynchronize();\n    a[1] = w;\n  }\n}\n";
+        let (_, a) = run(src, true);
+        assert!(a.sites.is_empty());
+        assert_eq!(a.diagnostics[0].kind.code(), "dpopt::postwork_unsupported");
+        assert!(a.diagnostics[0].kind.message().contains("local `w`"));
     }
 
     #[test]
@@ -931,11 +1140,16 @@ mod tests {
     }
 
     #[test]
-    fn a_launch_in_a_called_function_counts_and_ifdef_branches_are_refused() {
+    fn a_launch_in_a_called_function_counts() {
         let src = "__global__ void c() {}\n__device__ void spawn() { c<<<1, 1>>>(); }\n__device__ void outer() { spawn(); }\n__global__ void k(int *a) {\n  outer();\n  ::cudaDeviceSynchronize();\n  a[0] = 1;\n}\n";
         let (_, a) = run(src, true);
         assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
         assert_eq!(a.sites.len(), 1);
+    }
+
+    #[test]
+    fn an_if_branch_must_hold_the_rest_of_the_kernel() {
+        // Code after the branch, compiled with it: refused.
         let src = "__global__ void c() {}\n__global__ void k(int *a) {\n  c<<<1, 1>>>();\n#ifdef CDP1\n  cudaDeviceSynchronize();\n#endif\n  a[0] = 1;\n}\n";
         let (file, a) = run(src, true);
         assert!(a.sites.is_empty());
@@ -944,6 +1158,29 @@ mod tests {
         assert_eq!(
             &file.view[a.diagnostics[0].notes[0].0.range()],
             "#ifdef CDP1"
+        );
+        // The branch holds the rest (the `#else` is not compiled with it):
+        // the postwork ends at the `#else`, and the generated code keeps
+        // the branch's condition.
+        let src = "__global__ void c() {}\n__global__ void k(int *a) {\n  c<<<1, 1>>>();\n#if ALLOC == 0\n  cudaDeviceSynchronize();\n  a[0] = 1;\n#else\n  a[0] = 2;\n#endif\n}\n";
+        let (file, a) = run(src, true);
+        assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+        let site = &a.sites[0];
+        assert_eq!(file.view[site.postwork.range()].trim(), "a[0] = 1;");
+        assert_eq!(site.condition.as_deref(), Some("(ALLOC == 0)"));
+    }
+
+    #[test]
+    fn a_sync_that_the_definitions_rule_out_is_not_a_site() {
+        let src = "__global__ void c() {}\n__global__ void k(int *a) {\n  c<<<1, 1>>>();\n#if ALLOC == 0\n  cudaDeviceSynchronize();\n#endif\n  a[0] = 1;\n}\n";
+        let file = SourceFile::new("t.cu", src.as_bytes().to_vec());
+        let mut program = crate::parser::parse(&file, crate::lexer::lex(&file));
+        program.defines = vec![("ALLOC".to_string(), "2".to_string())];
+        let a = analyze(&file, &program, true, &[]);
+        assert!(
+            a.sites.is_empty() && a.diagnostics.is_empty(),
+            "{:?}",
+            a.diagnostics
         );
     }
 

@@ -33,7 +33,7 @@ use crate::hazard::{Finding, Hazard, Hazards};
 use crate::plan::{ChildPlan, Plan, SiteId};
 use crate::pragma::parse_directive;
 use crate::program::{FunctionId, Program};
-use crate::source::SourceFile;
+use crate::source::{SourceFile, Span};
 use std::collections::BTreeMap;
 
 pub struct Analysis {
@@ -249,7 +249,28 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         }
     }
     plan.settle(program);
+    drop_decided_thresholds_of_refused_pragmas(&mut diagnostics);
     Analysis { plan, diagnostics }
+}
+
+/// A pragma refused with an error produces no output, so a warning that its
+/// threshold always decides the same way (`threshold_decided`) would only
+/// contradict the error (e.g. a child that cannot run serially at all).
+fn drop_decided_thresholds_of_refused_pragmas(diagnostics: &mut Vec<Diagnostic>) {
+    let refused: Vec<Span> = diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .flat_map(|d| {
+            d.notes
+                .iter()
+                .map(|(s, _)| *s)
+                .chain(std::iter::once(d.span))
+        })
+        .collect();
+    diagnostics.retain(|d| {
+        !matches!(d.kind, DiagnosticKind::ThresholdDecided { .. })
+            || !d.notes.iter().any(|(s, _)| refused.contains(s))
+    });
 }
 
 /// `d` with one note per call leading to the construct of `finding`.

@@ -589,9 +589,15 @@ pub struct NamespacesContext {
 /// `continuation.cu.tera`: one part of a migrated sync.
 #[derive(Debug, Serialize)]
 pub struct ContinuationContext {
-    /// `declarations`, `site`, `moved` or `definitions`.
+    /// `declarations`, `site`, `moved`, `dropped` or `definitions`.
     pub part: &'static str,
     pub id: String,
+    /// The `#if` condition the generated declarations and definitions keep
+    /// (a sync inside `#if` branches); empty when none.
+    pub condition: String,
+    /// The sync is followed by more statements of a top-level `if` block
+    /// (`SyncSite::waited_in_if`).
+    pub in_if: bool,
     /// The sync site's symbols.
     pub n: crate::names::PostworkSymbols,
     pub kernel: String,
@@ -630,6 +636,8 @@ pub struct ContinuationStatsContext {
 pub struct PostworkCounter {
     pub id: String,
     pub counters: String,
+    /// As `ContinuationContext::condition`.
+    pub condition: String,
 }
 
 /// `promote.cu.tera`: one part of a promoted launch.

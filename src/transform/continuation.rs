@@ -7,7 +7,7 @@ use super::context::{
 };
 use super::Renderer;
 use crate::names::PostworkSymbols;
-use crate::postwork::SyncSite;
+use crate::postwork::{Migration, SyncSite};
 
 fn context(
     r: &Renderer,
@@ -29,6 +29,8 @@ fn context(
         n: PostworkSymbols::of(&site.id),
         kernel: kernel.name.clone(),
         call: site.call.clone(),
+        condition: site.condition.clone().unwrap_or_default(),
+        in_if: site.waited_in_if.is_some(),
         location: r.file.location(site.call_span.start()),
         locals: site.locals.clone(),
         params: named.iter().map(|(d, _)| format!(", {d}")).collect(),
@@ -70,6 +72,24 @@ pub fn moved_text(r: &Renderer, site: &SyncSite) -> Vec<u8> {
     finish(r, &r.templates.render(&ctx))
 }
 
+/// A sync before more statements of a top-level `if` block: the flag's
+/// declaration (before the `if`) and what replaces the sync and the rest of
+/// the block (the site's text follows it).
+pub fn waited_texts(r: &Renderer, site: &SyncSite) -> (Vec<u8>, Vec<u8>) {
+    let declaration = context(r, site, "waited_declaration", 0);
+    let waited = context(r, site, "waited", 0);
+    (
+        finish(r, &r.templates.render(&declaration)),
+        finish(r, &r.templates.render(&waited)),
+    )
+}
+
+/// What replaces a sync that is the last thing its thread runs.
+pub fn dropped_text(r: &Renderer, site: &SyncSite) -> Vec<u8> {
+    let ctx = context(r, site, "dropped", 0);
+    finish(r, &r.templates.render(&ctx))
+}
+
 /// After the kernel: the postwork body (builtins replaced by parameters)
 /// and the continuation kernel.
 pub fn definitions(r: &Renderer, site: &SyncSite, resume_line: usize) -> Vec<u8> {
@@ -88,7 +108,9 @@ pub fn stats(r: &Renderer, sites: &[SyncSite]) -> Vec<u8> {
     // The counters are declared before each kernel, in its namespaces.
     let counters: Vec<PostworkCounter> = sites
         .iter()
+        .filter(|s| s.migration == Migration::Continuation)
         .map(|s| PostworkCounter {
+            condition: s.condition.clone().unwrap_or_default(),
             id: s.id.clone(),
             counters: format!(
                 "{}::{}",

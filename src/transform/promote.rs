@@ -210,6 +210,7 @@ pub fn stats(r: &Renderer, sites: &[PromoteSite]) -> Vec<u8> {
         .iter()
         .map(|s| PostworkCounter {
             id: s.id.clone(),
+            condition: String::new(),
             counters: format!(
                 "{}::{}",
                 crate::names::scope(&r.program.functions[s.kernel].namespace),
