@@ -15,6 +15,17 @@
 #ifndef DPOPT_FLOOR_QUEUE_PDL
 #  define DPOPT_FLOOR_QUEUE_PDL 1
 #endif
+/* streams a floor parent creates on the device for its children: its launch-free copy launches nothing, so there
+   cudaStreamCreateWithFlags() gives the null stream and cudaStreamDestroy() has nothing to do (no device-runtime call) */
+__device__ __forceinline__ cudaError_t dpopt_floor_stream_create(cudaStream_t *dpopt_stream, unsigned int)
+{
+    *dpopt_stream = 0;
+    return cudaSuccess;
+}
+__device__ __forceinline__ cudaError_t dpopt_floor_stream_destroy(cudaStream_t)
+{
+    return cudaSuccess;
+}
 __device__ __forceinline__ void dpopt_floor_wait()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

@@ -332,10 +332,10 @@ diagnostic_tests! {
         says: ["launches itself", "its only one", "remove `floor`"],
     }
     floor_device_runtime {
-        input: format!("{CHILD}__global__ void parent(int *a, int n) {{\n  cudaStream_t s;\n  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);\n#pragma dp threshold(64) floor\n  child<<<(n + 31) / 32, 32, 0, s>>>(a, n);\n}}\nvoid run(int *a, int n) {{ parent<<<1, 32>>>(a, n); }}\n"),
+        input: format!("{CHILD}__global__ void parent(int *a, int n) {{\n  cudaEvent_t e;\n  cudaEventCreateWithFlags(&e, cudaEventDisableTiming);\n#pragma dp threshold(64) floor\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\nvoid run(int *a, int n) {{ parent<<<1, 32>>>(a, n); }}\n"),
         code: "dpopt::floor",
         at: "7:3",
-        span: "cudaStreamCreateWithFlags",
+        span: "cudaEventCreateWithFlags",
         says: ["device runtime", "`floor` requested here"],
     }
     floor_in_device_function {

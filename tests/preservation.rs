@@ -128,12 +128,23 @@ fn line_directives_resynchronise_with_the_original() {
                 // carries user text from that line (a part of the launch).
                 let orig_text = String::from_utf8_lossy(orig);
                 let next_text = String::from_utf8_lossy(next);
-                let carries = next_text.contains("dpopt")
-                    && orig_text
-                        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                        .map(str::trim)
-                        .filter(|p| !p.is_empty())
-                        .any(|p| next_text.contains(p));
+                // Or the launch's arguments, when they share the line with
+                // the end of its configuration (the stream on a second line).
+                let arguments = orig_text.split_once(">>>(").map(|(_, a)| {
+                    a.trim_end()
+                        .trim_end_matches(';')
+                        .trim_end_matches(')')
+                        .to_string()
+                });
+                let carries_arguments =
+                    arguments.is_some_and(|a| !a.is_empty() && next_text.contains(a.as_str()));
+                let carries = carries_arguments
+                    || next_text.to_ascii_lowercase().contains("dpopt")
+                        && orig_text
+                            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                            .map(str::trim)
+                            .filter(|p| !p.is_empty())
+                            .any(|p| next_text.contains(p));
                 // A line that generated text splits (a promoted kernel's
                 // `{` followed by the head's start) shows its head first.
                 let split = orig.starts_with(next)

@@ -40,6 +40,17 @@ fn joinable(hazards: &Hazards, child: FunctionId, smem: &Option<String>) -> bool
             .is_none()
 }
 
+/// Device-runtime calls of the parent itself that its launch-free copy
+/// stands in for without a call (`transform/renderer.rs`): reads of the
+/// last error (`cudaSuccess` there), and the streams a parent creates for
+/// its children and destroys (the copy launches nothing: the null stream).
+pub(crate) const COPY_STANDS_IN: &[&str] = &[
+    "cudaGetLastError",
+    "cudaPeekAtLastError",
+    "cudaStreamCreateWithFlags",
+    "cudaStreamDestroy",
+];
+
 /// A launch or device-runtime call in a function or what it calls.
 struct RuntimeUse {
     /// Where (a call of the function holding it, for a callee's).
@@ -70,9 +81,7 @@ fn runtime_use(
         let sig = program.sig_in(body);
         let call = calls(sig, view)
             .find(|&(_, name)| {
-                name.starts_with("cuda")
-                    && !(last_error_ok
-                        && matches!(name, "cudaGetLastError" | "cudaPeekAtLastError"))
+                name.starts_with("cuda") && !(last_error_ok && COPY_STANDS_IN.contains(&name))
             })
             .map(|(i, name)| (sig[i].span(), format!("calls `{name}` (device runtime)")));
         [launch, call]
@@ -185,7 +194,7 @@ pub(super) fn floors(
         let allowed: Vec<LaunchId> = sites.iter().map(|&s| plan.sites[s].launch).collect();
         if let Some(u) = runtime_use(program, parent, &allowed, true) {
             let why = format!(
-                "it {} here; its launch-free copy must make no launch and no device-runtime call (except `cudaGetLastError()`/`cudaPeekAtLastError()`, which read `cudaSuccess` there)",
+                "it {} here; its launch-free copy must make no launch and no device-runtime call (except `cudaGetLastError()`/`cudaPeekAtLastError()`, which read `cudaSuccess` there, and `cudaStreamCreateWithFlags()`/`cudaStreamDestroy()` of the streams for its children, which give the null stream there)",
                 u.what
             );
             let fix = "put `#pragma dp ... floor` on every launch of the kernel and keep other device-runtime calls out of it (and of the functions it calls), or remove `floor`";

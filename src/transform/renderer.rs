@@ -136,6 +136,15 @@ impl<'a> Renderer<'a> {
                 } else if self.floor && t.kind == TokenKind::Ident {
                     self.last_error_read(&t)
                         .inspect(|_| out.generated(b"cudaSuccess"))
+                        .or_else(|| {
+                            let stand_in = match t.text(&self.file.view) {
+                                "cudaStreamCreateWithFlags" => "dpopt_floor_stream_create",
+                                "cudaStreamDestroy" => "dpopt_floor_stream_destroy",
+                                _ => return None,
+                            };
+                            out.generated(stand_in.as_bytes());
+                            Some(t.end)
+                        })
                 } else {
                     None
                 };
