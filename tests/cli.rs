@@ -1069,3 +1069,31 @@ fn cdp1_sync_warns_without_migrate_sync_and_migrates_with_it() {
         "{listing}"
     );
 }
+
+#[test]
+fn code_that_the_definitions_rule_out_does_not_refuse_floor_or_migration() {
+    // Show-Me-DP's shape: a CDP1 wait and free under `#if BUFFER_ALLOCATOR
+    // == 0`, built with -DBUFFER_ALLOCATOR=2.
+    let src = "__global__ void child(int *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] = i;\n}\n__global__ void parent(int *a, int **buf, int n) {\n#pragma dp threshold(32) floor\n  child<<<(n + 31) / 32, 32>>>(a, n);\n#if BUFFER_ALLOCATOR == 0\n  if (threadIdx.x == 0) {\n    cudaDeviceSynchronize();\n    free(*buf);\n  }\n#endif\n}\nvoid run(int *a, int **buf, int n) { parent<<<1, 32>>>(a, buf, n); }\n";
+    let run = run_in(&["check", "-", "--message-format", "short"], Some(src));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("dpopt::floor") && stderr.contains("cudaDeviceSynchronize"),
+        "{stderr}"
+    );
+    let run = run_in(
+        &[
+            "check",
+            "-",
+            "--message-format",
+            "short",
+            "-DBUFFER_ALLOCATOR=2",
+            "--migrate-sync",
+        ],
+        Some(src),
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("error"), "{stderr}");
+}

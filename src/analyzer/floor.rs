@@ -71,17 +71,29 @@ fn runtime_use(
 ) -> Option<RuntimeUse> {
     let view = program.view.as_str();
     let mut seen = vec![function];
+    // Code in `#if` branches the command line's `-D` rules out is not compiled.
+    let ruled_out = crate::conditional::ruled_out(program);
+    let compiled = |offset: usize| {
+        !program
+            .condition_at(offset)
+            .iter()
+            .any(|b| ruled_out.contains(b))
+    };
     let own = |f: FunctionId, last_error_ok: bool| -> Option<(Span, String)> {
         let body = program.functions[f].body;
         let launch = program
             .launches
             .with_ids()
-            .find(|(i, l)| l.function == Some(f) && !allowed.contains(i))
+            .find(|(i, l)| {
+                l.function == Some(f) && !allowed.contains(i) && compiled(l.span.start())
+            })
             .map(|(_, l)| (l.span, format!("launches `{}`", l.kernel.trim())));
         let sig = program.sig_in(body);
         let call = calls(sig, view)
-            .find(|&(_, name)| {
-                name.starts_with("cuda") && !(last_error_ok && COPY_STANDS_IN.contains(&name))
+            .find(|&(i, name)| {
+                name.starts_with("cuda")
+                    && !(last_error_ok && COPY_STANDS_IN.contains(&name))
+                    && compiled(sig[i].start)
             })
             .map(|(i, name)| (sig[i].span(), format!("calls `{name}` (device runtime)")));
         [launch, call]

@@ -19,8 +19,10 @@ ARCH=${ARCH:-sm_90}
 FLAGS="-Xcompiler -fopenmp -arch=$ARCH -rdc=true -O3"
 TIMEOUT=${RUN_TIMEOUT:-60}
 OUT=${OUT:-$HERE/showme-out}/showme
-W=/tmp/showme-work
-rm -rf "$W" && mkdir -p "$W" "$OUT/logs"
+# KEEP=1: keep the work directory of an earlier call (its builds are reused).
+W=${W:-/tmp/showme-work}
+[ "${KEEP:-0}" = 1 ] || rm -rf "$W"
+mkdir -p "$W" "$OUT/logs"
 nvidia-smi -L 2>/dev/null | head -1 > "$OUT/gpu.txt"; "$NVCC" --version | tail -2 | head -1 > "$OUT/nvcc.txt"
 ALL_CFGS="SpMV bfs-rec graph-color pagerank pagerank-nosync sssp"
 CFGS=${*:-$ALL_CFGS}
@@ -41,21 +43,31 @@ for cfg in $CFGS; do
     echo "$cfg $(basename "$(dirname "$v")") $(basename "$v")" >> "$jobs"
   done
 done
+# The app's host files (its .cpp and common/global.cpp) are compiled once, with
+# the baseline; each variant compiles its wrapper (which #includes the kernel
+# file) and links with them.
 build_one() {
-  local cfg=$1 site=$2 variant=$3 app root b
+  local cfg=$1 site=$2 variant=$3 app root b base
   app=$(cfg_app "$cfg"); root=$HERE/$(base_root "$cfg")
-  b=$W/b/$cfg/$site/$variant; mkdir -p "$b"
+  b=$W/b/$cfg/$site/$variant; base=$W/b/$cfg/baseline/-; mkdir -p "$b"
+  [ "$(cat "$b/build.rc" 2>/dev/null)" = 0 ] && return 0
   cp "$root/apps/$app/src/"* "$b/"
   [ "$site" = baseline ] || cp "$HERE/variants/$cfg/$site/$variant/$(app_kernel "$app")" "$b/"
-  ( cd "$b" && $NVCC $(app_defs "$app") $FLAGS -I. -I"$root/common" -c $(app_wrapper "$app") -o wrapper.o &&
-    $NVCC $FLAGS -I. -I"$root/common" "$root/common/global.cpp" wrapper.o $(app_cpp "$app") -lcudadevrt -o app.bin ) > "$b/build.log" 2>&1
+  ( cd "$b" &&
+    if [ "$site" = baseline ]; then
+      $NVCC $FLAGS -I. -I"$root/common" -c "$root/common/global.cpp" -o global.o &&
+      $NVCC $FLAGS -I. -I"$root/common" -c $(app_cpp "$app") -o host.o
+    fi &&
+    $NVCC $(app_defs "$app") $FLAGS -I. -I"$root/common" -c $(app_wrapper "$app") -o wrapper.o &&
+    $NVCC $FLAGS "$base/global.o" "$base/host.o" wrapper.o -lcudadevrt -o app.bin ) > "$b/build.log" 2>&1
   echo $? > "$b/build.rc"
 }
 export -f build_one cfg_app base_root app_kernel app_wrapper app_cpp app_defs
 t0=$(date +%s)
-xargs -P 16 -L 1 bash -c 'build_one $0 $1 $2' < "$jobs"
+grep ' baseline ' "$jobs" | xargs -P 16 -L 1 bash -c 'build_one $0 $1 $2'
+grep -v ' baseline ' "$jobs" | xargs -P 16 -L 1 bash -c 'build_one $0 $1 $2'
 echo "built $(wc -l < "$jobs") binaries in $(( $(date +%s) - t0 )) s"
-DATASETS="data_test hubs powerlaw"
+DATASETS=${DATASETS:-"data_test hubs"}
 runs=$W/runs.txt; : > "$runs"
 while read -r cfg site variant; do
   b=$W/b/$cfg/$site/$variant
@@ -64,13 +76,18 @@ while read -r cfg site variant; do
     echo "$b $ds $s" >> "$runs"
   done; done
 done < "$jobs"
+# A run, and the extraction of its result (compare.py extract), in the worker.
 run_one() {
-  local b=$1 ds=$2 s=$3
+  local b=$1 ds=$2 s=$3 app
+  app=$(cfg_app "$(echo "$b" | sed "s|^$W/b/||" | cut -d/ -f1)")
+  rm -f "$b/$ds.s$s.rc" "$b/$ds.s$s.json"
   ( cd "$b" && timeout "$TIMEOUT" ./app.bin -f 0 -i "$HERE/datasets/$ds.gr" -v -d -s "$s" > "$ds.s$s.out" 2> "$ds.s$s.err"; echo $? > "$ds.s$s.rc" )
+  python3 "$HERE/compare.py" extract "$app" "$HERE/datasets/$ds.gr" "$b/$ds.s$s.out" "$b/$ds.s$s.err" "$(cat "$b/$ds.s$s.rc")" > "$b/$ds.s$s.json"
 }
-export -f run_one; export TIMEOUT
+export -f run_one; export TIMEOUT W
 t0=$(date +%s)
-xargs -P 8 -L 1 bash -c 'run_one $0 $1 $2' < "$runs"
+# RUN_BUDGET seconds for all runs (default 300): what did not run by then is NOT_RUN.
+timeout "${RUN_BUDGET:-300}" xargs -P "${RUN_JOBS:-12}" -L 1 bash -c 'run_one $0 $1 $2' < "$runs" 2> "$W/runs.err"
 echo "ran $(wc -l < "$runs") runs in $(( $(date +%s) - t0 )) s"
 SUMMARY=$OUT/summary.tsv
 printf 'config\tsite\tvariant\tdataset\tsolution\tresult\tdetail\n' > "$SUMMARY"
@@ -83,9 +100,20 @@ while read -r cfg site variant; do
   fi
   for ds in $DATASETS; do for s in $(app_solutions "$app"); do
     r=$b/$ds.s$s
-    python3 "$HERE/compare.py" extract "$app" "$HERE/datasets/$ds.gr" "$r.out" "$r.err" "$(cat "$r.rc")" > "$r.json"
+    if [ ! -s "$r.json" ]; then
+      printf '%s\t%s\t%s\t%s\t%s\tNOT_RUN\t-\n' "$cfg" "$site" "$variant" "$ds" "$s" >> "$SUMMARY"
+      continue
+    fi
     if [ "$site" = baseline ]; then
       printf '%s\tbaseline\t-\t%s\t%s\trc=%s\t%s\n' "$cfg" "$ds" "$s" "$(cat "$r.rc")" "$(head -c 200 "$r.json")" >> "$SUMMARY"
+      continue
+    fi
+    if [ ! -s "$base/$ds.s$s.json" ]; then
+      printf '%s\t%s\t%s\t%s\t%s\tBASE_NOT_RUN\t-\n' "$cfg" "$site" "$variant" "$ds" "$s" >> "$SUMMARY"
+      continue
+    fi
+    if [ "$(cat "$base/$ds.s$s.rc")" != 0 ]; then  # the original fails here: nothing to compare with
+      printf '%s\t%s\t%s\t%s\t%s\tBASE_FAILS\trc=%s, baseline rc=%s\n' "$cfg" "$site" "$variant" "$ds" "$s" "$(cat "$r.rc")" "$(cat "$base/$ds.s$s.rc")" >> "$SUMMARY"
       continue
     fi
     if why=$(python3 "$HERE/compare.py" compare "$app" "$HERE/datasets/$ds.gr" "$base/$ds.s$s.json" "$r.json"); then
