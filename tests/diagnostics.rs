@@ -296,6 +296,13 @@ diagnostic_tests! {
         span: "lane",
         says: ["`lane`", "threadIdx"],
     }
+    builtin_in_helper_aggregated {
+        input: format!("__device__ int gid() {{ return blockIdx.x * blockDim.x + threadIdx.x; }}\n__global__ void child(int *a, int n) {{\n  if (gid() < n) a[gid()] = n;\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp consldt(grid)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        code: "dpopt::builtin_in_callee",
+        at: "3:7",
+        span: "gid",
+        says: ["`consldt` cannot be applied", "`gid`"],
+    }
     builtin_two_calls_away {
         input: format!("__device__ int lane() {{ return threadIdx.x % 32; }}\n__device__ int slot(int n) {{ return lane() + n; }}\n__global__ void child(int *a, int n) {{\n  a[slot(n)] = n;\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
         code: "dpopt::builtin_in_callee",

@@ -148,10 +148,16 @@ pub(super) fn check_child(
         .collect();
     in_callees.sort_by_key(|f| f.anchor());
     for finding in in_callees {
+        // The aggregated kernels run the child's body with the original
+        // positions as parameters, in one-dimensional blocks of their own
+        // size: a callee's `threadIdx`, `blockDim`, `blockIdx` and `gridDim`
+        // are the aggregated kernel's.
         let clause = if let Some(clause) = serial_clause {
             clause
         } else if site.coarsen.is_some() && finding.hazard == Hazard::BlockPosition {
             "coarsen"
+        } else if aggregation.is_some() {
+            "consldt"
         } else {
             continue;
         };
