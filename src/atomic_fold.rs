@@ -167,6 +167,15 @@ pub fn folds(program: &Program, child: &Function) -> Option<AtomicFolds> {
     if (open + 1..close).any(|k| matches!(text(k), "goto" | "asm" | "setjmp" | "<<<")) {
         return None;
     }
+    // A launch spelled `<< <`.
+    let (start, end) = (sig[open].start, sig[close].end);
+    if program
+        .launches
+        .iter()
+        .any(|l| start < l.span.start() && l.span.end() < end)
+    {
+        return None;
+    }
     let mut candidates: Vec<Candidate> = (open + 1..close)
         .filter_map(|k| candidate(program, child, k))
         .collect();

@@ -637,17 +637,25 @@ fn find_launches(program: &Program) -> Vec<Launch> {
     let sig = &program.sig;
     let mut launches = Vec::new();
     for (i, t) in sig.iter().enumerate() {
-        if t.kind != TokenKind::Punct || text(t, view) != "<<<" {
+        if t.kind != TokenKind::Punct {
             continue;
         }
-        if let Some(launch) = launch_at(program, i) {
+        // `<<<`, or `<<` `<` (a formatter's `k << <g, b >> > (x);`).
+        let opener = match text(t, view) {
+            "<<<" => i,
+            "<<" if sig.get(i + 1).is_some_and(|n| text(n, view) == "<") => i + 1,
+            _ => continue,
+        };
+        if let Some(launch) = launch_at(program, i, opener) {
             launches.push(launch);
         }
     }
     launches
 }
 
-fn launch_at(program: &Program, chevrons: usize) -> Option<Launch> {
+/// The launch whose opening chevrons are the significant tokens
+/// `chevrons..=opener` (one `<<<`, or `<<` and `<`).
+fn launch_at(program: &Program, chevrons: usize, opener: usize) -> Option<Launch> {
     let view = program.view.as_str();
     let sig = &program.sig;
     // Backwards: optional template arguments, then the kernel name.
@@ -686,8 +694,8 @@ fn launch_at(program: &Program, chevrons: usize) -> Option<Launch> {
     if first >= 1 && text(&sig[first - 1], view) == "::" {
         first -= 1;
     }
-    // Forwards: the configuration up to `>>>`.
-    let mut k = chevrons + 1;
+    // Forwards: the configuration up to `>>>` (or `>>` `>`).
+    let mut k = opener + 1;
     let mut parts = Vec::new();
     let mut part_start = k;
     loop {
@@ -702,7 +710,7 @@ fn launch_at(program: &Program, chevrons: usize) -> Option<Launch> {
                 parts.push(span_of(sig, part_start, k)?);
                 part_start = k + 1;
             }
-            ">>>" => {
+            ">>>" | ">>" if s == ">>>" || sig.get(k + 1).is_some_and(|n| text(n, view) == ">") => {
                 // `<<<>>>`: no configuration at all (reported as such).
                 if !(parts.is_empty() && part_start == k) {
                     parts.push(span_of(sig, part_start, k)?);
@@ -713,7 +721,12 @@ fn launch_at(program: &Program, chevrons: usize) -> Option<Launch> {
         }
         k += 1;
     }
-    let close_chevrons = k;
+    let close_first = k;
+    let close_chevrons = if text(&sig[k], view) == ">>" {
+        k + 1
+    } else {
+        k
+    };
     let open = close_chevrons + 1;
     if text(sig.get(open)?, view) != "(" {
         return None;
@@ -752,6 +765,8 @@ fn launch_at(program: &Program, chevrons: usize) -> Option<Launch> {
         config: parts,
         args,
         config_span: Span::new(sig[chevrons].start, sig[close_chevrons].end),
+        open_chevrons: Span::new(sig[chevrons].start, sig[opener].end),
+        close_chevrons: Span::new(sig[close_first].start, sig[close_chevrons].end),
         function,
         first_token: SigIdx(first),
     })
@@ -1032,5 +1047,28 @@ mod tests {
         // The forward declaration comes first: generated declarations go there.
         assert_eq!(child.first_declared, 0);
         assert!(child.start > 0);
+    }
+
+    #[test]
+    fn chevrons_written_with_blanks_are_a_launch() {
+        let src = "__global__ void k(int *a, int n) {}\n__global__ void parent(int *a, int n) {\n  k << <(n + 31) / 32, 32 >> > (a, n >> 1);\n  k<<<n >> 2, 32>>>(a, n);\n}\n";
+        let file = SourceFile::new("t.cu", src.as_bytes().to_vec());
+        let program = parse(&file, crate::lexer::lex(&file));
+        assert_eq!(program.launches.len(), 2);
+        let l = &program.launches.as_slice()[0];
+        assert_eq!(&src[l.config_span.range()], "<< <(n + 31) / 32, 32 >> >");
+        assert_eq!(&src[l.open_chevrons.range()], "<< <");
+        assert_eq!(&src[l.close_chevrons.range()], ">> >");
+        let config: Vec<&str> = l.config.iter().map(|c| &src[c.range()]).collect();
+        assert_eq!(config, ["(n + 31) / 32", "32"]);
+        let args: Vec<&str> = l.args.iter().map(|c| &src[c.range()]).collect();
+        assert_eq!(args, ["a", "n >> 1"]);
+        // A shift in the configuration is not its end.
+        let config: Vec<&str> = program.launches.as_slice()[1]
+            .config
+            .iter()
+            .map(|c| &src[c.range()])
+            .collect();
+        assert_eq!(config, ["n >> 2", "32"]);
     }
 }

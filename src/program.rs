@@ -146,6 +146,11 @@ pub struct Launch {
     pub args: Vec<Span>,
     /// Span of the whole `<<<...>>>`.
     pub config_span: Span,
+    /// The opening `<<<` and the closing `>>>` (each one token, or two
+    /// with blanks between, `<< <` and `>> >`, as some formatters write
+    /// them).
+    pub open_chevrons: Span,
+    pub close_chevrons: Span,
     /// The function holding the launch.
     pub function: Option<FunctionId>,
     /// The first token of the statement.

@@ -69,6 +69,7 @@ program_snapshots! {
     early_return: "tests/fixtures/early_return.cu",
     barrier_then_return: "tests/fixtures/barrier_then_return.cu",
     device_streams: "tests/fixtures/device_streams.cu",
+    spaced_chevrons: "tests/fixtures/spaced_chevrons.cu",
     floor_sites: "tests/fixtures/floor_sites.cu",
     floor_join: "tests/fixtures/floor_join.cu",
     floor_tiles: "tests/fixtures/floor_tiles.cu",

@@ -274,12 +274,11 @@ pub fn host_launches(r: &Renderer, floor: &FloorKernel) -> Vec<(Span, String)> {
         let qualifier: String = kernel_text.rfind("::").map_or(String::new(), |i| {
             kernel_text[..i + 2].split_whitespace().collect()
         });
-        let open = launch.config_span.start();
         out.push((
-            Span::new(launch.kernel_span.start(), open + "<<<".len()),
+            Span::new(launch.kernel_span.start(), launch.open_chevrons.end()),
             format!("{qualifier}{}(", names::floor_launcher(&f.name)),
         ));
-        let close = launch.config_span.end() - ">>>".len();
+        let close = launch.close_chevrons.start();
         let paren = r.program.sig[r.program.sig_index_at(launch.config_span.end())].end;
         let mut text = ", 0".repeat(4 - launch.config.len());
         if !launch.args.is_empty() {
