@@ -327,6 +327,7 @@ pub fn run_migrating(
     if let Some(options) = options {
         program.defines = options.defines.clone();
     }
+    program.migrate_sync = migrate;
     // Only the input is rewritten: directives in other files are not sites,
     // and each one is reported as not applied.
     let not_applied: Vec<Diagnostic> = program

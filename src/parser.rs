@@ -24,6 +24,7 @@ pub fn parse(file: &SourceFile, tokens: Vec<Token>) -> Program {
     let (brackets, unbalanced) = Brackets::match_in(&sig, &file.view);
     let mut program = Program {
         defines: Vec::new(),
+        migrate_sync: false,
         view: file.view.clone(),
         tokens,
         sig,

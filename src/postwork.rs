@@ -237,19 +237,9 @@ pub fn analyze(
                 }
                 continue;
             }
-            // Is significant token `j` compiled together with the sync
-            // (not in another branch of one of its `#if` groups, nor ruled
-            // out)?
-            let compiled = |j: usize| {
-                let c = program.condition_at(program.sig[j].start);
-                !c.iter().any(|b| ruled_out.contains(b)) && !exclusive(&c, &condition)
-            };
-            let (first, statement_form) = statement_bounds(program, open, k);
-            if statement_form
-                && function.space.global
-                && !copied.contains(&f)
-                && crate::final_sync::is_final(program, open, close, first, k + 3, &compiled)
-            {
+            let compiled = compiled_with(program, &ruled_out, &condition);
+            let (first, _) = statement_bounds(program, open, k);
+            if !copied.contains(&f) && is_dropped(program, f, k, &ruled_out) {
                 count += 1;
                 if !migrate {
                     out.diagnostics.push(Diagnostic::new(
@@ -513,6 +503,47 @@ struct Placed {
     /// (no `else`): the significant tokens of that `if` keyword and of the
     /// block's `{`. The postwork then starts right after the sync.
     in_if: Option<(usize, usize)>,
+}
+
+/// Is significant token `j` compiled together with code under the `#if`
+/// stack `condition` (not in another branch of one of its groups, nor in a
+/// branch the command line rules out)?
+fn compiled_with<'p>(
+    program: &'p Program,
+    ruled_out: &'p std::collections::HashSet<(usize, usize)>,
+    condition: &'p [(usize, usize)],
+) -> impl Fn(usize) -> bool + 'p {
+    move |j: usize| {
+        let c = program.condition_at(program.sig[j].start);
+        !c.iter().any(|b| ruled_out.contains(b)) && !exclusive(&c, condition)
+    }
+}
+
+/// Does `--migrate-sync` drop the sync call at significant token `k` in
+/// kernel `f`: a statement of its own in a `__global__` kernel, and the last
+/// thing its thread runs (`final_sync.rs`)? `ruled_out`:
+/// `conditional::ruled_out` of the program.
+pub fn is_dropped(
+    program: &Program,
+    f: FunctionId,
+    k: usize,
+    ruled_out: &std::collections::HashSet<(usize, usize)>,
+) -> bool {
+    let function = &program.functions[f];
+    let (open, close) = (function.body_tokens.start, function.body_tokens.end);
+    let (first, statement_form) = statement_bounds(program, open, k);
+    let condition = program.condition_at(program.sig[k].start);
+    statement_form
+        && function.space.global
+        && !function.space.host
+        && crate::final_sync::is_final(
+            program,
+            open,
+            close,
+            first,
+            k + 3,
+            &compiled_with(program, ruled_out, &condition),
+        )
 }
 
 /// The first significant token of the sync call at `k` (`::` and a

@@ -188,6 +188,9 @@ pub struct Program {
     /// Macros defined on the command line (`-D NAME[=VALUE]`): constants
     /// and declared names, as if defined before the file.
     pub defines: Vec<(String, String)>,
+    /// `--migrate-sync`: device-side syncs are migrated (`postwork.rs`), so
+    /// a sync that is the last thing its thread runs is dropped.
+    pub migrate_sync: bool,
     /// The source's ASCII view (`SourceFile::view`): the text every token,
     /// span and offset of the program refers to.
     pub view: String,

@@ -26,6 +26,11 @@ __device__ __forceinline__ cudaError_t dpopt_floor_stream_destroy(cudaStream_t)
 {
     return cudaSuccess;
 }
+/* a CDP1 wait that ends its thread (dropped by --migrate-sync): the copy's children run after its body anyway */
+__device__ __forceinline__ cudaError_t dpopt_floor_dropped_wait()
+{
+    return cudaSuccess;
+}
 __device__ __forceinline__ void dpopt_floor_wait()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900

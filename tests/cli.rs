@@ -1097,3 +1097,29 @@ fn code_that_the_definitions_rule_out_does_not_refuse_floor_or_migration() {
     assert_eq!(run.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("error"), "{stderr}");
 }
+
+#[test]
+fn floor_takes_a_final_wait_that_migration_drops() {
+    // cms-patatrack's shape: the CDP1 wait ends the kernel.
+    let src = "__global__ void child(int *a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) a[i] = i;\n}\n__global__ void parent(int *a, int n) {\n#pragma dp threshold(32) floor\n  child<<<(n + 31) / 32, 32>>>(a, n);\n  cudaDeviceSynchronize();\n}\nvoid run(int *a, int n) { parent<<<1, 32>>>(a, n); }\n";
+    let run = run_in(&["check", "-", "--message-format", "short"], Some(src));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("dpopt::floor") && stderr.contains("--migrate-sync"),
+        "{stderr}"
+    );
+    let run = run_in(&["transform", "-", "--migrate-sync"], Some(src));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        out.contains("dpopt_floor_dropped_wait();"),
+        "the copy's wait is a stand-in"
+    );
+    assert!(
+        out.contains("cudaDeviceSynchronize() (CDP1) dropped"),
+        "the parent's wait is dropped"
+    );
+    assert_eq!(out.matches("cudaDeviceSynchronize();").count(), 0, "{out}");
+}

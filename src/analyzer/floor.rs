@@ -91,8 +91,19 @@ fn runtime_use(
         let sig = program.sig_in(body);
         let call = calls(sig, view)
             .find(|&(i, name)| {
+                // A final wait that `--migrate-sync` drops (in the copy too).
+                let dropped = || {
+                    program.migrate_sync
+                        && crate::postwork::SYNC_CALLS.contains(&name)
+                        && crate::postwork::is_dropped(
+                            program,
+                            f,
+                            program.sig_index_at(sig[i].start),
+                            &ruled_out,
+                        )
+                };
                 name.starts_with("cuda")
-                    && !(last_error_ok && COPY_STANDS_IN.contains(&name))
+                    && !(last_error_ok && (COPY_STANDS_IN.contains(&name) || dropped()))
                     && compiled(sig[i].start)
             })
             .map(|(i, name)| (sig[i].span(), format!("calls `{name}` (device runtime)")));
@@ -209,7 +220,11 @@ pub(super) fn floors(
                 "it {} here; its launch-free copy must make no launch and no device-runtime call (except `cudaGetLastError()`/`cudaPeekAtLastError()`, which read `cudaSuccess` there, and `cudaStreamCreateWithFlags()`/`cudaStreamDestroy()` of the streams for its children, which give the null stream there)",
                 u.what
             );
-            let fix = "put `#pragma dp ... floor` on every launch of the kernel and keep other device-runtime calls out of it (and of the functions it calls), or remove `floor`";
+            let fix = if u.what.contains("Synchronize`") && !program.migrate_sync {
+                "a CDP1 wait that is the last thing its thread runs is dropped by `dpopt transform --migrate-sync`, which then accepts `floor`; otherwise put `#pragma dp ... floor` on every launch of the kernel and keep other device-runtime calls out of it, or remove `floor`"
+            } else {
+                "put `#pragma dp ... floor` on every launch of the kernel and keep other device-runtime calls out of it (and of the functions it calls), or remove `floor`"
+            };
             match u.inner {
                 Some(inner) => diagnostics.push(
                     refused(&f.name, u.span, "this call", why, fix)

@@ -140,6 +140,11 @@ impl<'a> Renderer<'a> {
                             let stand_in = match t.text(&self.file.view) {
                                 "cudaStreamCreateWithFlags" => "dpopt_floor_stream_create",
                                 "cudaStreamDestroy" => "dpopt_floor_stream_destroy",
+                                // The parent's final wait, which `--migrate-sync`
+                                // drops (`floor` refuses any other).
+                                "cudaDeviceSynchronize" | "cudaThreadSynchronize" => {
+                                    "dpopt_floor_dropped_wait"
+                                }
                                 _ => return None,
                             };
                             out.generated(stand_in.as_bytes());
