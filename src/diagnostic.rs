@@ -106,6 +106,12 @@ pub enum DiagnosticKind {
     PragmaNotApplied {
         file: String,
     },
+    /// The generated code includes CUB and cooperative groups, which declare
+    /// `std::<name>`; the file declares its own `<name>` and has `using
+    /// namespace std;`, so its uses become ambiguous.
+    StdNameClash {
+        name: String,
+    },
     /// A child of a `--child-source` file (another translation unit), whose
     /// body dpopt copies into the output, calls a function of that file that
     /// the output cannot call.
@@ -393,6 +399,7 @@ impl DiagnosticKind {
             KernelNotDefined { .. } | NotAKernel { .. } => "dpopt::unknown_kernel",
             ChildHelperHidden { .. } => "dpopt::child_helper",
             PragmaNotApplied { .. } => "dpopt::pragma_not_applied",
+            StdNameClash { .. } => "dpopt::std_name_clash",
             MalformedLaunch { .. } => "dpopt::malformed_launch",
             NotSerializable { .. } => "dpopt::not_serializable",
             BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
@@ -447,7 +454,8 @@ impl DiagnosticKind {
             | DiagnosticKind::SyncMigratable { .. }
             | DiagnosticKind::FloorUnused { .. }
             | DiagnosticKind::AllocNotAggregated { .. }
-            | DiagnosticKind::PragmaNotApplied { .. } => Severity::Warning,
+            | DiagnosticKind::PragmaNotApplied { .. }
+            | DiagnosticKind::StdNameClash { .. } => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -524,6 +532,9 @@ impl DiagnosticKind {
             NotAKernel { kernel } => format!("`{kernel}` is defined in this file but is not a `__global__` kernel"),
             PragmaNotApplied { file } => format!(
                 "`#pragma dp` in {file}, which this run reads but does not rewrite: it is not applied"
+            ),
+            StdNameClash { name } => format!(
+                "the code generated for `consldt(...)` and `floor` includes CUB and cooperative groups, which declare `std::{name}`: with `using namespace std;` this file's own `{name}` becomes ambiguous, and nvcc rejects the output"
             ),
             ChildHelperHidden { kernel, helper, file, why, .. } => format!(
                 "the body of `{kernel}` is copied into the output, and it calls `{helper}` of {file}, which the output cannot call: {why}"
@@ -718,6 +729,9 @@ impl DiagnosticKind {
                 help
             }
             NotAKernel { .. } => "only launches of `__global__` functions can be transformed".to_string(),
+            StdNameClash { name } => format!(
+                "write `::{name}` where the file means its own, or replace `using namespace std;` by using-declarations of what it takes from `std`"
+            ),
             PragmaNotApplied { file } => format!(
                 "dpopt rewrites only the file it is given: transform {file} itself (`dpopt transform {file} -o ...`) and build or `#include` its output instead, or move the launch into this file"
             ),

@@ -777,6 +777,30 @@ case! {
 }
 
 case! {
+    name: std_name_clash,
+    input: "
+        struct complex { float re, im; };
+        using namespace std;
+
+        __global__ void child(complex *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i].re = i;
+        }
+
+        __global__ void parent(complex *a, int n) {
+        #pragma dp consldt(grid)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: StdNameClash { .. },
+    code: "dpopt::std_name_clash",
+    severity: Warning,
+    line: 1,
+    column: 8,
+    span: "complex",
+}
+
+case! {
     name: pragma_not_applied,
     input: "
         __global__ void child(int *a, int n);
@@ -1955,6 +1979,7 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         NotAKernel { .. } => "dpopt::unknown_kernel",
         ChildHelperHidden { .. } => "dpopt::child_helper",
         PragmaNotApplied { .. } => "dpopt::pragma_not_applied",
+        StdNameClash { .. } => "dpopt::std_name_clash",
         MalformedLaunch { .. } => "dpopt::malformed_launch",
         NotSerializable { .. } => "dpopt::not_serializable",
         BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
@@ -2082,6 +2107,7 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         },
         NotAKernel { kernel: s() },
         PragmaNotApplied { file: s() },
+        StdNameClash { name: s() },
         ChildHelperHidden {
             kernel: s(),
             helper: s(),

@@ -18,6 +18,7 @@ mod bounds;
 mod child;
 mod defaults;
 mod floor;
+mod name_clash;
 mod names;
 mod placement;
 mod pragma_macros;
@@ -249,6 +250,11 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         }
     }
     plan.settle(program);
+    let uses = &plan.uses;
+    diagnostics.extend(name_clash::check(
+        program,
+        uses.cooperative_groups || uses.cub || uses.floor || uses.alloc,
+    ));
     drop_decided_thresholds_of_refused_pragmas(&mut diagnostics);
     Analysis { plan, diagnostics }
 }
