@@ -52,6 +52,8 @@ pragma|pragma_then_sync|--rows 4096|-|plain stats perthread
 shapes|shapes||-|plain stats perthread
 buffered|buffered|--rows 20000|-|plain stats
 buffered-small|buffered|--rows 2000|-|plain stats perthread
+recwait|recursive_wait|--fanout 4 --depth 6|-|plain stats
+recwait-wide|recursive_wait|--fanout 32 --depth 3|-|plain stats
 tree-d4k32s1|tree_heights_cdp1|--depth 4 --outdeg 32 --sparsity 1 --reps 1|tree|plain stats
 tree-d3k64s0|tree_heights_cdp1|--depth 3 --outdeg 64 --sparsity 0 --reps 1|tree|plain stats
 tree-d6k4s0|tree_heights_cdp1|--depth 6 --outdeg 4 --sparsity 0 --reps 1 --pending 65536|tree|plain stats perthread

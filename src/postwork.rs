@@ -239,7 +239,9 @@ pub fn analyze(
             }
             let compiled = compiled_with(program, &ruled_out, &condition);
             let (first, _) = statement_bounds(program, open, k);
-            if !copied.contains(&f) && is_dropped(program, f, k, &ruled_out) {
+            // (In a kernel whose body is copied for `#pragma dp` sites too:
+            // the copies drop it, `transform/renderer.rs`.)
+            if is_dropped(program, f, k, &ruled_out) {
                 count += 1;
                 if !migrate {
                     out.diagnostics.push(Diagnostic::new(

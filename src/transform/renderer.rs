@@ -120,39 +120,45 @@ impl<'a> Renderer<'a> {
         let mut i = 0;
         while i < tokens.len() {
             let t = tokens[i];
-            let skip_to =
-                if let Some((r, text)) = overrides.iter().find(|(r, _)| r.start() == t.start) {
-                    out.generated(text.as_bytes());
-                    Some(r.end())
-                } else if let (TokenKind::Directive | TokenKind::Ident, Some(&site)) =
-                    (t.kind, self.site_at.get(&t.start))
-                {
-                    site_code(self, site, copy_of, out);
-                    Some(
-                        self.program.launches[self.plan.sites[site].launch]
-                            .span
-                            .end(),
-                    )
-                } else if self.floor && t.kind == TokenKind::Ident {
-                    self.last_error_read(&t)
-                        .inspect(|_| out.generated(b"cudaSuccess"))
-                        .or_else(|| {
-                            let stand_in = match t.text(&self.file.view) {
-                                "cudaStreamCreateWithFlags" => "dpopt_floor_stream_create",
-                                "cudaStreamDestroy" => "dpopt_floor_stream_destroy",
-                                // The parent's final wait, which `--migrate-sync`
-                                // drops (`floor` refuses any other).
-                                "cudaDeviceSynchronize" | "cudaThreadSynchronize" => {
-                                    "dpopt_floor_dropped_wait"
-                                }
-                                _ => return None,
-                            };
-                            out.generated(stand_in.as_bytes());
-                            Some(t.end)
-                        })
-                } else {
-                    None
-                };
+            let skip_to = if let Some((r, text)) =
+                overrides.iter().find(|(r, _)| r.start() == t.start)
+            {
+                out.generated(text.as_bytes());
+                Some(r.end())
+            } else if let (TokenKind::Directive | TokenKind::Ident, Some(&site)) =
+                (t.kind, self.site_at.get(&t.start))
+            {
+                site_code(self, site, copy_of, out);
+                Some(
+                    self.program.launches[self.plan.sites[site].launch]
+                        .span
+                        .end(),
+                )
+            } else if let (Some(f), true) = (copy_of, self.program.migrate_sync && !self.floor) {
+                // A copy of a child's body: its final CDP1 wait, which
+                // `--migrate-sync` drops in the kernel itself, goes too.
+                self.dropped_wait(&t, f)
+                    .inspect(|_| out.generated(b"(void)0 /* dpopt: CDP1 wait dropped */"))
+            } else if self.floor && t.kind == TokenKind::Ident {
+                self.last_error_read(&t)
+                    .inspect(|_| out.generated(b"cudaSuccess"))
+                    .or_else(|| {
+                        let stand_in = match t.text(&self.file.view) {
+                            "cudaStreamCreateWithFlags" => "dpopt_floor_stream_create",
+                            "cudaStreamDestroy" => "dpopt_floor_stream_destroy",
+                            // The parent's final wait, which `--migrate-sync`
+                            // drops (`floor` refuses any other).
+                            "cudaDeviceSynchronize" | "cudaThreadSynchronize" => {
+                                "dpopt_floor_dropped_wait"
+                            }
+                            _ => return None,
+                        };
+                        out.generated(stand_in.as_bytes());
+                        Some(t.end)
+                    })
+            } else {
+                None
+            };
             if let Some(end) = skip_to {
                 while i < tokens.len() && tokens[i].start < end {
                     i += 1;
@@ -173,6 +179,20 @@ impl<'a> Renderer<'a> {
             }
             i += 1;
         }
+    }
+
+    /// At a CDP1 wait of kernel `f` that `--migrate-sync` drops (the last
+    /// thing its thread runs, `postwork::is_dropped`): the end of the call.
+    fn dropped_wait(&self, t: &crate::token::Token, f: FunctionId) -> Option<usize> {
+        if t.kind != TokenKind::Ident
+            || !crate::postwork::SYNC_CALLS.contains(&t.text(&self.file.view))
+        {
+            return None;
+        }
+        let k = self.program.sig_index_at(t.start);
+        let ruled_out = crate::conditional::ruled_out(self.program);
+        crate::postwork::is_dropped(self.program, f, k, &ruled_out)
+            .then(|| self.program.sig[k + 2].end)
     }
 
     /// At `cudaGetLastError()` or `cudaPeekAtLastError()` (the call), the
