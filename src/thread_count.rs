@@ -39,7 +39,8 @@ pub fn thread_count(program: &Program, launch: &Launch, parent: FunctionId) -> T
     let Some(expr) = parse_expr(program.sig_in(grid), view) else {
         return ThreadCount::Fallback;
     };
-    let factors = match factors_of(&expr, view, block) {
+    let divs = ceil_div_functions(program);
+    let factors = match factors_of(&expr, view, block, &divs) {
         Some(f) => f
             .into_iter()
             .map(|f| f.map_or_else(CountSource::BlocksTimesBlockDim, CountSource::InGrid))
@@ -51,6 +52,7 @@ pub fn thread_count(program: &Program, launch: &Launch, parent: FunctionId) -> T
                 block,
                 before: launch.first_token,
                 launch_at: launch.span.start(),
+                divs: &divs,
             },
             parent,
             0,
@@ -72,7 +74,12 @@ pub fn thread_count(program: &Program, launch: &Launch, parent: FunctionId) -> T
 /// For a grid expression: one entry per dimension, `Ok(range of N)` where a
 /// ceiling-division pattern was found, `Err(dimension)` where not. `None`
 /// when no dimension matched.
-fn factors_of(expr: &Expr, view: &str, block: &str) -> Option<Vec<Result<Span, usize>>> {
+fn factors_of(
+    expr: &Expr,
+    view: &str,
+    block: &str,
+    divs: &[String],
+) -> Option<Vec<Result<Span, usize>>> {
     let e = expr.stripped();
     if let Expr::Call(name, args, _) = e {
         if name == "dim3" && !args.is_empty() && args.len() <= 3 {
@@ -82,13 +89,55 @@ fn factors_of(expr: &Expr, view: &str, block: &str) -> Option<Vec<Result<Span, u
                 .enumerate()
                 .map(|(d, a)| {
                     let b = block_parts.get(d).map(String::as_str).unwrap_or("");
-                    find_count(a, view, b).ok_or(d)
+                    find_count(a, view, b, divs).ok_or(d)
                 })
                 .collect();
             return dims.iter().any(|d| d.is_ok()).then_some(dims);
         }
     }
-    find_count(e, view, block).map(|r| vec![Ok(r)])
+    find_count(e, view, block, divs).map(|r| vec![Ok(r)])
+}
+
+/// The functions of the program that compute a ceiling division of their
+/// two parameters (`int divup(int n, int b) { return (n + b - 1) / b; }`,
+/// also `(n - 1) / b + 1`), as CUDA code sizes grids with (`iDivUp` of the
+/// CUDA samples): a call of one counts as the division it returns.
+fn ceil_div_functions(program: &Program) -> Vec<String> {
+    let view = program.view.as_str();
+    let mut out = Vec::new();
+    for f in program.functions.iter() {
+        let [a, b] = f.params.as_slice() else {
+            continue;
+        };
+        let (Some(a), Some(b)) = (a.name.as_deref(), b.name.as_deref()) else {
+            continue;
+        };
+        // The body is `{ return EXPR; }`.
+        let body = program.sig_in(f.body);
+        let n = body.len();
+        if n < 5 || body[1].text(view) != "return" || body[n - 2].text(view) != ";" {
+            continue;
+        }
+        let Some(expr) = parse_expr(&body[2..n - 2], view) else {
+            continue;
+        };
+        let divides_by_b = |e: &Expr| {
+            let mut e = e.stripped();
+            // `(n - 1) / b + 1`: the division is the left side.
+            if let Expr::Binary(op, lhs, _, _) = e {
+                if op == "+" {
+                    e = lhs.stripped();
+                }
+            }
+            matches!(e, Expr::Binary(op, _, rhs, _) if op == "/" && squeeze(&view[rhs.stripped().span().range()]) == b)
+        };
+        let counts_a =
+            find_count(&expr, view, "", &[]).is_some_and(|r| squeeze(&view[r.range()]) == a);
+        if counts_a && divides_by_b(&expr) && !out.iter().any(|o: &String| o == &f.name) {
+            out.push(f.name.clone());
+        }
+    }
+    out
 }
 
 /// `dim3(a, b)` -> ["a", "b"]; anything else -> [whole].
@@ -126,26 +175,37 @@ fn dim3_parts(block: &str) -> Vec<String> {
 }
 
 /// Fig. 4 (a)-(e): the N of a ceiling division, as a byte range.
-fn find_count(expr: &Expr, view: &str, block: &str) -> Option<Span> {
+fn find_count(expr: &Expr, view: &str, block: &str, divs: &[String]) -> Option<Span> {
     match expr.stripped() {
+        // A function of the program that is a ceiling division
+        // (`divup(n, b)`, `iDivUp(n, b)`: `ceil_div_functions`).
+        Expr::Call(name, args, _) if args.len() == 2 && divs.contains(name) => {
+            Some(drop_constants(
+                &args[0],
+                view,
+                &squeeze(&view[args[1].stripped().span().range()]),
+                block,
+            ))
+        }
         Expr::Call(name, args, _)
             if matches!(name.as_str(), "ceil" | "ceilf" | "std::ceil") && args.len() == 1 =>
         {
-            find_count(&args[0], view, block)
+            find_count(&args[0], view, block, divs)
         }
         Expr::Binary(op, lhs, rhs, _) if op == "/" => {
             let divisor = squeeze(&view[rhs.stripped().span().range()]);
             Some(drop_constants(lhs, view, &divisor, block))
         }
         // (a) (N - 1) / b + 1 and (c) N / b + (N % b ? 1 : 0)
-        Expr::Binary(op, lhs, rhs, _) if op == "+" || op == "-" => find_count(lhs, view, block)
-            .or_else(|| {
+        Expr::Binary(op, lhs, rhs, _) if op == "+" || op == "-" => {
+            find_count(lhs, view, block, divs).or_else(|| {
                 if op == "+" {
-                    find_count(rhs, view, block)
+                    find_count(rhs, view, block, divs)
                 } else {
                     None
                 }
-            }),
+            })
+        }
         _ => None,
     }
 }
@@ -201,6 +261,8 @@ struct GridUse<'v> {
     before: SigIdx,
     /// Byte offset of the launch, where a factor is evaluated again.
     launch_at: usize,
+    /// `ceil_div_functions` of the program.
+    divs: &'v [String],
 }
 
 /// The grid is a name: find its last definition in the parent before its
@@ -231,7 +293,8 @@ fn variable_definition(
             && matches!(sig.get(i + 1).map(|t| t.text(view)), Some("=" | "(" | "{"))
             && (i == 0 || !matches!(sig[i - 1].text(view), "." | "->" | "::"))
             && (sig.get(i + 1).map(|t| t.text(view)) == Some("=")
-                || sig[i - 1].kind == TokenKind::Ident && sig[i - 1].text(view) != "return")
+                || sig[i - 1].kind == TokenKind::Ident && sig[i - 1].text(view) != "return"
+                || sig[i - 1].text(view) == "," && in_declaration(program, i - 1))
     })?;
     let opener = sig[def_at + 1].text(view);
     let (init_tokens, init_is_dim3_args) = match opener {
@@ -262,7 +325,7 @@ fn variable_definition(
     let block = at.block;
     let combined: Vec<Result<Span, usize>> = if pieces.len() == 1 {
         let e = pieces[0].as_ref()?;
-        match factors_of(e, view, block) {
+        match factors_of(e, view, block, at.divs) {
             Some(f) => f,
             None => {
                 // One more level: `int nb = ...; dim3 g(nb);`.
@@ -282,7 +345,12 @@ fn variable_definition(
             .map(|(d, p)| {
                 p.as_ref()
                     .and_then(|e| {
-                        find_count(e, view, parts.get(d).map(String::as_str).unwrap_or(""))
+                        find_count(
+                            e,
+                            view,
+                            parts.get(d).map(String::as_str).unwrap_or(""),
+                            at.divs,
+                        )
                     })
                     .ok_or(d)
             })
@@ -305,6 +373,35 @@ fn variable_definition(
         }
     }
     Some(factors)
+}
+
+/// Is the `,` at significant token `comma` one between the declarators of
+/// a declaration (`dim3 bs(16, 16), grid(...)`): does its statement start
+/// with a type and a name (`T name`, `const T name`)?
+fn in_declaration(program: &Program, comma: usize) -> bool {
+    let view = program.view.as_str();
+    let sig = &program.sig;
+    let mut j = comma;
+    while j > 0 {
+        let t = sig[j - 1].text(view);
+        if matches!(t, ";" | "{" | "}") || sig[j - 1].kind == TokenKind::Directive {
+            break;
+        }
+        j = match t {
+            ")" | "]" => program.brackets.partner(j - 1).unwrap_or(j - 1),
+            _ => j - 1,
+        };
+    }
+    if sig.get(j).map(|t| t.text(view)) == Some("const") {
+        j += 1;
+    }
+    let ident = |k: usize| sig.get(k).is_some_and(|t| t.kind == TokenKind::Ident);
+    ident(j)
+        && ident(j + 1)
+        && !matches!(
+            sig[j].text(view),
+            "return" | "case" | "goto" | "delete" | "throw"
+        )
 }
 
 fn statement_end(program: &Program, from: usize, candidate: usize) -> usize {
@@ -427,6 +524,39 @@ mod tests {
             let (file, tc) = count(body);
             assert_eq!(texts(&file, &tc), [expected], "{body}");
         }
+    }
+
+    #[test]
+    fn a_ceiling_division_function_counts_as_its_division() {
+        for helper in [
+            "__host__ __device__ int divup(int n, int b) { return (n + b - 1) / b; }",
+            "__device__ inline unsigned divup(unsigned a, unsigned b) { return (a - 1) / b + 1; }",
+        ] {
+            let text = format!("{helper}\n__global__ void c(int n) {{}}\n__global__ void p(int n, int *r) {{\n  c<<<divup(r[1] - r[0], 32), 32>>>(n);\n  c<<<dim3(divup(n, 16), divup(n + 2, 16)), dim3(16, 16)>>>(n);\n}}\n");
+            let file = SourceFile::new("t.cu", text.into_bytes());
+            let program = parse(&file, lex(&file));
+            let launches = program.launches.as_slice();
+            let tc = thread_count(&program, &launches[0], launches[0].function.unwrap());
+            assert_eq!(texts(&file, &tc), ["grid:r[1] - r[0]"], "{helper}");
+            let tc = thread_count(&program, &launches[1], launches[1].function.unwrap());
+            assert_eq!(texts(&file, &tc), ["grid:n", "grid:n"], "{helper}");
+        }
+        // Not a ceiling division: the fallback.
+        let text = "__device__ int half(int n, int b) { return n / 2; }\n__global__ void c(int n) {}\n__global__ void p(int n) {\n  c<<<half(n, 32), 32>>>(n);\n}\n";
+        let file = SourceFile::new("t.cu", text.as_bytes().to_vec());
+        let program = parse(&file, lex(&file));
+        let l = &program.launches.as_slice()[0];
+        assert_eq!(
+            thread_count(&program, l, l.function.unwrap()),
+            ThreadCount::Fallback
+        );
+    }
+
+    #[test]
+    fn a_grid_declared_after_another_variable_is_found() {
+        let (file, tc) =
+            count("  dim3 bs(16, 16), grid((n + 15) / 16, (n + 15) / 16);\n  c<<<grid, bs>>>(n);");
+        assert_eq!(texts(&file, &tc), ["again:n", "again:n"]);
     }
 
     #[test]
