@@ -127,6 +127,26 @@ while read -r cfg site variant; do
     printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$cfg" "$site" "$variant" "$ds" "$s" "$res" "$why" >> "$SUMMARY"
   done; done
 done < "$W/jobs.txt"
+# BASE_REPEATS=N: run each baseline N more times per dataset and solution and count how many repeats give
+# the result of its first run (an original that fails now and then makes its variants' DIFFs say nothing).
+if [ "${BASE_REPEATS:-0}" -gt 0 ]; then
+  printf 'config\tdataset\tsolution\trepeats\tsame_as_first\n' > "$OUT/baseline_repeats.tsv"
+  for cfg in $CFGS; do
+    app=$(cfg_app "$cfg"); base=$W/b/$cfg/baseline/-
+    [ "$(cat "$base/build.rc" 2>/dev/null)" = 0 ] || continue
+    for ds in $DATASETS; do for s in $(app_solutions "$app"); do
+      [ -s "$base/$ds.s$s.json" ] || continue
+      same=0
+      for r in $(seq "$BASE_REPEATS"); do
+        ( cd "$base" && timeout "$TIMEOUT" ./app.bin -f 0 -i "$HERE/datasets/$ds.gr" -v -d -s "$s" > rep.out 2> rep.err; echo $? > rep.rc )
+        python3 "$HERE/compare.py" extract "$app" "$HERE/datasets/$ds.gr" "$base/rep.out" "$base/rep.err" "$(cat "$base/rep.rc")" > "$base/rep.json"
+        python3 "$HERE/compare.py" compare "$app" "$HERE/datasets/$ds.gr" "$base/$ds.s$s.json" "$base/rep.json" > /dev/null && same=$((same + 1))
+      done
+      printf '%s\t%s\t%s\t%s\t%s\n' "$cfg" "$ds" "$s" "$BASE_REPEATS" "$same" >> "$OUT/baseline_repeats.tsv"
+    done; done
+  done
+  echo "=== baseline repeats (same result as the first run)"; column -t "$OUT/baseline_repeats.tsv" 2>/dev/null || cat "$OUT/baseline_repeats.tsv"
+fi
 awk -F'\t' 'NR>1 && $2!="baseline" {n[$1" "$6]++} END {for (k in n) print n[k], k}' "$SUMMARY" | sort -k2 > "$OUT/summary.txt"
 echo "=== $(cat "$OUT/gpu.txt"); $(cat "$OUT/nvcc.txt")"
 echo "=== baselines (exit codes per dataset and solution)"
