@@ -244,14 +244,7 @@ pub fn analyze(
             if is_dropped(program, f, k, &ruled_out) {
                 count += 1;
                 if !migrate {
-                    out.diagnostics.push(Diagnostic::new(
-                        DiagnosticKind::SyncMigratable {
-                            kernel: kernel.clone(),
-                            call: call.clone(),
-                        },
-                        span,
-                        "CDP1: not available on sm_90 (CDP2)",
-                    ));
+                    out.diagnostics.push(migratable(&kernel, &call, span));
                 }
                 let end = program.sig[k + 3].end;
                 kernel_sites.push(out.sites.len());
@@ -459,14 +452,7 @@ pub fn analyze(
                     v
                 });
             if !migrate {
-                out.diagnostics.push(Diagnostic::new(
-                    DiagnosticKind::SyncMigratable {
-                        kernel: kernel.clone(),
-                        call: call.clone(),
-                    },
-                    span,
-                    "CDP1: not available on sm_90 (CDP2)",
-                ));
+                out.diagnostics.push(migratable(&kernel, &call, span));
             }
             let id = format!("{}_sync{count}", function.symbol);
             let waited_in_if = placed.in_if.map(|(kw, _)| {
@@ -505,6 +491,18 @@ struct Placed {
     /// (no `else`): the significant tokens of that `if` keyword and of the
     /// block's `{`. The postwork then starts right after the sync.
     in_if: Option<(usize, usize)>,
+}
+
+/// The warning at a sync that `--migrate-sync` would migrate, without it.
+fn migratable(kernel: &str, call: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(
+        DiagnosticKind::SyncMigratable {
+            kernel: kernel.to_string(),
+            call: call.to_string(),
+        },
+        span,
+        "CDP1: not available on sm_90 (CDP2)",
+    )
 }
 
 /// Is significant token `j` compiled together with code under the `#if`
