@@ -112,6 +112,12 @@ pub enum DiagnosticKind {
     StdNameClash {
         name: String,
     },
+    /// `coarsen` without `threshold`, `consldt` or `floor` on a child that
+    /// launches kernels itself: its coarsened launch has no fallback, and the
+    /// coarsened blocks keep more launches pending than the original's did.
+    CoarsenPending {
+        kernel: String,
+    },
     /// A child of a `--child-source` file (another translation unit), whose
     /// body dpopt copies into the output, calls a function of that file that
     /// the output cannot call.
@@ -400,6 +406,7 @@ impl DiagnosticKind {
             ChildHelperHidden { .. } => "dpopt::child_helper",
             PragmaNotApplied { .. } => "dpopt::pragma_not_applied",
             StdNameClash { .. } => "dpopt::std_name_clash",
+            CoarsenPending { .. } => "dpopt::coarsen_pending",
             MalformedLaunch { .. } => "dpopt::malformed_launch",
             NotSerializable { .. } => "dpopt::not_serializable",
             BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
@@ -455,7 +462,8 @@ impl DiagnosticKind {
             | DiagnosticKind::FloorUnused { .. }
             | DiagnosticKind::AllocNotAggregated { .. }
             | DiagnosticKind::PragmaNotApplied { .. }
-            | DiagnosticKind::StdNameClash { .. } => Severity::Warning,
+            | DiagnosticKind::StdNameClash { .. }
+            | DiagnosticKind::CoarsenPending { .. } => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -535,6 +543,9 @@ impl DiagnosticKind {
             ),
             StdNameClash { name } => format!(
                 "the code generated for `consldt(...)` and `floor` includes CUB and cooperative groups, which declare `std::{name}`: with `using namespace std;` this file's own `{name}` becomes ambiguous, and nvcc rejects the output"
+            ),
+            CoarsenPending { kernel } => format!(
+                "`coarsen` runs several blocks of `{kernel}` one after the other in one block, and `{kernel}` launches kernels itself: their launches are made later and more of them are pending at once; past the device runtime's pending-launch limit (cudaLimitDevRuntimePendingLaunchCount, 2,048 by default) launches fail, and this coarsened launch has no fallback"
             ),
             ChildHelperHidden { kernel, helper, file, why, .. } => format!(
                 "the body of `{kernel}` is copied into the output, and it calls `{helper}` of {file}, which the output cannot call: {why}"
@@ -732,6 +743,7 @@ impl DiagnosticKind {
             StdNameClash { name } => format!(
                 "write `::{name}` where the file means its own, or replace `using namespace std;` by using-declarations of what it takes from `std`"
             ),
+            CoarsenPending { .. } => "raise the limit in host code before the first launch, as `cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 32768);` (temporal-hpc's Mandelbrot, 2,048 x 2,048 pixels, needed more than 8,192 with `coarsen(8)` at its recursive launch), or add `threshold` where the child can run serially, or remove `coarsen`".to_string(),
             PragmaNotApplied { file } => format!(
                 "dpopt rewrites only the file it is given: transform {file} itself (`dpopt transform {file} -o ...`) and build or `#include` its output instead, or move the launch into this file"
             ),

@@ -777,6 +777,33 @@ case! {
 }
 
 case! {
+    name: coarsen_pending,
+    input: "
+        __global__ void fill(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = 1;
+        }
+
+        __global__ void refine(int *a, int n, int depth) {
+          if (threadIdx.x == 0 && depth < 4) {
+            if (n > 64) {
+        #pragma dp coarsen(4)
+              refine<<<4, 32>>>(a + blockIdx.x * n / 4, n / 4, depth + 1);
+            } else {
+              fill<<<1, 64>>>(a + blockIdx.x * n, n);
+            }
+          }
+        }
+    ",
+    kind: CoarsenPending { .. },
+    code: "dpopt::coarsen_pending",
+    severity: Warning,
+    line: 9,
+    column: 1,
+    span: "#pragma dp coarsen(4)",
+}
+
+case! {
     name: std_name_clash,
     input: "
         struct complex { float re, im; };
@@ -1980,6 +2007,7 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         ChildHelperHidden { .. } => "dpopt::child_helper",
         PragmaNotApplied { .. } => "dpopt::pragma_not_applied",
         StdNameClash { .. } => "dpopt::std_name_clash",
+        CoarsenPending { .. } => "dpopt::coarsen_pending",
         MalformedLaunch { .. } => "dpopt::malformed_launch",
         NotSerializable { .. } => "dpopt::not_serializable",
         BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
@@ -2108,6 +2136,7 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         NotAKernel { kernel: s() },
         PragmaNotApplied { file: s() },
         StdNameClash { name: s() },
+        CoarsenPending { kernel: s() },
         ChildHelperHidden {
             kernel: s(),
             helper: s(),

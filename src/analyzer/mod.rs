@@ -20,6 +20,7 @@ mod defaults;
 mod floor;
 mod name_clash;
 mod names;
+mod pending;
 mod placement;
 mod pragma_macros;
 mod promote;
@@ -220,6 +221,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             elsewhere,
         });
     }
+    diagnostics.extend(pending::check(program, &plan));
     let floors = floor::floors(file, program, &plan, &hazards);
     diagnostics.extend(floors.diagnostics);
     plan.floors = floors.kernels;

@@ -41,8 +41,11 @@ for v, c in (('G', 'consldt(grid)'), ('w', 'consldt(warp)'), ('b', 'consldt(bloc
     d = os.path.join(PK, 'variants', 'cpos', 's1_child', v)
     os.makedirs(d)
     open(os.path.join(d, 'app.cu.in'), 'w').write(src.replace('#pragma dp consldt(grid)', '#pragma dp ' + c))
-    subprocess.run(['/work/main/target/release/dpopt', 'transform', os.path.join(d, 'app.cu.in'), '-o',
-                    os.path.join(d, 'app.cu')], check=True)
+    # refused now (dpopt::builtin_in_callee: the helper reads blockIdx): nothing to run
+    if subprocess.run(['/work/main/target/release/dpopt', 'transform', os.path.join(d, 'app.cu.in'), '-o',
+                       os.path.join(d, 'app.cu')], capture_output=True).returncode != 0:
+        print('cpos', v, 'refused by dpopt')
+        continue
     rows.append(('cpos', 's1_child', v, 'app.cu'))
 with open(os.path.join(PK, 'manifest.tsv'), 'w') as f:
     f.write('# prog\tsite\tvariant\tfile (relative to prog/<prog>; variants/<prog>/<site>/<variant>/<file> replaces it)\n')
