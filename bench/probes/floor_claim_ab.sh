@@ -8,6 +8,7 @@
 # (bench/results/2026-11-27-h100-floor-claim-ab.csv).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+. bench/probes/flat_and_floor.sh
 out=${OUT:-gpu-out}; mkdir -p "$out"
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 w=$(mktemp -d)
@@ -22,11 +23,8 @@ for round in $(seq "${ROUNDS:-4}"); do
              "bfs|--web 325557" "spmv|--mtx gpu-build/data/bcsstk13.mtx" "spmv|--rows 65536 --max-row 4096"; do
     e=${job%%|*}; input=${job#*|}
     for g in old new; do
-      o=$(timeout 60 $w/${e}_$g $input --reps 10 2>/dev/null)
-      f=$(echo "$o" | grep "impl=flat " | grep -o "time_ms=[0-9.]*" | cut -d= -f2)
-      c=$(echo "$o" | grep "impl=cdp " | grep -o "time_ms=[0-9.]*" | cut -d= -f2)
-      v=$(echo "$o" | grep "impl=cdp " | grep -o "verified=[a-z]*" | cut -d= -f2)
-      echo "$round,$e,${input// /_},$g,$f,$c,${v:-none}" | tee -a "$out/floor_claim_ab.csv"
+      # shellcheck disable=SC2086
+      echo "$round,$e,${input// /_},$g,$(flat_and_floor $w/${e}_$g $input)" | tee -a "$out/floor_claim_ab.csv"
     done
   done
 done

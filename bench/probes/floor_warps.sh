@@ -11,6 +11,7 @@
 # instructions doubled); on the code as it is, 2 builds as 1.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
+. bench/probes/flat_and_floor.sh
 out=${OUT:-gpu-out}; mkdir -p "$out"
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 w=$(mktemp -d)
@@ -27,11 +28,8 @@ for round in $(seq "${ROUNDS:-4}"); do
       for t in 1 128; do
         [ "$t" = 128 ] && [ "$input" != "--road 512" ] && continue
         for j in 1 2; do
-          o=$(timeout 60 $w/${e}_j${j}_t$t $input --reps 10 2>/dev/null)
-          f=$(echo "$o" | grep "impl=flat " | grep -o "time_ms=[0-9.]*" | cut -d= -f2)
-          c=$(echo "$o" | grep "impl=cdp " | grep -o "time_ms=[0-9.]*" | cut -d= -f2)
-          v=$(echo "$o" | grep "impl=cdp " | grep -o "verified=[a-z]*" | cut -d= -f2)
-          echo "$round,$e,${input// /_},$j,$t,$f,$c,${v:-none}" | tee -a "$out/floor_warps.csv"
+          # shellcheck disable=SC2086
+          echo "$round,$e,${input// /_},$j,$t,$(flat_and_floor $w/${e}_j${j}_t$t $input)" | tee -a "$out/floor_warps.csv"
         done
       done
     done
