@@ -17,7 +17,10 @@ use crate::token::TokenKind;
 
 pub(super) fn check(program: &Program, plan: &Plan) -> Vec<Diagnostic> {
     let view = program.view.as_str();
-    let limit_set = program.defines.iter().any(|(name, _)| name == "DPOPT_PENDING_LIMIT")
+    let limit_set = program
+        .defines
+        .iter()
+        .any(|(name, _)| name == "DPOPT_PENDING_LIMIT")
         || program.sig.iter().any(|t| {
             t.kind == TokenKind::Ident && t.text(view) == "cudaLimitDevRuntimePendingLaunchCount"
         });
