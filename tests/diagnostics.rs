@@ -488,3 +488,29 @@ fn far_notes_get_their_own_snippet() {
     );
     assert!(rendered.lines().count() < 40, "{rendered}");
 }
+
+/// A recursion coarsened without a fallback warns about the pending-launch
+/// limit (dpopt::coarsen_pending), unless coarsening changes nothing, the
+/// launch has `threshold`'s serial fallback, or the file sets the limit.
+#[test]
+fn coarsened_recursion_warns_about_the_pending_limit() {
+    let recursion = |pragma: &str, host: &str| {
+        format!("__global__ void refine(int *a, int d) {{\n  if (threadIdx.x == 0 && d < 3) {{\n#pragma dp {pragma}\n    refine<<<4, 32>>>(a, d + 1);\n  }}\n}}\n{host}")
+    };
+    let (rendered, wrote) = render(&recursion("coarsen(4)", ""));
+    assert!(wrote, "a warning must not stop the output");
+    assert!(rendered.contains("dpopt::coarsen_pending"), "{rendered}");
+    assert!(rendered.contains("cudaLimitDevRuntimePendingLaunchCount"), "{rendered}");
+    for (pragma, host) in [
+        ("coarsen(1)", ""),
+        ("threshold(64) coarsen(4)", ""),
+        (
+            "coarsen(4)",
+            "int main() { cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 32768); }\n",
+        ),
+    ] {
+        let (rendered, wrote) = render(&recursion(pragma, host));
+        assert!(wrote);
+        assert!(!rendered.contains("coarsen_pending"), "{pragma}: {rendered}");
+    }
+}

@@ -29,7 +29,8 @@ pub(super) fn check(program: &Program, plan: &Plan) -> Vec<Diagnostic> {
     }
     let mut out = Vec::new();
     for site in plan.sites.iter() {
-        if site.coarsen.is_none()
+        // coarsen(1) runs every block as its own: nothing changes
+        if matches!(site.coarsen, None | Some(crate::pragma::Value::Literal(1)))
             || site.threshold.is_some()
             || site.aggregation.is_some()
             || site.floor.is_some()
