@@ -500,7 +500,10 @@ fn coarsened_recursion_warns_about_the_pending_limit() {
     let (rendered, wrote) = render(&recursion("coarsen(4)", ""));
     assert!(wrote, "a warning must not stop the output");
     assert!(rendered.contains("dpopt::coarsen_pending"), "{rendered}");
-    assert!(rendered.contains("cudaLimitDevRuntimePendingLaunchCount"), "{rendered}");
+    assert!(
+        rendered.contains("cudaLimitDevRuntimePendingLaunchCount"),
+        "{rendered}"
+    );
     for (pragma, host) in [
         ("coarsen(1)", ""),
         ("threshold(64) coarsen(4)", ""),
@@ -511,6 +514,9 @@ fn coarsened_recursion_warns_about_the_pending_limit() {
     ] {
         let (rendered, wrote) = render(&recursion(pragma, host));
         assert!(wrote);
-        assert!(!rendered.contains("coarsen_pending"), "{pragma}: {rendered}");
+        assert!(
+            !rendered.contains("coarsen_pending"),
+            "{pragma}: {rendered}"
+        );
     }
 }
