@@ -8,7 +8,8 @@ use crate::program::Function;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Member {
     /// `int n`, `const float *a`, `dpopt_bytes<Graph> g`: top-level `const`
-    /// removed (records are assigned), unnamed parameters named.
+    /// removed (records are assigned), unnamed parameters named, an array
+    /// parameter as the pointer it is (`int r[]`: `int *r`).
     pub decl: String,
     /// The parameter's name (`dpopt_argN` when unnamed).
     pub name: String,
@@ -51,12 +52,39 @@ fn member_declaration(declaration: &str, name: &str, unnamed: bool) -> String {
     if unnamed {
         decl = format!("{decl} {name}");
     }
+    decl = decayed_array(&decl, name);
     if let Some(rest) = decl.strip_prefix("const ") {
         if !rest.contains('*') && !rest.contains('&') {
             decl = rest.to_string();
         }
     }
     decl.replace("* const ", "* ").replace("*const ", "*")
+}
+
+/// A parameter declared as an array (`int r[]`, `float m[8]`, `int t[][4]`)
+/// is a pointer (C++ adjusts a function parameter's array type), but as a
+/// member it would be an array of incomplete or fixed size: the member is
+/// the pointer (`int *r`, `float *m`, `int (*t)[4]`).
+fn decayed_array(decl: &str, name: &str) -> String {
+    let Some(at) = decl.rfind(name) else {
+        return decl.to_string();
+    };
+    let after = decl[at + name.len()..].trim_start();
+    if !after.starts_with('[')
+        || decl[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return decl.to_string();
+    }
+    let Some(close) = after.find(']') else {
+        return decl.to_string();
+    };
+    let rest = after[close + 1..].trim();
+    let head = decl[..at].trim_end();
+    if rest.is_empty() {
+        format!("{head} *{name}")
+    } else {
+        format!("{head} (*{name}){rest}")
+    }
 }
 
 /// The type of a record member that is stored as bytes: one passed by
@@ -104,4 +132,31 @@ fn byte_stored_type(member: &str, name: &str) -> Option<String> {
         return None;
     }
     Some(ty.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::member_declaration;
+
+    #[test]
+    fn array_parameters_become_pointer_members() {
+        assert_eq!(
+            member_declaration("int results[]", "results", false),
+            "int *results"
+        );
+        assert_eq!(
+            member_declaration("const int vals[]", "vals", false),
+            "const int *vals"
+        );
+        assert_eq!(member_declaration("float m[8]", "m", false), "float *m");
+        assert_eq!(member_declaration("int t[][4]", "t", false), "int (*t)[4]");
+        assert_eq!(
+            member_declaration("int t [ ] [ 4 ]", "t", false),
+            "int (*t)[ 4 ]"
+        );
+        assert_eq!(member_declaration("const int n", "n", false), "int n");
+        assert_eq!(member_declaration("int *const p", "p", false), "int *p");
+        // a name that ends another word is not the declarator
+        assert_eq!(member_declaration("my_t t", "t", false), "my_t t");
+    }
 }

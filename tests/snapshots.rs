@@ -61,6 +61,7 @@ program_snapshots! {
     tree_descendants: "examples/tree_descendants.cu",
     tree_heights: "examples/tree_heights.cu",
     alloc_slices: "tests/fixtures/alloc_slices.cu",
+    array_params: "tests/fixtures/array_params.cu",
     block_rounds: "tests/fixtures/block_rounds.cu",
     class_arguments: "tests/fixtures/class_arguments.cu",
     comments_strings: "tests/fixtures/comments_strings.cu",
