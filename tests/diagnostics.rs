@@ -520,3 +520,18 @@ fn coarsened_recursion_warns_about_the_pending_limit() {
         );
     }
 }
+
+/// `floor` on one of a recursion's two launches (a quicksort's left and right
+/// halves): the help does not say to annotate the other launch too, which the
+/// recursive floor refuses.
+#[test]
+fn floor_on_one_of_two_recursive_launches_says_why_it_cannot_work() {
+    let text = "__global__ void qsort(int *a, int lo, int hi, int depth) {\n  if (hi - lo < 2 || depth > 8) return;\n  int mid = (lo + hi) / 2;\n#pragma dp floor\n  qsort<<<1, 1>>>(a, lo, mid, depth + 1);\n  qsort<<<1, 1>>>(a, mid, hi, depth + 1);\n}\nint main() { qsort<<<1, 1>>>(nullptr, 0, 10, 0); }\n";
+    let (rendered, wrote) = render(text);
+    assert!(!wrote, "{rendered}");
+    // the report wraps its lines
+    let words = rendered.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("dpopt::floor"), "{rendered}");
+    assert!(words.contains("may launch only once"), "{rendered}");
+    assert!(!words.contains("on every launch"), "{rendered}");
+}

@@ -220,7 +220,18 @@ pub(super) fn floors(
                 "it {} here; its launch-free copy must make no launch and no device-runtime call (except `cudaGetLastError()`/`cudaPeekAtLastError()`, which read `cudaSuccess` there, and `cudaStreamCreateWithFlags()`/`cudaStreamDestroy()` of the streams for its children, which give the null stream there)",
                 u.what
             );
-            let fix = if u.what.contains("Synchronize`") && !program.migrate_sync {
+            // a recursion with several launches cannot have `floor` on all of them
+            let own: Vec<&crate::program::Launch> = program
+                .launches
+                .iter()
+                .filter(|l| l.function == Some(parent))
+                .collect();
+            let recursion = own
+                .iter()
+                .any(|l| program.launched_kernels(l).contains(&parent));
+            let fix = if recursion && own.len() > 1 && u.what.starts_with("launches") {
+                "the drain of a recursion runs the kernel's whole body, so a recursive `floor` kernel may launch only once: move the other launches to a kernel of their own, or remove `floor`"
+            } else if u.what.contains("Synchronize`") && !program.migrate_sync {
                 "a CDP1 wait that is the last thing its thread runs is dropped by `dpopt transform --migrate-sync`, which then accepts `floor`; otherwise put `#pragma dp ... floor` on every launch of the kernel and keep other device-runtime calls out of it, or remove `floor`"
             } else {
                 "put `#pragma dp ... floor` on every launch of the kernel and keep other device-runtime calls out of it (and of the functions it calls), or remove `floor`"
