@@ -118,6 +118,12 @@ pub enum DiagnosticKind {
     CoarsenPending {
         kernel: String,
     },
+    /// A launch passes a pointer to the parent's `__shared__` memory, which
+    /// a child grid cannot access.
+    SharedArgument {
+        kernel: String,
+        argument: String,
+    },
     /// A child of a `--child-source` file (another translation unit), whose
     /// body dpopt copies into the output, calls a function of that file that
     /// the output cannot call.
@@ -407,6 +413,7 @@ impl DiagnosticKind {
             PragmaNotApplied { .. } => "dpopt::pragma_not_applied",
             StdNameClash { .. } => "dpopt::std_name_clash",
             CoarsenPending { .. } => "dpopt::coarsen_pending",
+            SharedArgument { .. } => "dpopt::shared_argument",
             MalformedLaunch { .. } => "dpopt::malformed_launch",
             NotSerializable { .. } => "dpopt::not_serializable",
             BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
@@ -463,7 +470,8 @@ impl DiagnosticKind {
             | DiagnosticKind::AllocNotAggregated { .. }
             | DiagnosticKind::PragmaNotApplied { .. }
             | DiagnosticKind::StdNameClash { .. }
-            | DiagnosticKind::CoarsenPending { .. } => Severity::Warning,
+            | DiagnosticKind::CoarsenPending { .. }
+            | DiagnosticKind::SharedArgument { .. } => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -543,6 +551,9 @@ impl DiagnosticKind {
             ),
             StdNameClash { name } => format!(
                 "the code generated for `consldt(...)` and `floor` includes CUB and cooperative groups, which declare `std::{name}`: with `using namespace std;` this file's own `{name}` becomes ambiguous, and nvcc rejects the output"
+            ),
+            SharedArgument { kernel, argument } => format!(
+                "the launch of `{kernel}` passes `{argument}`, a pointer to the parent's shared memory, which a child grid cannot access (CUDA leaves it undefined); dpopt carries it on as written: into a record of another grid with `consldt` or `floor`, into a serial run with `threshold`"
             ),
             CoarsenPending { kernel } => format!(
                 "`coarsen` runs several blocks of `{kernel}` one after the other in one block, and `{kernel}` launches kernels itself: their launches are made later and more of them are pending at once; past the device runtime's pending-launch limit (cudaLimitDevRuntimePendingLaunchCount, 2,048 by default) launches fail, and this coarsened launch has no fallback"
@@ -743,6 +754,7 @@ impl DiagnosticKind {
             StdNameClash { name } => format!(
                 "write `::{name}` where the file means its own, or replace `using namespace std;` by using-declarations of what it takes from `std`"
             ),
+            SharedArgument { .. } => "pass a pointer to global memory (copy the data there first), or let the child declare and fill its own `__shared__` copy".to_string(),
             CoarsenPending { .. } => "raise the limit in host code before the first launch, as `cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 32768);` (temporal-hpc's Mandelbrot, 2,048 x 2,048 pixels, needed more than 8,192 with `coarsen(8)` at its recursive launch), or add `threshold` where the child can run serially, or remove `coarsen`".to_string(),
             PragmaNotApplied { file } => format!(
                 "dpopt rewrites only the file it is given: transform {file} itself (`dpopt transform {file} -o ...`) and build or `#include` its output instead, or move the launch into this file"

@@ -535,3 +535,13 @@ fn floor_on_one_of_two_recursive_launches_says_why_it_cannot_work() {
     assert!(words.contains("may launch only once"), "{rendered}");
     assert!(!words.contains("on every launch"), "{rendered}");
 }
+
+/// Values read from shared memory are not pointers to it: no
+/// dpopt::shared_argument for an element, a member or a `sizeof`.
+#[test]
+fn shared_values_passed_to_a_child_are_no_shared_pointers() {
+    let text = "struct P { int n; };\n__global__ void child(int a, int b, unsigned long c) {}\n__global__ void parent() {\n  __shared__ int buf[32];\n  __shared__ P s;\n  buf[threadIdx.x] = threadIdx.x;\n  __syncthreads();\n#pragma dp threshold(16)\n  child<<<1, 32>>>(buf[threadIdx.x], s.n, sizeof(buf));\n}\n";
+    let (rendered, wrote) = render(text);
+    assert!(wrote, "{rendered}");
+    assert!(!rendered.contains("shared_argument"), "{rendered}");
+}

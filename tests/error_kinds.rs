@@ -804,6 +804,31 @@ case! {
 }
 
 case! {
+    name: shared_argument,
+    input: "
+        __global__ void child(const char *text, const char *pat, int *hit) {
+          int i = threadIdx.x;
+          if (text[i] != pat[i]) *hit = 0;
+        }
+
+        __global__ void parent(const char *text, int *hits) {
+          __shared__ char pat[64];
+          pat[threadIdx.x % 64] = text[threadIdx.x % 64];
+          __syncthreads();
+          char *p = pat;
+        #pragma dp threshold(16)
+          child<<<1, 32>>>(text + blockIdx.x, p + 1, hits + threadIdx.x);
+        }
+    ",
+    kind: SharedArgument { .. },
+    code: "dpopt::shared_argument",
+    severity: Warning,
+    line: 12,
+    column: 39,
+    span: "p + 1",
+}
+
+case! {
     name: std_name_clash,
     input: "
         struct complex { float re, im; };
@@ -2008,6 +2033,7 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         PragmaNotApplied { .. } => "dpopt::pragma_not_applied",
         StdNameClash { .. } => "dpopt::std_name_clash",
         CoarsenPending { .. } => "dpopt::coarsen_pending",
+        SharedArgument { .. } => "dpopt::shared_argument",
         MalformedLaunch { .. } => "dpopt::malformed_launch",
         NotSerializable { .. } => "dpopt::not_serializable",
         BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
@@ -2137,6 +2163,10 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         PragmaNotApplied { file: s() },
         StdNameClash { name: s() },
         CoarsenPending { kernel: s() },
+        SharedArgument {
+            kernel: s(),
+            argument: s(),
+        },
         ChildHelperHidden {
             kernel: s(),
             helper: s(),

@@ -24,6 +24,7 @@ mod pending;
 mod placement;
 mod pragma_macros;
 mod promote;
+mod shared_argument;
 mod sites;
 mod varying;
 
@@ -222,6 +223,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         });
     }
     diagnostics.extend(pending::check(program, &plan));
+    diagnostics.extend(shared_argument::check(program, &plan));
     let floors = floor::floors(file, program, &plan, &hazards);
     diagnostics.extend(floors.diagnostics);
     plan.floors = floors.kernels;
