@@ -286,6 +286,14 @@ impl Program {
         }
     }
 
+    /// Is `offset` inside the body of one of the file's functions (not
+    /// member functions defined in a class)?
+    pub fn in_function_body(&self, offset: usize) -> bool {
+        let fs = self.functions.as_slice();
+        let k = fs.partition_point(|f| f.body.start() <= offset);
+        k > 0 && offset < fs[k - 1].body.end()
+    }
+
     pub fn function_named(&self, name: &str) -> Option<FunctionId> {
         self.by_name.get(name).copied()
     }

@@ -24,12 +24,7 @@ pub(super) fn check(program: &Program, includes_std_headers: bool) -> Vec<Diagno
     let view = program.view.as_str();
     let sig = &program.sig;
     let text = |k: usize| sig.get(k).map_or("", |t| t.text(view));
-    let outside_functions = |offset: usize| {
-        !program
-            .functions
-            .iter()
-            .any(|f| f.body.start() <= offset && offset < f.body.end())
-    };
+    let outside_functions = |offset: usize| !program.in_function_body(offset);
     // `using namespace std;` (or `::std`) outside any function body.
     let Some(directive) = (0..sig.len()).find(|&k| {
         text(k) == "using"

@@ -17,14 +17,10 @@ use crate::token::{Token, TokenKind};
 pub(super) fn check(program: &Program, plan: &Plan) -> Vec<Diagnostic> {
     let view = program.view.as_str();
     let text = |t: &Token| t.text(view);
-    let in_functions = |offset: usize| {
-        program
-            .functions
-            .iter()
-            .any(|f| f.body.start() <= offset && offset < f.body.end())
-    };
     // `__shared__` declarations of the file outside function bodies
-    let file_shared = shared_names(program, &program.sig, &|t| !in_functions(t.start));
+    let file_shared = shared_names(program, &program.sig, &|t| {
+        !program.in_function_body(t.start)
+    });
     let mut out = Vec::new();
     for site in plan.sites.iter() {
         let parent = &program.functions[site.parent];
