@@ -144,6 +144,14 @@ pub enum DiagnosticKind {
         kernel: String,
         construct: String,
     },
+    /// A child with block barriers or shared memory whose body the serial
+    /// version cannot split at its barriers (`barrier_split.rs`).
+    BarrierSplit {
+        clause: String,
+        kernel: String,
+        why: String,
+        fix: String,
+    },
     BuiltinInCallee {
         kernel: String,
         callee: String,
@@ -416,6 +424,7 @@ impl DiagnosticKind {
             SharedArgument { .. } => "dpopt::shared_argument",
             MalformedLaunch { .. } => "dpopt::malformed_launch",
             NotSerializable { .. } => "dpopt::not_serializable",
+            BarrierSplit { .. } => "dpopt::barrier_split",
             BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
             ReturnWithBarrier { .. } => "dpopt::return_with_barrier",
             VariadicTemplate { .. } => "dpopt::variadic_template",
@@ -564,6 +573,9 @@ impl DiagnosticKind {
             MalformedLaunch { reason } => format!("cannot read this launch: {reason}"),
             NotSerializable { kernel, construct } => format!(
                 "`threshold` cannot be applied: child kernel `{kernel}` uses `{construct}`, which a serial version in the parent thread cannot reproduce"
+            ),
+            BarrierSplit { clause, kernel, why, .. } => format!(
+                "`{clause}` cannot be applied: child kernel `{kernel}` waits at block barriers, and its serial version (the parent thread runs each stretch between barriers for every thread in turn) cannot split it: {why}"
             ),
             BuiltinInCallee { kernel, callee, builtin, clause, reader } if reader == callee => format!(
                 "`{clause}` cannot be applied: `{kernel}` calls `{callee}`, which reads `{builtin}` itself"
@@ -766,6 +778,7 @@ impl DiagnosticKind {
                 "move `{helper}` into a header that both files `#include` (each file then has its own copy), or remove the `#pragma dp`"
             ),
             MalformedLaunch { .. } => "write the launch as `kernel<<<grid, block[, smem[, stream]]>>>(args);`".to_string(),
+            BarrierSplit { fix, .. } => fix.clone(),
             NotSerializable { .. } => {
                 "remove `threshold` from this pragma (its other clauses still apply), or apply thresholding by hand with a serial algorithm".to_string()
             }

@@ -341,17 +341,35 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
             file.location(child.name_span.start())
         ),
     ];
+    let phased = child_plan.and_then(|c| c.phased.as_ref());
     let threshold = site.threshold.as_ref().map(|v| {
         let (child_threads, from) = thread_count(file, program, site);
-        serialized.push(format!(
-            "a launch with fewer than {} threads runs `dpopt_serial_{}` in the parent thread: every block and thread of the child's grid, one after the other",
-            v.to_source(),
-            child.name
-        ));
-        checks.push(format!(
-            "`{}` can run serially in one parent thread: no block barrier, warp operation, grid synchronization, shared memory, `asm(\"exit;\")` or position read outside the four builtins, in it or in any function it calls",
-            child.name
-        ));
+        serialized.push(match phased {
+            None => format!(
+                "a launch with fewer than {} threads runs `dpopt_serial_{}` in the parent thread: every block and thread of the child's grid, one after the other",
+                v.to_source(),
+                child.name
+            ),
+            Some(p) => format!(
+                "a launch with fewer than {} threads runs `dpopt_serial_{}` in the parent thread: block after block, the child's body split at its barriers into {} stretches, each run for every thread of the block before the next ({} shared array(s) local to each block's run, {} variable(s) or parameter(s) kept per thread{})",
+                v.to_source(),
+                child.name,
+                p.stretches(),
+                p.shared.len(),
+                p.vars.iter().filter(|v| !matches!(v.keep, crate::barrier_split::Keep::Recompute { .. })).count(),
+                p.bound.map_or(String::new(), |b| format!(", for up to {b} threads per block"))
+            ),
+        });
+        checks.push(match phased {
+            None => format!(
+                "`{}` can run serially in one parent thread: no block barrier, warp operation, grid synchronization, shared memory, `asm(\"exit;\")` or position read outside the four builtins, in it or in any function it calls",
+                child.name
+            ),
+            Some(_) => format!(
+                "`{}` can run serially split at its barriers: every barrier a `__syncthreads();` statement every thread of the block reaches alike, shared memory declared in its body with a constant size, no warp operation, grid synchronization, `asm(\"exit;\")` or position read outside the four builtins, in it or in any function it calls",
+                child.name
+            ),
+        });
         checks.push(
             "the functions the child calls do not read threadIdx, blockIdx, blockDim or gridDim themselves"
                 .to_string(),

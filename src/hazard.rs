@@ -654,6 +654,35 @@ impl<'p> Hazards<'p> {
         s
     }
 
+    /// What `f`'s own body does, every construct of it in source order
+    /// (callees' not included), and for each call to a function of the
+    /// file: the call, the callee's name and what the callee does.
+    pub fn own(&self, f: FunctionId) -> (Vec<Finding>, Vec<(Span, String, Summary)>) {
+        let mut findings = Vec::new();
+        let mut calls = Vec::new();
+        for item in self.scan(FnRef::Free(f)) {
+            match item {
+                Item::Found(finding) => findings.push(finding),
+                Item::Calls {
+                    span,
+                    name,
+                    targets,
+                } => {
+                    for target in targets {
+                        let mut memo = HashMap::new();
+                        let mut active: HashSet<FnRef> = [FnRef::Free(f)].into_iter().collect();
+                        calls.push((
+                            span,
+                            name.clone(),
+                            self.summary(target, &mut memo, &mut active),
+                        ));
+                    }
+                }
+            }
+        }
+        (findings, calls)
+    }
+
     fn function(&self, f: FnRef) -> &'p Function {
         match f {
             FnRef::Free(i) => &self.program.functions[i],

@@ -23,6 +23,7 @@ mod analyzer;
 #[macro_use]
 mod arena;
 mod atomic_fold;
+mod barrier_split;
 mod brackets;
 mod conditional;
 mod constant;

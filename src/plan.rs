@@ -465,6 +465,9 @@ pub struct ChildPlan {
     /// there is none to fold but the child starts with the bounds guard:
     /// the copy's serial version then runs a copy of the body without it.
     pub folds: Option<crate::atomic_fold::AtomicFolds>,
+    /// The child waits at block barriers or shares memory: its serial
+    /// version runs the body split at the barriers (`barrier_split.rs`).
+    pub phased: Option<crate::barrier_split::Phased>,
     /// The child has a queue of deferred launches (templates/defer.cu.tera):
     /// it has a serial version and is no template (its queue would be one
     /// per instantiation), and a site's launch can defer: a thresholded

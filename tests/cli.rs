@@ -485,7 +485,7 @@ fn diagnostics_in_a_header_name_the_header() {
     let header = dir.path().join("kernels.cuh");
     std::fs::write(
         &header,
-        "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n  a[0] = s[0];\n}\n",
+        "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = __shfl_sync(0xffffffffu, n, 0);\n  __syncthreads();\n  a[0] = s[0];\n}\n",
     )
     .unwrap();
     let run = dpopt()
@@ -494,12 +494,15 @@ fn diagnostics_in_a_header_name_the_header() {
         .unwrap();
     assert_eq!(run.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&run.stderr);
-    let location = format!("{}:2:3", header.display());
+    let location = format!("{}:3:20", header.display());
     assert!(
         stderr.contains(&location),
         "{location} missing in\n{stderr}"
     );
-    assert!(stderr.contains("__shared__ int s[32];"), "{stderr}");
+    assert!(
+        stderr.contains("__shfl_sync(0xffffffffu, n, 0)"),
+        "{stderr}"
+    );
     // The pragma's note is shown in the input.
     assert!(
         stderr.contains("#pragma dp threshold(64) coarsen(2)"),

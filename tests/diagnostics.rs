@@ -275,12 +275,19 @@ diagnostic_tests! {
         span: "#pragma dp threshold(64)",
         says: ["end of file"],
     }
-    shared_memory {
-        input: format!("{SYNC_CHILD}__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
-        code: "dpopt::not_serializable",
-        at: "2:3",
-        span: "__shared__",
-        says: ["threshold requested here"],
+    barrier_under_thread_condition {
+        input: format!("{}__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n", SYNC_CHILD.replace("  __syncthreads();", "  if (threadIdx.x < n) {\n    __syncthreads();\n  }")),
+        code: "dpopt::barrier_split",
+        at: "4:7",
+        span: "threadIdx",
+        says: ["threshold requested here", "`threadIdx`", "compute the condition from parameters"],
+    }
+    barrier_in_callee {
+        input: format!("__device__ void wait_all() {{ __syncthreads(); }}\n{}__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n", SYNC_CHILD.replace("  __syncthreads();", "  wait_all();")),
+        code: "dpopt::barrier_split",
+        at: "1:30",
+        span: "__syncthreads",
+        says: ["calls `wait_all`", "child's own body"],
     }
     warp_primitive {
         input: format!("__global__ void child(int *a, int n) {{\n  a[threadIdx.x] = __shfl_down_sync(0xffffffff, n, 1);\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
@@ -470,12 +477,12 @@ fn explicit_child_threads_silences_the_fallback() {
 fn far_notes_get_their_own_snippet() {
     let filler = "  a[0] += n;\n".repeat(30);
     let text = format!(
-        "__global__ void child(int *a, int n) {{\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n{filler}  a[threadIdx.x] = s[0];\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"
+        "__global__ void child(int *a, int n) {{\n  __shared__ int s[32];\n  s[threadIdx.x] = __shfl_sync(0xffffffffu, n, 0);\n  __syncthreads();\n{filler}  a[threadIdx.x] = s[0];\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"
     );
     let (rendered, wrote) = render(&text);
     assert!(!wrote);
     assert!(rendered.contains("dpopt::not_serializable"), "{rendered}");
-    // The filler lines between the barrier (line 4) and the pragma (line 38)
+    // The filler lines between the shuffle (line 3) and the pragma (line 38)
     // are not shown; the pragma is, in a note of its own.
     assert!(!rendered.contains(" 20 │"), "{rendered}");
     assert!(
@@ -544,4 +551,15 @@ fn shared_values_passed_to_a_child_are_no_shared_pointers() {
     let (rendered, wrote) = render(text);
     assert!(wrote, "{rendered}");
     assert!(!rendered.contains("shared_argument"), "{rendered}");
+}
+
+/// A child that shares memory and waits at a barrier at the top of its body
+/// runs serially split at the barrier: no diagnostic.
+#[test]
+fn a_child_with_a_barrier_at_its_top_is_split() {
+    let (rendered, wrote) = render(&format!(
+        "{SYNC_CHILD}__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"
+    ));
+    assert!(wrote, "{rendered}");
+    assert!(rendered.is_empty(), "{rendered}");
 }

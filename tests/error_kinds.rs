@@ -1132,10 +1132,8 @@ case! {
     name: not_serializable,
     input: "
         __global__ void child(int *a, int n) {
-          __shared__ int s[32];
-          s[threadIdx.x] = n;
-          __syncthreads();
-          a[threadIdx.x] = s[31 - threadIdx.x];
+          int v = __shfl_xor_sync(0xffffffffu, n + threadIdx.x, 1);
+          a[threadIdx.x] = v;
         }
 
         __global__ void parent(int *a, int n) {
@@ -1147,8 +1145,33 @@ case! {
     code: "dpopt::not_serializable",
     severity: Error,
     line: 2,
-    column: 3,
-    span: "__shared__",
+    column: 11,
+    span: "__shfl_xor_sync",
+}
+
+case! {
+    name: barrier_split,
+    input: "
+        __global__ void child(int *a, int n) {
+          __shared__ int s[32];
+          s[threadIdx.x] = n;
+          if (threadIdx.x < 16) {
+            __syncthreads();
+          }
+          a[threadIdx.x] = s[31 - threadIdx.x];
+        }
+
+        __global__ void parent(int *a, int n) {
+        #pragma dp threshold(64)
+          child<<<(n + 31) / 32, 32>>>(a, n);
+        }
+    ",
+    kind: BarrierSplit { .. },
+    code: "dpopt::barrier_split",
+    severity: Error,
+    line: 4,
+    column: 7,
+    span: "threadIdx",
 }
 
 case! {
@@ -2036,6 +2059,7 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         SharedArgument { .. } => "dpopt::shared_argument",
         MalformedLaunch { .. } => "dpopt::malformed_launch",
         NotSerializable { .. } => "dpopt::not_serializable",
+        BarrierSplit { .. } => "dpopt::barrier_split",
         BuiltinInCallee { .. } => "dpopt::builtin_in_callee",
         ReturnWithBarrier { .. } => "dpopt::return_with_barrier",
         VariadicTemplate { .. } => "dpopt::variadic_template",
@@ -2178,6 +2202,12 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         NotSerializable {
             kernel: s(),
             construct: s(),
+        },
+        BarrierSplit {
+            clause: s(),
+            kernel: s(),
+            why: s(),
+            fix: s(),
         },
         BuiltinInCallee {
             kernel: s(),

@@ -131,7 +131,7 @@ fn cooperative_groups_sync_after_an_early_return_is_not_coarsened() {
     refused(
         &file,
         &outcome,
-        &[("dpopt::not_serializable", "10:3", "cg::sync(cta)")],
+        &[("dpopt::barrier_split", "10:3", "cg::sync(cta)")],
     );
 }
 
@@ -141,7 +141,7 @@ fn cta_sync_through_a_group_variable() {
     refused(
         &file,
         &outcome,
-        &[("dpopt::not_serializable", "10:3", "cta.sync()")],
+        &[("dpopt::barrier_split", "10:3", "cta.sync()")],
     );
     let (file, outcome) = run(
         "cta_sync_threshold.cu",
@@ -257,7 +257,7 @@ fn barrier_in_inline_assembly() {
         &file,
         &outcome,
         &[(
-            "dpopt::not_serializable",
+            "dpopt::barrier_split",
             "6:3",
             "asm volatile(\"bar.sync 0;\" ::: \"memory\")",
         )],
@@ -302,7 +302,7 @@ fn barrier_two_calls_away() {
     let errors = refused(
         &file,
         &outcome,
-        &[("dpopt::not_serializable", "4:3", "__syncthreads")],
+        &[("dpopt::barrier_split", "4:3", "__syncthreads")],
     );
     let calls: Vec<String> = notes(&file, &errors[0])
         .into_iter()
@@ -314,11 +314,7 @@ fn barrier_two_calls_away() {
 #[test]
 fn extern_shared_memory_through_a_pointer() {
     let (file, outcome) = run("extern_shared_pointer.cu", None);
-    let errors = refused(
-        &file,
-        &outcome,
-        &[("dpopt::not_serializable", "5:48", "smem")],
-    );
+    let errors = refused(&file, &outcome, &[("dpopt::barrier_split", "5:48", "smem")]);
     assert_eq!(notes(&file, &errors[0])[0].0, "scratch");
     // Coarsened: the block waits before the next original block reuses the
     // shared memory, found through the helper.
@@ -382,7 +378,7 @@ fn cub_block_collective() {
     refused(
         &file,
         &outcome,
-        &[("dpopt::not_serializable", "5:11", "cub::BlockReduce")],
+        &[("dpopt::barrier_split", "5:11", "cub::BlockReduce")],
     );
 }
 

@@ -149,8 +149,17 @@ fn line_directives_resynchronise_with_the_original() {
                 // `{` followed by the head's start) shows its head first.
                 let split = orig.starts_with(next)
                     && lines.get(i + 2).is_some_and(|l| l.starts_with(b"#line "));
+                // A launch's arguments continued on this line, after the
+                // separator the launch's template writes between them.
+                let continued = next_text
+                    .trim_start()
+                    .strip_prefix(',')
+                    .is_some_and(|rest| {
+                        let core = orig_text.trim().trim_end_matches(';').trim_end_matches(')');
+                        !core.is_empty() && rest.trim_start().starts_with(core)
+                    });
                 assert!(
-                    orig.ends_with(next) || carries || split,
+                    orig.ends_with(next) || carries || split || continued,
                     "{}: after `#line {n}` expected a tail of {:?}, got {:?}",
                     path.display(),
                     String::from_utf8_lossy(orig),

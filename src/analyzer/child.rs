@@ -2,6 +2,8 @@
 //! and the checks of each site's clauses against it.
 
 use super::{cannot_see, with_calls};
+use crate::barrier_split::{Phased, Refusal};
+use crate::constant::Constants;
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::hazard::{Finding, Hazard, Hazards, Summary};
 use crate::plan::Site;
@@ -17,10 +19,77 @@ pub(super) struct ChildFacts {
     /// First `return` of the child's own body (or `asm("exit;")`, in it or in
     /// a function it calls).
     pub(super) returns: Option<Span>,
+    /// For a child that waits at block barriers or shares memory (and does
+    /// nothing else a serial run cannot reproduce): its body split at the
+    /// barriers (`barrier_split.rs`), or why it cannot be.
+    pub(super) split: Option<Result<Phased, Refusal>>,
+}
+
+/// What the serial version of a child may reproduce by splitting the body
+/// at its barriers (`barrier_split.rs`).
+const SPLIT_HAZARDS: [Hazard; 2] = [Hazard::Block, Hazard::Shared];
+
+/// Hazards that keep a child from running serially, the barriers and
+/// shared memory of a split body aside (a callee's position reads are
+/// reported as builtins in callees).
+fn blocks_serial(f: &Finding, split: bool) -> bool {
+    let position = matches!(f.hazard, Hazard::ThreadPosition | Hazard::BlockPosition);
+    !(position && f.in_callee() || split && SPLIT_HAZARDS.contains(&f.hazard))
+}
+
+/// The threads per block of the launches of `child` that run serially:
+/// the child's `__launch_bounds__`, else the largest constant block size of
+/// `launches` (each a launch and its parent), when all are constants.
+pub(super) fn block_bound<'a>(
+    program: &Program,
+    constants: &Constants,
+    child: FunctionId,
+    launches: impl IntoIterator<Item = (&'a crate::program::Launch, FunctionId)>,
+) -> Option<u64> {
+    let function = &program.functions[child];
+    if let Some(bounds) = &function.launch_bounds {
+        let inner = bounds
+            .trim_start_matches("__launch_bounds__")
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')');
+        let first = crate::token::split_top_level(
+            &crate::lexer::lex_text(inner)
+                .into_iter()
+                .filter(|t| t.kind.is_significant())
+                .collect::<Vec<_>>(),
+            inner,
+            crate::token::Angles::Operators,
+        )
+        .first()
+        .and_then(|p| Some(inner[p.first()?.start..p.last()?.end].to_string()));
+        if let Some(n) = first.and_then(|t| constants.value(&t)) {
+            if (1..=1024).contains(&n) {
+                return Some(n as u64);
+            }
+        }
+    }
+    let view = program.view.as_str();
+    let mut bound = 0u64;
+    for (launch, parent) in launches {
+        let block = launch.config.get(1)?;
+        let n = constants.threads(&view[block.range()], &program.functions[parent], program)?;
+        if !(1..=1024).contains(&n) {
+            return None;
+        }
+        bound = bound.max(n as u64);
+    }
+    (bound > 0).then_some(bound)
 }
 
 impl ChildFacts {
-    pub(super) fn gather(program: &Program, hazards: &Hazards, child: FunctionId) -> Self {
+    pub(super) fn gather(
+        program: &Program,
+        hazards: &Hazards,
+        constants: &Constants,
+        child: FunctionId,
+        bound: Option<u64>,
+    ) -> Self {
         let view = program.view.as_str();
         let summary = hazards.of(child);
         let body = program.sig_in(program.functions[child].body);
@@ -33,7 +102,16 @@ impl ChildFacts {
             .get(Hazard::Exit)
             .map(|f| f.calls.first().map_or(f.span, |c| c.span));
         let returns = returns.into_iter().chain(exit).min_by_key(|r| r.start());
-        ChildFacts { summary, returns }
+        let split = (summary.first_of(&SPLIT_HAZARDS, |_| true).is_some()
+            && summary
+                .first_of(&crate::hazard::NOT_SERIALIZABLE, |f| blocks_serial(f, true))
+                .is_none())
+        .then(|| crate::barrier_split::phased(program, hazards, constants, child, bound));
+        ChildFacts {
+            summary,
+            returns,
+            split,
+        }
     }
 }
 
@@ -91,7 +169,6 @@ pub(super) fn check_child(
             );
         }
     }
-    let position = |h: Hazard| matches!(h, Hazard::ThreadPosition | Hazard::BlockPosition);
     // The clause that needs a serial version: `threshold`, or `floor`, whose
     // copy runs a child serially when its work list is full.
     let serial_clause = if site.threshold.is_some() {
@@ -106,9 +183,25 @@ pub(super) fn check_child(
         // values with, other threads, share memory with them, or read a
         // position the serial version does not replace (a callee's builtins
         // are reported below, as builtins in callees).
-        if let Some(finding) = summary.first_of(&crate::hazard::NOT_SERIALIZABLE, |f| {
-            !(position(f.hazard) && f.in_callee())
-        }) {
+        // What keeps the child from running serially: a construct the split
+        // at barriers does not take, else why the split failed.
+        let other = summary.first_of(&crate::hazard::NOT_SERIALIZABLE, |f| blocks_serial(f, true));
+        if let (None, Some(Err(refusal))) = (other, facts.split.as_ref()) {
+            let d = refusal.notes.iter().fold(
+                Diagnostic::new(
+                    DiagnosticKind::BarrierSplit {
+                        clause: clause.to_string(),
+                        kernel: kernel.clone(),
+                        why: refusal.why.clone(),
+                        fix: refusal.fix.clone(),
+                    },
+                    refusal.span,
+                    "the split at barriers stops here",
+                ),
+                |d, (span, label)| d.with_note(*span, label.clone()),
+            );
+            out.push(d.with_note(pragma_span, format!("{clause} requested here")));
+        } else if let Some(finding) = other {
             let kind = if clause == "floor" {
                 DiagnosticKind::FloorRefused {
                     kernel: parent_name(program, site),
@@ -228,6 +321,32 @@ pub(super) fn check_child(
                     with_calls(d, finding)
                 };
                 out.push(d.with_note(pragma_span, "coarsen requested here"));
+            }
+        }
+    }
+    // The floor's drain blocks run recorded blocks in turn, as a coarsened
+    // block does: a thread that returned before a barrier would miss it in
+    // the next recorded block (the drain would hang).
+    if site.floor.is_some() {
+        if let Some(ret) = facts
+            .returns
+            .as_ref()
+            .filter(|_| !returns_after_every_barrier(program, child, facts))
+        {
+            if let Some(finding) = summary.first_of(&[Hazard::Block], |_| true) {
+                let d = Diagnostic::new(
+                    DiagnosticKind::FloorRefused {
+                        kernel: parent_name(program, site),
+                        why: format!(
+                            "child kernel `{kernel}` returns early and also synchronizes the block; the drain's blocks run the recorded blocks in turn, and a thread that returned would miss the barriers of the next"
+                        ),
+                        fix: "replace the early `return` by an `if` around the rest of the body, or remove `floor` from this pragma".to_string(),
+                    },
+                    *ret,
+                    "early return",
+                )
+                .with_note(finding.span, "barrier");
+                out.push(with_calls(d, finding).with_note(pragma_span, "`floor` requested here"));
             }
         }
     }

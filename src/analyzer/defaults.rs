@@ -88,7 +88,13 @@ pub(super) fn default_site(
     } else {
         &OTHER[..]
     };
-    let facts = child::ChildFacts::gather(program, hazards, plain.child);
+    let bound = child::block_bound(
+        program,
+        constants,
+        plain.child,
+        [(&program.launches[plain.launch], plain.parent)],
+    );
+    let facts = child::ChildFacts::gather(program, hazards, constants, plain.child, bound);
     let function = &program.functions[plain.child];
     let mut chosen = candidates[candidates.len() - 1];
     // A recursive site tries the floor first: taken where `floor` accepts

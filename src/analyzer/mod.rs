@@ -164,7 +164,19 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             .any(|&s| plan.sites[s].threshold.is_some() || plan.sites[s].floor.is_some());
         let coarse = sites.iter().any(|&s| plan.sites[s].coarsen.is_some());
         let function = &program.functions[child];
-        let facts = child::ChildFacts::gather(program, &hazards, child);
+        // The serial version's per-thread arrays hold the block of every
+        // launch that runs serially.
+        let bound = child::block_bound(
+            program,
+            &constants,
+            child,
+            sites
+                .iter()
+                .map(|&s| &plan.sites[s])
+                .filter(|s| s.threshold.is_some() || s.floor.is_some())
+                .map(|s| (&program.launches[s.launch], s.parent)),
+        );
+        let facts = child::ChildFacts::gather(program, &hazards, &constants, child, bound);
         for &s in &sites {
             diagnostics.extend(child::check_child(
                 program,
@@ -215,6 +227,11 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             recursive,
             guard,
             folds,
+            phased: if serial {
+                facts.split.and_then(Result::ok)
+            } else {
+                None
+            },
             defers: plan.child_defers(function, serial, &sites),
             members: crate::record::members(function),
             sites,
@@ -531,11 +548,21 @@ mod tests {
             summary(&plain),
             format!("#pragma dp (the default: {})", defaults::OTHER[0])
         );
-        // A child that waits at a barrier cannot run serially: no threshold.
+        // A child that waits at a barrier runs serially split at it.
         let barrier = "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = n;\n  __syncthreads();\n  a[threadIdx.x] = s[0];\n}\n\
                        __global__ void parent(int *a, int n) {\n#pragma dp\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}\n";
         assert_eq!(
             summary(barrier),
+            format!("#pragma dp (the default: {})", defaults::OTHER[0])
+        );
+        // A barrier that not every thread reaches in step cannot be split
+        // at: no threshold.
+        let uneven = barrier.replace(
+            "  __syncthreads();",
+            "  if (threadIdx.x < n) { __syncthreads(); }",
+        );
+        assert_eq!(
+            summary(&uneven),
             "#pragma dp (the default: coarsen(8) consldt(grid))"
         );
         let tree = "__global__ void tree(int *a, int n) {\n  if (n > 1) {\n#pragma dp\n    tree<<<(n + 31) / 32, 32>>>(a, n / 2);\n  }\n}\n";

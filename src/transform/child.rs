@@ -222,6 +222,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
         child: child.name.clone(),
         serial_versions: serial
             .iter()
+            .filter(|_| plan.phased.is_none())
             .map(|name| SerialVersion {
                 name: name.clone(),
                 run_fn: names::body(&child.name),
@@ -309,6 +310,16 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
             }
             r.render_into(&mut out, child.body, Some(plan.child), &calls);
         }
+    }
+    if let (Some(phased), Some(name)) = (&plan.phased, &ctx.serial) {
+        out.append(super::serial_split::serial_split(
+            r,
+            plan,
+            phased,
+            name.clone(),
+            head.template_header.clone(),
+            head.params.clone(),
+        ));
     }
     out.generated(&render(r, &ctx));
     out
@@ -488,6 +499,10 @@ impl TemplateParts {
 }
 
 fn render<C: TemplateContext>(r: &Renderer, ctx: &C) -> Vec<u8> {
-    let text = r.templates.render(ctx);
-    r.codec.to_bytes(&with_newlines(&text, r.file.newline))
+    to_output(r, &r.templates.render(ctx))
+}
+
+/// Generated text as the output's bytes (its line breaks, its encoding).
+pub(super) fn to_output(r: &Renderer, text: &str) -> Vec<u8> {
+    r.codec.to_bytes(&with_newlines(text, r.file.newline))
 }

@@ -162,6 +162,51 @@ pub struct MacroEntry {
     pub location: String,
 }
 
+/// `serial_split.cu.tera`: one part of the serial version of a child split
+/// at its barriers (`transform/serial_split.rs`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SerialSplitContext {
+    /// Which part: head, line, block_start, phase_open, phase_close,
+    /// close, return, tail.
+    pub part: &'static str,
+    pub child: String,
+    /// The serial version's name.
+    pub name: String,
+    pub template_header: String,
+    pub recursive: bool,
+    pub params: String,
+    pub barriers: usize,
+    /// The child declares `__shared__` variables.
+    pub shared: bool,
+    /// Threads per block the per-thread arrays hold.
+    pub bound: Option<u64>,
+    /// Variables and parameters kept per thread.
+    pub kept: Vec<SplitVar>,
+    /// Those the current phase names (references to their arrays).
+    pub refs: Vec<SplitVar>,
+    /// Each thread has a flag set when it returns.
+    pub done: bool,
+    pub phase: usize,
+    /// The phase has a `return`: its label.
+    pub label: bool,
+    /// The `#line` of the user's bytes that follow.
+    pub line: usize,
+    pub file: String,
+    pub line_out: &'static str,
+}
+
+/// A variable of the serial split kept per thread.
+#[derive(Debug, Clone, Serialize)]
+pub struct SplitVar {
+    pub index: usize,
+    pub name: String,
+    pub storage: String,
+    /// `[N]` of an array variable.
+    pub array: String,
+    /// An assigned parameter, copied for each thread at each block's start.
+    pub param: bool,
+}
+
 /// `definitions.cu.tera`: a child's body function, serial version and
 /// coarsened kernel, then its deferral queue and aggregated sites.
 #[derive(Debug, Serialize)]
@@ -737,6 +782,7 @@ template_of! {
     SiteContext => SITE,
     DeclarationsContext => DECLARATIONS,
     BodyContext => BODY,
+    SerialSplitContext => SERIAL_SPLIT,
     DefinitionsContext => DEFINITIONS,
     DeferContext => DEFER,
     PreludeContext => PRELUDE,

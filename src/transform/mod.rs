@@ -9,6 +9,7 @@ pub mod continuation;
 pub mod floor;
 pub mod promote;
 pub mod renderer;
+pub mod serial_split;
 pub mod site;
 pub mod templates;
 

@@ -21,6 +21,8 @@ pub const DECLARATIONS: &str = "declarations.cu.tera";
 /// The head of a child's body function; its body follows, then DEFINITIONS.
 pub const BODY: &str = "body.cu.tera";
 pub const DEFINITIONS: &str = "definitions.cu.tera";
+/// The serial version of a child split at its barriers, part by part.
+pub const SERIAL_SPLIT: &str = "serial_split.cu.tera";
 /// The folds of a child's last atomics and the head of the serial
 /// version's copy of its body; the body follows, then DEFINITIONS.
 pub const FOLD: &str = "fold.cu.tera";
@@ -83,6 +85,10 @@ impl Templates {
                     include_str!("../../templates/declarations.cu.tera"),
                 ),
                 (BODY, include_str!("../../templates/body.cu.tera")),
+                (
+                    SERIAL_SPLIT,
+                    include_str!("../../templates/serial_split.cu.tera"),
+                ),
                 (FOLD, include_str!("../../templates/fold.cu.tera")),
                 (WARP_FOLD, include_str!("../../templates/wfold.cu.tera")),
                 (

@@ -1,0 +1,1385 @@
+//! The serial version of a child that waits at block barriers: the child's
+//! body split at its `__syncthreads();` statements into phases, each run by
+//! the parent thread for every thread of the block before the next one
+//! starts (loop fission at barriers, as MCUDA translates CUDA for CPUs).
+//!
+//! What the split accepts (docs/PRAGMA.md, "Children with barriers"):
+//!
+//! - `__syncthreads();` as a statement of the body, or of the braced body of
+//!   a `for`, `while`, `if`/`else` or plain block whose head every thread of
+//!   the block computes alike (it reads no thread index, no variable of a
+//!   thread, no parameter the body assigns, and calls nothing but `min`,
+//!   `max` and `sizeof`): those constructs run once per block, around the
+//!   phases of their bodies;
+//! - `__shared__` variables of a constant size declared at the top of such a
+//!   body: one local array of the parent thread per block;
+//! - a thread's variables that live across a barrier: recomputed in each
+//!   phase when their initializer reads only indices, dimensions, constants
+//!   and parameters the body never assigns, otherwise kept per thread in
+//!   local arrays of the block's size (a constant bound: the child's
+//!   `__launch_bounds__`, or the constant block size of every launch that
+//!   runs serially); the parameters the body assigns are kept per thread
+//!   the same way;
+//! - `return` anywhere: the thread skips the phases that follow.
+//!
+//! Everything else (a barrier in a per-thread statement, in a callee or
+//! under a non-uniform condition, `extern __shared__`, `break` or
+//! `continue` of a barrier loop, `goto`, lambdas, a variable kept per
+//! thread whose type is `auto` or a reference) is refused with the reason.
+
+use crate::constant::Constants;
+use crate::hazard::{Hazard, Hazards};
+use crate::program::{FunctionId, Program};
+use crate::source::Span;
+use crate::token::{is_modified_at, split_top_level, Angles, Token, TokenKind};
+use std::collections::{BTreeSet, HashSet};
+
+/// A child's body split at its barriers (`ChildPlan::phased`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phased {
+    /// The body's top level: phases and the block-level constructs between.
+    pub steps: Vec<Step>,
+    /// Every phase, by id (source order).
+    pub phases: Vec<Phase>,
+    /// `__shared__` declarations, made local arrays of each block's run.
+    pub shared: Vec<Shared>,
+    /// A thread's variables used in a later phase than their declaration,
+    /// and the parameters the body assigns.
+    pub vars: Vec<Var>,
+    /// Some thread may return before a later phase: each thread has a flag.
+    pub done_flags: bool,
+    /// Threads per block the per-thread arrays hold, when some are needed.
+    pub bound: Option<u64>,
+}
+
+impl Phased {
+    /// The phases the serial version runs (those with statements).
+    pub fn stretches(&self) -> usize {
+        fn count(steps: &[Step]) -> usize {
+            steps
+                .iter()
+                .map(|s| match s {
+                    Step::Phase(_) => 1,
+                    Step::Construct {
+                        body, otherwise, ..
+                    } => count(body) + otherwise.as_ref().map_or(0, |(_, o)| count(o)),
+                })
+                .sum()
+        }
+        count(&self.steps)
+    }
+}
+
+/// One step of a body: a phase, or a construct run once per block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    Phase(usize),
+    Construct {
+        /// `for (...) {`, `while (...) {`, `if (...) {`, or the `{` of a
+        /// plain block: its head up to the body's opening brace.
+        head: Span,
+        body: Vec<Step>,
+        /// `else {` and the steps of its body.
+        otherwise: Option<(Span, Vec<Step>)>,
+    },
+}
+
+/// Statements between two barriers (or a barrier and a construct).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Phase {
+    /// The bytes, from the end of what comes before to the start of what
+    /// comes after.
+    pub range: Span,
+    /// The `return ... ;` statements in it.
+    pub returns: Vec<Span>,
+    /// Runs last for every thread that gets there (the top level's last
+    /// phase): a `return` there needs no flag.
+    pub last: bool,
+}
+
+/// A `__shared__` declaration at the top of a body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shared {
+    /// From the declaration's first token to its `;`.
+    pub statement: Span,
+    /// The `__shared__` keyword, left out of the local copy.
+    pub keyword: Span,
+}
+
+/// How a variable gets from one phase to another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Keep {
+    /// Its declaration, copied to the start of each later phase that uses it.
+    Recompute { declaration: Span },
+    /// Kept per thread: `storage name[bound]array`; in its own phase the
+    /// declaration from its first token to `replace.end()` becomes `with`.
+    Store {
+        storage: String,
+        array: String,
+        replace: Span,
+        with: String,
+    },
+    /// An assigned parameter, kept per thread from the start of each block.
+    Param { storage: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Var {
+    pub name: String,
+    pub keep: Keep,
+    /// The phase that declares it (`None` for a parameter).
+    pub declared_in: Option<usize>,
+    /// The other phases that name it.
+    pub used_in: Vec<usize>,
+}
+
+/// Why a child with barriers has no serial version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub span: Span,
+    pub why: String,
+    pub fix: String,
+    /// Notes: the calls that lead to a callee's construct.
+    pub notes: Vec<(Span, String)>,
+}
+
+fn refuse(span: Span, why: impl Into<String>, fix: impl Into<String>) -> Refusal {
+    Refusal {
+        span,
+        why: why.into(),
+        fix: fix.into(),
+        notes: Vec::new(),
+    }
+}
+
+/// Calls a uniform head may make.
+const UNIFORM_CALLS: &[&str] = &[
+    "min",
+    "max",
+    "sizeof",
+    "static_cast",
+    "int",
+    "unsigned",
+    "long",
+    "float",
+    "double",
+    "size_t",
+];
+
+/// Words that start a statement which is not a declaration.
+const NOT_A_TYPE: &[&str] = &[
+    "return",
+    "delete",
+    "new",
+    "throw",
+    "goto",
+    "break",
+    "continue",
+    "case",
+    "default",
+    "else",
+    "typedef",
+    "using",
+    "static_assert",
+    "asm",
+    "__asm__",
+    "__asm",
+    "sizeof",
+    "if",
+    "for",
+    "while",
+    "do",
+    "switch",
+];
+
+/// Type words a recomputed initializer may use in a cast.
+const CAST_WORDS: &[&str] = &[
+    "int", "unsigned", "signed", "long", "short", "char", "float", "double", "bool", "size_t",
+    "const", "sizeof", "true", "false",
+];
+
+/// The head of a construct run once per block, checked for uniformity.
+struct Head {
+    /// Significant-token range of what the parentheses hold.
+    from: usize,
+    to: usize,
+    /// The regions it stands in.
+    chain: Vec<usize>,
+    /// The variable a `for` head declares.
+    loop_var: Option<String>,
+}
+
+struct Walk<'p> {
+    program: &'p Program,
+    view: &'p str,
+    sig: &'p [Token],
+    phases: Vec<Phase>,
+    /// Per phase: its region's id and the chain of enclosing regions.
+    phase_regions: Vec<Vec<usize>>,
+    /// Per phase: significant-token range of its statements.
+    phase_tokens: Vec<Vec<(usize, usize)>>,
+    barriers: HashSet<usize>,
+    shared: Vec<Shared>,
+    shared_names: HashSet<String>,
+    /// Declarations at the top of a region: (phase, region chain, statement
+    /// sig range).
+    declarations: Vec<(usize, Vec<usize>, usize, usize)>,
+    /// Heads of constructs, with the chain of regions they are in.
+    heads: Vec<Head>,
+    regions: usize,
+    conditions: Vec<(usize, usize)>,
+    /// Significant indices of declared names (a declaration is no write).
+    declared_at: HashSet<usize>,
+}
+
+/// The split of `child`'s body, or why there is none. `bound`: the threads
+/// per block of every launch that runs serially, when known.
+pub fn phased(
+    program: &Program,
+    hazards: &Hazards,
+    constants: &Constants,
+    child: FunctionId,
+    bound: Option<u64>,
+) -> Result<Phased, Refusal> {
+    let function = &program.functions[child];
+    // A recursion's serial versions would nest, each with its block's
+    // arrays on the stack.
+    if let Some(l) = program
+        .launches
+        .iter()
+        .find(|l| l.function == Some(child) && program.launched_kernels(l).contains(&child))
+    {
+        return Err(refuse(
+            l.kernel_span,
+            "it launches itself, and nested serial versions would each hold a block's arrays on the stack",
+            "remove `threshold`/`floor` from this pragma (coarsening and aggregation still apply)",
+        ));
+    }
+    let (own, calls) = hazards.own(child);
+    // Callees that wait or share memory themselves.
+    for (span, callee, summary) in &calls {
+        if let Some(f) = summary.first_of(&[Hazard::Block, Hazard::Shared], |_| true) {
+            let mut r = refuse(
+                f.span,
+                format!(
+                    "the child calls `{callee}`, which leads to `{}` in `{}`; the split works on the child's own body only",
+                    f.construct, f.function
+                ),
+                "move the barriers and `__shared__` declarations into the child's body, or remove `threshold`/`floor`",
+            );
+            r.notes.push((*span, format!("calls `{callee}`")));
+            r.notes.extend(f.call_notes());
+            return Err(r);
+        }
+    }
+    let mut walk = Walk {
+        program,
+        view: &program.view,
+        sig: &program.sig,
+        phases: Vec::new(),
+        phase_regions: Vec::new(),
+        phase_tokens: Vec::new(),
+        barriers: HashSet::new(),
+        shared: Vec::new(),
+        shared_names: HashSet::new(),
+        declarations: Vec::new(),
+        heads: Vec::new(),
+        regions: 0,
+        conditions: program.condition_at(function.body.start()),
+        declared_at: HashSet::new(),
+    };
+    let (open, close) = (function.body_tokens.start, function.body_tokens.end);
+    walk.regions = 1;
+    let steps = walk.region(open, close, &[0])?;
+    if let Some(Step::Phase(last)) = steps.last() {
+        walk.phases[*last].last = true;
+    }
+    // Every barrier and shared declaration the hazard model sees must be one
+    // the split recognized.
+    for f in &own {
+        let known = match f.hazard {
+            Hazard::Block => walk.barriers.contains(&f.span.start()),
+            Hazard::Shared => walk
+                .shared
+                .iter()
+                .any(|s| s.keyword.start() == f.span.start()),
+            _ => true,
+        };
+        if !known {
+            let why = if f.hazard == Hazard::Block && f.construct != "__syncthreads" {
+                format!("`{}` is a barrier the split does not take: it splits at `__syncthreads();` statements", f.construct)
+            } else if f.hazard == Hazard::Block {
+                format!("`{}` stands where not every thread of the block reaches it in step: the split takes `__syncthreads();` as a statement of the body, or of the braced body of a `for`, `while`, `if` or block whose head every thread computes alike", f.construct)
+            } else {
+                format!("`{}` is not a `__shared__` variable of constant size declared at the top of the body (or of a barrier loop's body)", f.construct)
+            };
+            return Err(refuse(
+                f.span,
+                why,
+                "rewrite the child so, or remove `threshold`/`floor` from this pragma",
+            ));
+        }
+    }
+    walk.check_body(open, close)?;
+    let vars = walk.variables(function, open, close, constants)?;
+    let done_flags = walk.phases.iter().any(|p| !p.last && !p.returns.is_empty());
+    let needs_bound = done_flags
+        || vars
+            .iter()
+            .any(|v| !matches!(v.keep, Keep::Recompute { .. }));
+    let bound = if needs_bound {
+        match bound {
+            Some(b) => Some(b),
+            None => {
+                let v = vars
+                    .iter()
+                    .find(|v| !matches!(v.keep, Keep::Recompute { .. }));
+                let what = match v {
+                    Some(v) => format!(
+                        "variable `{}` lives across a barrier and is kept per thread",
+                        v.name
+                    ),
+                    None => {
+                        "a thread may return before a barrier and is marked per thread".to_string()
+                    }
+                };
+                return Err(refuse(
+                    function.name_span,
+                    format!("{what}, in an array as large as the child's block, whose size is not a constant"),
+                    "launch the child with a constant block size, or give it `__launch_bounds__(N)`",
+                ));
+            }
+        }
+    } else {
+        None
+    };
+    Ok(Phased {
+        steps,
+        phases: walk.phases,
+        shared: walk.shared,
+        vars,
+        done_flags,
+        bound,
+    })
+}
+
+impl<'p> Walk<'p> {
+    fn text(&self, i: usize) -> &'p str {
+        self.sig.get(i).map_or("", |t| t.text(self.view))
+    }
+
+    fn partner(&self, i: usize) -> usize {
+        self.program.brackets.partner(i).unwrap_or(i)
+    }
+
+    /// The end (exclusive) of the statement starting at `k`, before `limit`.
+    fn statement_end(&self, k: usize, limit: usize) -> usize {
+        let mut k = k;
+        while k < limit && self.sig[k].kind == TokenKind::Directive {
+            k += 1;
+        }
+        if k >= limit {
+            return limit;
+        }
+        match self.text(k) {
+            "{" => self.partner(k) + 1,
+            "if" => {
+                let after = self.statement_end(self.partner(k + 1) + 1, limit);
+                let mut e = after;
+                while e < limit && self.sig[e].kind == TokenKind::Directive {
+                    e += 1;
+                }
+                if self.text(e) == "else" {
+                    self.statement_end(e + 1, limit)
+                } else {
+                    after
+                }
+            }
+            "for" | "while" | "switch" => self.statement_end(self.partner(k + 1) + 1, limit),
+            "do" => {
+                let body = self.statement_end(k + 1, limit);
+                // `while ( ... ) ;`
+                (self.partner(body + 1) + 2).min(limit)
+            }
+            _ => {
+                let mut j = k;
+                while j < limit && self.text(j) != ";" {
+                    if matches!(self.text(j), "(" | "[" | "{") {
+                        j = self.partner(j);
+                    }
+                    j += 1;
+                }
+                (j + 1).min(limit)
+            }
+        }
+    }
+
+    fn has_barrier(&self, from: usize, to: usize) -> bool {
+        (from..to).any(|i| self.text(i) == "__syncthreads")
+    }
+
+    fn is_barrier(&self, k: usize) -> bool {
+        self.text(k) == "__syncthreads"
+            && self.text(k + 1) == "("
+            && self.text(k + 2) == ")"
+            && self.text(k + 3) == ";"
+    }
+
+    fn same_conditions(&self, offset: usize) -> bool {
+        self.program.condition_at(offset) == self.conditions
+    }
+
+    /// The steps of the region between the braces `open` and `close`.
+    fn region(&mut self, open: usize, close: usize, chain: &[usize]) -> Result<Vec<Step>, Refusal> {
+        let mut steps = Vec::new();
+        let mut phase_start = self.sig[open].end;
+        let mut statements: Vec<(usize, usize)> = Vec::new();
+        let mut k = open + 1;
+        while k < close {
+            if self.sig[k].kind == TokenKind::Directive {
+                k += 1;
+                continue;
+            }
+            let end = self.statement_end(k, close);
+            let barrier = self.is_barrier(k);
+            let construct = !barrier && self.has_barrier(k, end);
+            if barrier || construct {
+                let at = self.sig[k].start;
+                if !self.same_conditions(at) || !self.same_conditions(self.sig[end - 1].end) {
+                    return Err(refuse(
+                        self.sig[k].span(),
+                        "a barrier stands inside an `#if` group of the body",
+                        "keep barriers outside `#if` groups, or remove `threshold`/`floor`",
+                    ));
+                }
+                steps.push(Step::Phase(self.phase(
+                    phase_start,
+                    at,
+                    std::mem::take(&mut statements),
+                    chain,
+                )));
+                if barrier {
+                    self.barriers.insert(at);
+                } else {
+                    steps.push(self.construct(k, end, chain)?);
+                }
+                phase_start = self.sig[end - 1].end;
+            } else {
+                self.shared_declaration(k, end)?;
+                statements.push((k, end));
+            }
+            k = end;
+        }
+        steps.push(Step::Phase(self.phase(
+            phase_start,
+            self.sig[close].start,
+            statements,
+            chain,
+        )));
+        // Phases without a statement are left out.
+        steps.retain(|s| match s {
+            Step::Phase(p) => {
+                !self.phase_tokens[*p].is_empty() || self.has_directive(self.phases[*p].range)
+            }
+            _ => true,
+        });
+        Ok(steps)
+    }
+
+    fn has_directive(&self, range: Span) -> bool {
+        self.program
+            .sig_in(range)
+            .iter()
+            .any(|t| t.kind == TokenKind::Directive)
+    }
+
+    fn phase(
+        &mut self,
+        start: usize,
+        end: usize,
+        statements: Vec<(usize, usize)>,
+        chain: &[usize],
+    ) -> usize {
+        let id = self.phases.len();
+        let range = Span::from(start..end);
+        let mut returns = Vec::new();
+        for &(s, e) in &statements {
+            let mut i = s;
+            while i < e {
+                if self.text(i) == "return" {
+                    let mut j = i;
+                    while j < e && self.text(j) != ";" {
+                        if matches!(self.text(j), "(" | "[" | "{") {
+                            j = self.partner(j);
+                        }
+                        j += 1;
+                    }
+                    returns.push(Span::from(self.sig[i].start..self.sig[j.min(e - 1)].end));
+                    i = j;
+                }
+                i += 1;
+            }
+        }
+        for &(s, e) in &statements {
+            self.declarations_in(id, chain, s, e);
+        }
+        self.phases.push(Phase {
+            range,
+            returns,
+            last: false,
+        });
+        self.phase_regions.push(chain.to_vec());
+        self.phase_tokens.push(statements);
+        id
+    }
+
+    fn declarations_in(&mut self, phase: usize, chain: &[usize], s: usize, e: usize) {
+        if let Some(decls) = declarators(self.sig, self.view, s, e) {
+            self.declared_at.extend(decls.iter().map(|d| d.at));
+            self.declarations.push((phase, chain.to_vec(), s, e));
+        }
+    }
+
+    /// A construct holding barriers: run once per block.
+    fn construct(&mut self, k: usize, end: usize, chain: &[usize]) -> Result<Step, Refusal> {
+        let word = self.text(k);
+        let braced = |w: &Self, at: usize| -> Result<usize, Refusal> {
+            if w.text(at) == "{" {
+                Ok(at)
+            } else {
+                Err(refuse(
+                    w.sig[at.min(w.sig.len() - 1)].span(),
+                    "a construct holding a barrier has a body without braces",
+                    "put the body in braces `{ ... }`",
+                ))
+            }
+        };
+        let mut inner = chain.to_vec();
+        let region = self.regions;
+        self.regions += 1;
+        inner.push(region);
+        match word {
+            "{" => {
+                let body = self.region(k, self.partner(k), &inner)?;
+                Ok(Step::Construct {
+                    head: self.sig[k].span(),
+                    body,
+                    otherwise: None,
+                })
+            }
+            "for" | "while" | "if" => {
+                let paren = k + 1;
+                let close_paren = self.partner(paren);
+                let head = Span::from(self.sig[k].start..self.sig[close_paren].end);
+                let loop_var = if word == "for" {
+                    self.for_variable(paren + 1, close_paren)
+                } else {
+                    None
+                };
+                self.heads.push(Head {
+                    from: paren + 1,
+                    to: close_paren,
+                    chain: chain.to_vec(),
+                    loop_var: loop_var.clone(),
+                });
+                let body_open = braced(self, close_paren + 1)?;
+                let body_close = self.partner(body_open);
+                if let Some(v) = &loop_var {
+                    for i in body_open..body_close {
+                        if self.text(i) == v && self.writes(i) {
+                            return Err(refuse(
+                                self.sig[i].span(),
+                                format!("the barrier loop's variable `{v}` is assigned in its body, so the threads may not agree on it"),
+                                "assign the loop variable in the loop's head only",
+                            ));
+                        }
+                    }
+                }
+                let body = self.region(body_open, body_close, &inner)?;
+                let mut otherwise = None;
+                let mut e = body_close + 1;
+                while e < end && self.sig[e].kind == TokenKind::Directive {
+                    e += 1;
+                }
+                if word == "if" && e < end && self.text(e) == "else" {
+                    let else_open = braced(self, e + 1)?;
+                    let mut other = chain.to_vec();
+                    let r = self.regions;
+                    self.regions += 1;
+                    other.push(r);
+                    let steps = self.region(else_open, self.partner(else_open), &other)?;
+                    otherwise = Some((Span::from(self.sig[e].start..self.sig[else_open].end), steps));
+                }
+                Ok(Step::Construct {
+                    head: Span::from(head.start()..self.sig[body_open].end),
+                    body,
+                    otherwise,
+                })
+            }
+            _ => Err(refuse(
+                self.sig[k].span(),
+                format!("a barrier stands inside a `{word}` statement, which the split cannot run once per block"),
+                "put barriers at the top of the body or of a braced `for`, `while` or `if` body",
+            )),
+        }
+    }
+
+    /// The variable a `for` head declares: `for (int s = ...; ...)`.
+    fn for_variable(&self, from: usize, to: usize) -> Option<String> {
+        let semi = (from..to).find(|&i| self.text(i) == ";")?;
+        let names = declarators(self.sig, self.view, from, semi + 1)?;
+        names.first().map(|d| d.name.clone())
+    }
+
+    /// A `__shared__` declaration at the top of a region: recorded.
+    fn shared_declaration(&mut self, k: usize, end: usize) -> Result<(), Refusal> {
+        let Some(at) = (k..end).find(|&i| self.text(i) == "__shared__") else {
+            return Ok(());
+        };
+        if (k..end).any(|i| self.text(i) == "extern") {
+            return Err(refuse(
+                self.sig[at].span(),
+                "`extern __shared__` memory is sized at launch, and the serial version needs a constant size",
+                "declare the array with a constant size, or remove `threshold`/`floor`",
+            ));
+        }
+        let Some(decls) = declarators(self.sig, self.view, k, end) else {
+            return Ok(());
+        };
+        if decls.iter().any(|d| d.init) {
+            return Err(refuse(
+                self.sig[at].span(),
+                "a `__shared__` declaration with an initializer",
+                "declare shared variables without initializers",
+            ));
+        }
+        for d in decls {
+            self.shared_names.insert(d.name);
+        }
+        self.shared.push(Shared {
+            statement: Span::from(self.sig[k].start..self.sig[end - 1].end),
+            keyword: self.sig[at].span(),
+        });
+        Ok(())
+    }
+
+    /// `goto`, lambdas, and `break`/`continue` that would leave a thread's
+    /// loop of a phase.
+    fn check_body(&self, open: usize, close: usize) -> Result<(), Refusal> {
+        for i in open..close {
+            let t = self.text(i);
+            if t == "goto" {
+                return Err(refuse(
+                    self.sig[i].span(),
+                    "`goto` in a child with barriers",
+                    "rewrite without `goto`, or remove `threshold`/`floor`",
+                ));
+            }
+            if t == "]" && matches!(self.text(i + 1), "(" | "{") {
+                let before = self.text(
+                    self.program
+                        .brackets
+                        .partner(i)
+                        .unwrap_or(i)
+                        .saturating_sub(1),
+                );
+                if matches!(before, "=" | "(" | "," | "return" | ";" | "{" | "}") {
+                    return Err(refuse(
+                        self.sig[i].span(),
+                        "a lambda in a child with barriers (its `return` would end the thread's phase)",
+                        "use a device function instead of the lambda",
+                    ));
+                }
+            }
+        }
+        for statements in &self.phase_tokens {
+            for &(s, e) in statements {
+                for i in s..e {
+                    if !matches!(self.text(i), "break" | "continue") {
+                        continue;
+                    }
+                    let enclosed = (s..i).any(|j| {
+                        matches!(self.text(j), "for" | "while" | "do" | "switch")
+                            && self.statement_end(j, e) > i
+                    });
+                    if !enclosed {
+                        return Err(refuse(
+                            self.sig[i].span(),
+                            format!("`{}` of a loop that holds a barrier", self.text(i)),
+                            "end the loop through its condition",
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Identifiers a phase names (not members, not qualified).
+    fn names_in(&self, from: usize, to: usize) -> BTreeSet<&'p str> {
+        (from..to)
+            .filter(|&i| {
+                self.sig[i].kind == TokenKind::Ident
+                    && !(i > 0 && matches!(self.text(i - 1), "." | "->" | "::"))
+                    && self.text(i + 1) != "::"
+            })
+            .map(|i| self.text(i))
+            .collect()
+    }
+
+    fn variables(
+        &self,
+        function: &crate::program::Function,
+        open: usize,
+        close: usize,
+        constants: &Constants,
+    ) -> Result<Vec<Var>, Refusal> {
+        let view = self.view;
+        let params: Vec<&str> = function
+            .params
+            .iter()
+            .filter_map(|p| p.name.as_deref())
+            .collect();
+        // Written somewhere other than in its declarations.
+        let assigned = |name: &str| {
+            (open..close)
+                .any(|i| self.text(i) == name && !self.declared_at.contains(&i) && self.writes(i))
+        };
+        // A reference bound to a variable could assign it unseen.
+        let references = (open..close).any(|i| {
+            self.text(i) == "&"
+                && i + 2 < close
+                && self.sig[i + 1].kind == TokenKind::Ident
+                && self.text(i + 2) == "="
+                && i > 0
+                && self.sig[i - 1].kind == TokenKind::Ident
+        });
+        let uses: Vec<BTreeSet<&str>> = self
+            .phase_tokens
+            .iter()
+            .map(|st| st.iter().flat_map(|&(s, e)| self.names_in(s, e)).collect())
+            .collect();
+        // Names each phase declares at its top (they shadow outer ones there).
+        let mut own: Vec<HashSet<String>> = vec![HashSet::new(); self.phases.len()];
+        for (phase, _, s, e) in &self.declarations {
+            for d in declarators(self.sig, view, *s, *e).unwrap_or_default() {
+                own[*phase].insert(d.name);
+            }
+        }
+        let mut vars: Vec<Var> = Vec::new();
+        let mut per_thread: Vec<(String, Vec<usize>, usize)> = Vec::new();
+        let mut recomputable: HashSet<String> = HashSet::new();
+        for (phase, chain, s, e) in &self.declarations {
+            let decls = declarators(self.sig, view, *s, *e).unwrap_or_default();
+            let statement = Span::from(self.sig[*s].start..self.sig[*e - 1].end);
+            let shared = (*s..*e).any(|i| self.text(i) == "__shared__");
+            if shared {
+                continue;
+            }
+            for d in &decls {
+                per_thread.push((d.name.clone(), chain.clone(), *phase));
+            }
+            for d in &decls {
+                let used_in: Vec<usize> = (phase + 1..self.phases.len())
+                    .filter(|&q| {
+                        self.phase_regions[q].starts_with(chain)
+                            && uses[q].contains(d.name.as_str())
+                            && !own[q].contains(&d.name)
+                    })
+                    .collect();
+                let stable = decls.len() == 1
+                    && !references
+                    && d.init
+                    && !d.array
+                    && !assigned(&d.name)
+                    && self.stable(
+                        d.init_from,
+                        *e - 1,
+                        &params,
+                        &assigned,
+                        &recomputable,
+                        constants,
+                    );
+                if stable {
+                    recomputable.insert(d.name.clone());
+                }
+                if used_in.is_empty() {
+                    continue;
+                }
+                if params.contains(&d.name.as_str()) {
+                    return Err(refuse(
+                        self.sig[d.at].span(),
+                        format!(
+                            "`{}` lives across a barrier and has a parameter's name",
+                            d.name
+                        ),
+                        "rename the variable",
+                    ));
+                }
+                if vars.iter().any(|v| v.name == d.name) {
+                    return Err(refuse(
+                        self.sig[d.at].span(),
+                        format!(
+                            "`{}` is declared twice in the body and lives across a barrier",
+                            d.name
+                        ),
+                        "rename one of the variables",
+                    ));
+                }
+                let keep = if stable {
+                    Keep::Recompute {
+                        declaration: statement,
+                    }
+                } else {
+                    if decls.len() > 1 {
+                        return Err(refuse(
+                            self.sig[d.at].span(),
+                            format!("`{}` lives across a barrier and is declared with others in one statement", d.name),
+                            format!("declare `{}` in a statement of its own", d.name),
+                        ));
+                    }
+                    let storage = storage_type(self.sig, view, *s, d.at).ok_or_else(|| {
+                        refuse(
+                            self.sig[d.at].span(),
+                            format!("`{}` lives across a barrier, so it is kept per thread, which needs a named type that is not a reference (not `auto`, not `static`)", d.name),
+                            format!("give `{}` its type", d.name),
+                        )
+                    })?;
+                    if d.paren_init {
+                        return Err(refuse(
+                            self.sig[d.at].span(),
+                            format!("`{}` lives across a barrier and is initialized with `(...)` or `{{...}}`", d.name),
+                            format!("write `{} = ...;`", d.name),
+                        ));
+                    }
+                    let array = if d.array {
+                        if d.init {
+                            return Err(refuse(
+                                self.sig[d.at].span(),
+                                format!(
+                                    "the array `{}` lives across a barrier and has an initializer",
+                                    d.name
+                                ),
+                                "assign its elements in statements",
+                            ));
+                        }
+                        self.text_of(d.at + 1, d.array_end)
+                    } else {
+                        String::new()
+                    };
+                    let (replace, with) = if d.init {
+                        (
+                            Span::from(self.sig[*s].start..self.sig[d.at].end),
+                            d.name.clone(),
+                        )
+                    } else {
+                        (
+                            statement,
+                            format!("/* dpopt: `{}` kept per thread */", d.name),
+                        )
+                    };
+                    Keep::Store {
+                        storage,
+                        array,
+                        replace,
+                        with,
+                    }
+                };
+                vars.push(Var {
+                    name: d.name.clone(),
+                    keep,
+                    declared_in: Some(*phase),
+                    used_in,
+                });
+            }
+        }
+        // A recomputed variable's initializer names other recomputed ones:
+        // each phase that recomputes it recomputes those first.
+        let mut changed = true;
+        while changed {
+            changed = false;
+            let snapshot = vars.clone();
+            for v in &snapshot {
+                let Keep::Recompute { declaration } = v.keep else {
+                    continue;
+                };
+                let names = self.names_in(
+                    self.program.sig_index_at(declaration.start()),
+                    self.program.sig_index_at(declaration.end()),
+                );
+                for w in vars.iter_mut() {
+                    if w.name != v.name && names.contains(w.name.as_str()) {
+                        for &q in &v.used_in {
+                            if Some(q) != w.declared_in
+                                && !w.used_in.contains(&q)
+                                && !own[q].contains(&w.name)
+                            {
+                                w.used_in.push(q);
+                                w.used_in.sort_unstable();
+                                changed = true;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Assigned parameters used in more than one phase.
+        for p in &function.params {
+            let Some(name) = p.name.as_deref() else {
+                continue;
+            };
+            if !assigned(name) {
+                continue;
+            }
+            let used_in: Vec<usize> = (0..self.phases.len())
+                .filter(|&q| uses[q].contains(name) && !own[q].contains(name))
+                .collect();
+            if used_in.is_empty() {
+                continue;
+            }
+            let storage = param_storage(&p.declaration, name).ok_or_else(|| {
+                refuse(
+                    function.name_span,
+                    format!("parameter `{name}` is assigned in the body, so it is kept per thread, which needs a named type that is not a reference"),
+                    format!("copy `{name}` into a local variable of a named type"),
+                )
+            })?;
+            vars.push(Var {
+                name: name.to_string(),
+                keep: Keep::Param { storage },
+                declared_in: None,
+                used_in,
+            });
+        }
+        // Heads run once per block: they may name nothing of one thread.
+        for Head {
+            from,
+            to,
+            chain,
+            loop_var,
+        } in &self.heads
+        {
+            for i in *from..*to {
+                let t = self.text(i);
+                if self.sig[i].kind != TokenKind::Ident {
+                    if crate::token::MODIFYING_OPERATORS.contains(&t) {
+                        let target = self.text(i.saturating_sub(1));
+                        let prefix = self.text(i + 1);
+                        if loop_var.as_deref() != Some(target)
+                            && loop_var.as_deref() != Some(prefix)
+                        {
+                            return Err(self.not_uniform(i, "assigns"));
+                        }
+                    }
+                    continue;
+                }
+                if i > 0 && matches!(self.text(i - 1), "." | "->") {
+                    continue;
+                }
+                if t == "threadIdx" {
+                    return Err(self.not_uniform(i, "reads `threadIdx`"));
+                }
+                if self.text(i + 1) == "(" && !UNIFORM_CALLS.contains(&t) {
+                    return Err(self.not_uniform(i, &format!("calls `{t}`")));
+                }
+                if params.contains(&t) && assigned(t) {
+                    return Err(self
+                        .not_uniform(i, &format!("reads `{t}`, a parameter each thread assigns")));
+                }
+                let thread_var = per_thread.iter().any(|(n, c, _)| {
+                    n == t && chain.starts_with(c) && !self.shared_names.contains(t)
+                });
+                if thread_var && loop_var.as_deref() != Some(t) {
+                    return Err(
+                        self.not_uniform(i, &format!("reads `{t}`, a variable of each thread"))
+                    );
+                }
+            }
+        }
+        Ok(vars)
+    }
+
+    /// Is the identifier at `i` written or its address taken there? Not for
+    /// `*p = x` (what `p` points to), `a.p = x` (a member), `&a[k]` (an
+    /// element's address) or `a & p` (a bitwise and).
+    fn writes(&self, i: usize) -> bool {
+        let prev = if i > 0 { self.text(i - 1) } else { "" };
+        let next = self.text(i + 1);
+        if matches!(prev, "." | "->") {
+            return false;
+        }
+        if prev == "*" && !matches!(next, "++" | "--") {
+            return false;
+        }
+        if prev == "&" {
+            let before = if i > 1 { Some(self.sig[i - 2]) } else { None };
+            let binary = before.is_some_and(|t| {
+                matches!(t.kind, TokenKind::Ident | TokenKind::Number)
+                    || matches!(t.text(self.view), ")" | "]")
+            });
+            if binary || matches!(next, "[" | "." | "->") {
+                return crate::token::MODIFYING_OPERATORS.contains(&next);
+            }
+        }
+        is_modified_at(self.sig, i, self.view)
+    }
+
+    fn not_uniform(&self, i: usize, what: &str) -> Refusal {
+        refuse(
+            self.sig[i].span(),
+            format!("the head of a construct holding a barrier {what}, so the threads of a block may not agree on it"),
+            "compute the condition from parameters, block indices, dimensions and shared variables only",
+        )
+    }
+
+    fn text_of(&self, from: usize, to: usize) -> String {
+        if from >= to {
+            return String::new();
+        }
+        self.view[self.sig[from].start..self.sig[to - 1].end].to_string()
+    }
+
+    /// An initializer from sig `from` to `to` (exclusive) that gives the same
+    /// value in every phase: indices, dimensions, literals, operators, and
+    /// parameters and variables nothing assigns.
+    fn stable(
+        &self,
+        from: usize,
+        to: usize,
+        params: &[&str],
+        assigned: &dyn Fn(&str) -> bool,
+        recomputable: &HashSet<String>,
+        constants: &Constants,
+    ) -> bool {
+        if from >= to {
+            return false;
+        }
+        for i in from..to {
+            let t = self.text(i);
+            let prev = if i > from { self.text(i - 1) } else { "=" };
+            match self.sig[i].kind {
+                TokenKind::Number => {}
+                TokenKind::Ident => {
+                    if prev == "." {
+                        if !matches!(t, "x" | "y" | "z") {
+                            return false;
+                        }
+                        continue;
+                    }
+                    let builtin = matches!(t, "threadIdx" | "blockIdx" | "blockDim" | "gridDim");
+                    let param = params.contains(&t) && !assigned(t);
+                    let constant = constants.value(t).is_some();
+                    if !(builtin
+                        || param
+                        || constant
+                        || recomputable.contains(t)
+                        || CAST_WORDS.contains(&t))
+                    {
+                        return false;
+                    }
+                    if self.text(i + 1) == "("
+                        && !matches!(
+                            t,
+                            "sizeof" | "int" | "unsigned" | "long" | "float" | "double"
+                        )
+                    {
+                        return false;
+                    }
+                }
+                TokenKind::Punct => {
+                    let unary = matches!(
+                        prev,
+                        "=" | "("
+                            | "+"
+                            | "-"
+                            | "*"
+                            | "/"
+                            | "%"
+                            | "<<"
+                            | ">>"
+                            | "&"
+                            | "|"
+                            | "^"
+                            | "?"
+                            | ":"
+                            | ","
+                            | "!"
+                            | "~"
+                            | "<"
+                            | ">"
+                            | "<="
+                            | ">="
+                            | "=="
+                            | "!="
+                            | "&&"
+                            | "||"
+                    );
+                    match t {
+                        "[" | "->" | "++" | "--" | "{" | "}" => return false,
+                        "*" | "&" if unary => return false,
+                        _ if crate::token::MODIFYING_OPERATORS.contains(&t) => return false,
+                        _ => {}
+                    }
+                }
+                _ => return false,
+            }
+        }
+        true
+    }
+}
+
+/// One declarator of a declaration statement.
+#[derive(Debug, Clone, Default)]
+struct Declarator {
+    name: String,
+    /// Significant index of the name.
+    at: usize,
+    /// `= ...` follows.
+    init: bool,
+    /// Where the initializer starts (after `=`).
+    init_from: usize,
+    /// `(...)` or `{...}` follows the name.
+    paren_init: bool,
+    /// `[N]` follows the name; `array_end`: after the last `]`.
+    array: bool,
+    array_end: usize,
+}
+
+/// The declarators of the declaration statement `sig[s..e]` (its `;`
+/// last), or `None` when it is not one (a heuristic on tokens: one or more
+/// type words before a name, then `=`, `[`, `(`, `{`, `,` or `;`).
+fn declarators(sig: &[Token], view: &str, s: usize, e: usize) -> Option<Vec<Declarator>> {
+    if e <= s + 1 || sig[e - 1].text(view) != ";" {
+        return None;
+    }
+    let first = sig[s].text(view);
+    if sig[s].kind != TokenKind::Ident || NOT_A_TYPE.contains(&first) {
+        return None;
+    }
+    let parts = split_top_level(&sig[s..e - 1], view, Angles::Brackets);
+    let mut out = Vec::new();
+    let mut offset = s;
+    for (n, part) in parts.iter().enumerate() {
+        // first token of the declarator (after the type, for the first)
+        let q = part
+            .iter()
+            .position(|t| matches!(t.text(view), "=" | "[" | "(" | "{"))
+            .unwrap_or(part.len());
+        if q == 0 || part[q - 1].kind != TokenKind::Ident {
+            return None;
+        }
+        let type_tokens = &part[..q - 1];
+        if n == 0 {
+            if type_tokens.is_empty() {
+                return None;
+            }
+            let ok = type_tokens.iter().all(|t| {
+                t.kind == TokenKind::Ident
+                    || t.kind == TokenKind::Number
+                    || matches!(t.text(view), "::" | "<" | ">" | "*" | "&" | "&&" | ",")
+            });
+            if !ok || type_tokens.last().is_some_and(|t| t.text(view) == "::") {
+                return None;
+            }
+        } else if !type_tokens
+            .iter()
+            .all(|t| matches!(t.text(view), "*" | "&"))
+        {
+            return None;
+        }
+        let at = offset + q - 1;
+        let mut d = Declarator {
+            name: part[q - 1].text(view).to_string(),
+            at,
+            ..Default::default()
+        };
+        let mut j = q;
+        while j < part.len() && part[j].text(view) == "[" {
+            d.array = true;
+            let close = (j..part.len()).find(|&k| part[k].text(view) == "]")?;
+            j = close + 1;
+            d.array_end = offset + j;
+        }
+        match part.get(j).map(|t| t.text(view)) {
+            Some("=") => {
+                d.init = true;
+                d.init_from = offset + j + 1;
+            }
+            Some("(") | Some("{") => d.paren_init = true,
+            None => {}
+            _ => return None,
+        }
+        out.push(d);
+        offset += part.len() + 1;
+    }
+    Some(out)
+}
+
+/// The type of a variable kept per thread, from its declaration's type
+/// tokens `sig[s..name)`: `const` of the variable itself left out; `None`
+/// for `auto`, references and storage classes.
+fn storage_type(sig: &[Token], view: &str, s: usize, name: usize) -> Option<String> {
+    let words: Vec<&str> = sig[s..name].iter().map(|t| t.text(view)).collect();
+    type_text(&words)
+}
+
+fn type_text(words: &[&str]) -> Option<String> {
+    if words.is_empty()
+        || words.iter().any(|w| {
+            matches!(
+                *w,
+                "auto"
+                    | "&"
+                    | "&&"
+                    | "static"
+                    | "extern"
+                    | "register"
+                    | "thread_local"
+                    | "__shared__"
+                    | "decltype"
+            )
+        })
+    {
+        return None;
+    }
+    let last_star = words.iter().rposition(|w| *w == "*");
+    let kept: Vec<&str> = words
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| {
+            !(matches!(**w, "const" | "volatile" | "constexpr")
+                && last_star.map_or(true, |s| *i > s))
+        })
+        .map(|(_, w)| *w)
+        .collect();
+    if kept.is_empty() {
+        return None;
+    }
+    Some(
+        kept.join(" ")
+            .replace(" :: ", "::")
+            .replace(" < ", "<")
+            .replace(" >", ">"),
+    )
+}
+
+/// The type of an assigned parameter, from its declaration.
+fn param_storage(declaration: &str, name: &str) -> Option<String> {
+    let tokens = crate::lexer::lex_text(declaration);
+    let words: Vec<&str> = tokens
+        .iter()
+        .filter(|t| t.kind.is_significant())
+        .map(|t| &declaration[t.range()])
+        .collect();
+    let at = words.iter().rposition(|w| *w == name)?;
+    if at + 1 != words.len() {
+        return None; // arrays and the like
+    }
+    type_text(&words[..at])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(src: &str) -> Result<Phased, Refusal> {
+        let file = crate::source::SourceFile::new("t.cu", src.as_bytes().to_vec());
+        let program = crate::parser::parse(&file, crate::lexer::lex(&file));
+        let hazards = Hazards::new(&program);
+        let constants = Constants::of(&program);
+        let child = program.function_named("child").expect("child");
+        phased(&program, &hazards, &constants, child, Some(128))
+    }
+
+    #[test]
+    fn reduction_recomputes_the_index() {
+        let p = split(
+            "__global__ void child(const float *v, float *out, int n) {\n  __shared__ float s[128];\n  int tid = threadIdx.x;\n  float acc = 0.0f;\n  for (int j = tid; j < n; j += blockDim.x) acc += v[j];\n  s[tid] = acc;\n  __syncthreads();\n  for (int k = blockDim.x / 2; k > 0; k >>= 1) {\n    if (tid < k) s[tid] += s[tid + k];\n    __syncthreads();\n  }\n  if (tid == 0) *out = s[0];\n}\n",
+        )
+        .expect("splits");
+        assert_eq!(p.shared.len(), 1);
+        assert_eq!(p.vars.len(), 1, "{:?}", p.vars);
+        assert_eq!(p.vars[0].name, "tid");
+        assert!(matches!(p.vars[0].keep, Keep::Recompute { .. }));
+        assert_eq!(p.vars[0].used_in.len(), 2);
+        assert!(!p.done_flags);
+        assert_eq!(p.bound, None);
+        assert_eq!(p.steps.len(), 3, "{:?}", p.steps);
+        assert!(
+            matches!(&p.steps[1], Step::Construct { body, otherwise: None, .. } if body.len() == 1)
+        );
+    }
+
+    #[test]
+    fn loaded_value_is_kept_and_early_return_flags() {
+        let p = split(
+            "__global__ void child(const int *a, int *b, int n) {\n  __shared__ int s[64];\n  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n  const int v = a[i];\n  s[threadIdx.x] = v;\n  __syncthreads();\n  b[i] = v + s[0];\n}\n",
+        )
+        .expect("splits");
+        let v = p.vars.iter().find(|v| v.name == "v").expect("v");
+        match &v.keep {
+            Keep::Store { storage, with, .. } => {
+                assert_eq!(storage, "int");
+                assert_eq!(with, "v");
+            }
+            k => panic!("{k:?}"),
+        }
+        let i = p.vars.iter().find(|v| v.name == "i").expect("i");
+        assert!(matches!(i.keep, Keep::Recompute { .. }));
+        assert!(p.done_flags);
+        assert_eq!(p.bound, Some(128));
+    }
+
+    #[test]
+    fn refusals() {
+        let cases = [
+            ("  if (threadIdx.x < 4) { __syncthreads(); }\n", "threadIdx"),
+            (
+                "  int t = threadIdx.x;\n  while (t < 4) { __syncthreads(); }\n",
+                "variable of each thread",
+            ),
+            ("  do { __syncthreads(); } while (n-- > 0);\n", "`do`"),
+            (
+                "  extern __shared__ int s[];\n  s[0] = 1;\n  __syncthreads();\n",
+                "extern",
+            ),
+            (
+                "  for (int k = 0; k < n; ++k) { if (a[k]) break; __syncthreads(); }\n",
+                "`break`",
+            ),
+            (
+                "  auto v = a[threadIdx.x];\n  __syncthreads();\n  a[0] = v;\n",
+                "named type",
+            ),
+            ("  if (n) __syncthreads();\n", "braces"),
+            (
+                "  for (int k = 0; k < f(n); ++k) { __syncthreads(); }\n",
+                "calls `f`",
+            ),
+        ];
+        for (body, expect) in cases {
+            let src = format!("__device__ int f(int x) {{ return x; }}\n__global__ void child(int *a, int n) {{\n{body}}}\n");
+            let e = split(&src).expect_err(body);
+            assert!(e.why.contains(expect), "{body}: {}", e.why);
+        }
+    }
+
+    #[test]
+    fn barrier_in_callee_is_refused() {
+        let e = split("__device__ void sync_all() { __syncthreads(); }\n__global__ void child(int *a) {\n  a[threadIdx.x] = 1;\n  sync_all();\n  a[0] = 2;\n}\n")
+            .expect_err("callee");
+        assert!(e.why.contains("sync_all"), "{}", e.why);
+    }
+
+    #[test]
+    fn assigned_parameter_is_kept() {
+        let p = split("__global__ void child(int *a, int x0) {\n  x0 += blockIdx.x;\n  __syncthreads();\n  a[x0] = 1;\n}\n").expect("splits");
+        let v = p.vars.iter().find(|v| v.name == "x0").expect("x0");
+        assert_eq!(
+            v.keep,
+            Keep::Param {
+                storage: "int".into()
+            }
+        );
+    }
+}
