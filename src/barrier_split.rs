@@ -34,6 +34,15 @@ use crate::source::Span;
 use crate::token::{is_modified_at, split_top_level, Angles, Token, TokenKind};
 use std::collections::{BTreeSet, HashSet};
 
+/// What the launches that run a child serially state about its blocks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SerialShape {
+    /// Threads per block, at most (a constant).
+    pub block: Option<u64>,
+    /// Dynamic shared memory in bytes, at most (a constant).
+    pub dynamic_shared: Option<u64>,
+}
+
 /// A child's body split at its barriers (`ChildPlan::phased`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Phased {
@@ -50,6 +59,13 @@ pub struct Phased {
     pub done_flags: bool,
     /// Threads per block the per-thread arrays hold, when some are needed.
     pub bound: Option<u64>,
+    /// Bytes of the buffer that stands for dynamic shared memory, when the
+    /// child declares `extern __shared__` arrays.
+    pub dynamic_shared: Option<u64>,
+    /// The names of the atomic functions the body calls, where it shares
+    /// memory: the serial version calls `dpopt_serial_<name>` instead, which
+    /// reads and writes a local address (a shared array's stand-in) plainly.
+    pub atomics: Vec<Span>,
 }
 
 impl Phased {
@@ -104,6 +120,9 @@ pub struct Shared {
     pub statement: Span,
     /// The `__shared__` keyword, left out of the local copy.
     pub keyword: Span,
+    /// `extern __shared__ T name[];`: (element type, name), a pointer into
+    /// the serial version's buffer of dynamic shared memory.
+    pub dynamic: Option<(String, String)>,
 }
 
 /// How a variable gets from one phase to another.
@@ -151,6 +170,22 @@ fn refuse(span: Span, why: impl Into<String>, fix: impl Into<String>) -> Refusal
         notes: Vec::new(),
     }
 }
+
+/// The atomic functions the serial version of a body that shares memory
+/// redirects (`templates/serial_split.cu.tera` defines a stand-in for each).
+pub const SERIAL_ATOMICS: &[&str] = &[
+    "atomicAdd",
+    "atomicSub",
+    "atomicExch",
+    "atomicMin",
+    "atomicMax",
+    "atomicInc",
+    "atomicDec",
+    "atomicCAS",
+    "atomicAnd",
+    "atomicOr",
+    "atomicXor",
+];
 
 /// Calls a uniform head may make.
 const UNIFORM_CALLS: &[&str] = &[
@@ -230,6 +265,15 @@ struct Walk<'p> {
     conditions: Vec<(usize, usize)>,
     /// Significant indices of declared names (a declaration is no write).
     declared_at: HashSet<usize>,
+    /// Where the hazard model sees the body wait for its block: (start,
+    /// end) offsets of each construct.
+    block_waits: Vec<(usize, usize)>,
+    /// Variables of the body initialized from `this_thread_block()`.
+    block_groups: HashSet<String>,
+    /// The launches' dynamic shared memory, at most (a constant).
+    dynamic_shared: Option<u64>,
+    /// Set when the body declares `extern __shared__` arrays.
+    dynamic_bytes: Option<u64>,
 }
 
 /// The split of `child`'s body, or why there is none. `bound`: the threads
@@ -239,8 +283,9 @@ pub fn phased(
     hazards: &Hazards,
     constants: &Constants,
     child: FunctionId,
-    bound: Option<u64>,
+    shape: SerialShape,
 ) -> Result<Phased, Refusal> {
+    let bound = shape.block;
     let function = &program.functions[child];
     // A recursion's serial versions would nest, each with its block's
     // arrays on the stack.
@@ -287,6 +332,14 @@ pub fn phased(
         regions: 0,
         conditions: program.condition_at(function.body.start()),
         declared_at: HashSet::new(),
+        block_waits: own
+            .iter()
+            .filter(|f| f.hazard == Hazard::Block)
+            .map(|f| (f.span.start(), f.span.end()))
+            .collect(),
+        block_groups: block_groups(program, function),
+        dynamic_shared: shape.dynamic_shared,
+        dynamic_bytes: None,
     };
     let (open, close) = (function.body_tokens.start, function.body_tokens.end);
     walk.regions = 1;
@@ -321,6 +374,7 @@ pub fn phased(
         }
     }
     walk.check_body(open, close)?;
+    let atomics = walk.shared_atomics(open, close)?;
     let vars = walk.variables(function, open, close, constants)?;
     let done_flags = walk.phases.iter().any(|p| !p.last && !p.returns.is_empty());
     let needs_bound = done_flags
@@ -360,6 +414,8 @@ pub fn phased(
         vars,
         done_flags,
         bound,
+        dynamic_shared: walk.dynamic_bytes,
+        atomics,
     })
 }
 
@@ -415,14 +471,43 @@ impl<'p> Walk<'p> {
     }
 
     fn has_barrier(&self, from: usize, to: usize) -> bool {
+        let (lo, hi) = (self.sig[from].start, self.sig[to - 1].end);
         (from..to).any(|i| self.text(i) == "__syncthreads")
+            || self.block_waits.iter().any(|&(a, _)| lo <= a && a < hi)
     }
 
-    fn is_barrier(&self, k: usize) -> bool {
-        self.text(k) == "__syncthreads"
+    /// Is the statement `sig[k..end)` a barrier of the whole block:
+    /// `__syncthreads();`, or the sync of a cooperative-groups block group
+    /// (`cta.sync();`, `cg::sync(cta);`, `cg::this_thread_block().sync();`,
+    /// the group a variable of the body initialized from
+    /// `this_thread_block()`)?
+    fn is_barrier(&self, k: usize, end: usize) -> bool {
+        if self.text(k) == "__syncthreads"
             && self.text(k + 1) == "("
             && self.text(k + 2) == ")"
             && self.text(k + 3) == ";"
+            && end == k + 4
+        {
+            return true;
+        }
+        if end < k + 2 || self.text(end - 1) != ";" {
+            return false;
+        }
+        let (start, stop) = (self.sig[k].start, self.sig[end - 2].end);
+        if !self.block_waits.contains(&(start, stop)) {
+            return false;
+        }
+        let text: String = (k..end - 1).map(|i| self.text(i)).collect();
+        let group = |name: &str| self.block_groups.contains(name);
+        if let Some(object) = text.strip_suffix(".sync()") {
+            return object.ends_with("this_thread_block()") || group(object);
+        }
+        for prefix in ["cg::sync(", "cooperative_groups::sync(", "sync("] {
+            if let Some(arg) = text.strip_prefix(prefix).and_then(|t| t.strip_suffix(')')) {
+                return arg.ends_with("this_thread_block()") || group(arg);
+            }
+        }
+        false
     }
 
     fn same_conditions(&self, offset: usize) -> bool {
@@ -441,8 +526,13 @@ impl<'p> Walk<'p> {
                 continue;
             }
             let end = self.statement_end(k, close);
-            let barrier = self.is_barrier(k);
-            let construct = !barrier && self.has_barrier(k, end);
+            let barrier = self.is_barrier(k, end);
+            // A compound statement holding a barrier runs once per block;
+            // a barrier inside any other statement is reported below as one
+            // the split does not take.
+            let construct = !barrier
+                && matches!(self.text(k), "for" | "while" | "if" | "{" | "do" | "switch")
+                && self.has_barrier(k, end);
             if barrier || construct {
                 let at = self.sig[k].start;
                 if !self.same_conditions(at) || !self.same_conditions(self.sig[end - 1].end) {
@@ -637,11 +727,7 @@ impl<'p> Walk<'p> {
             return Ok(());
         };
         if (k..end).any(|i| self.text(i) == "extern") {
-            return Err(refuse(
-                self.sig[at].span(),
-                "`extern __shared__` memory is sized at launch, and the serial version needs a constant size",
-                "declare the array with a constant size, or remove `threshold`/`floor`",
-            ));
+            return self.dynamic_shared_declaration(k, end, at);
         }
         let Some(decls) = declarators(self.sig, self.view, k, end) else {
             return Ok(());
@@ -659,8 +745,118 @@ impl<'p> Walk<'p> {
         self.shared.push(Shared {
             statement: Span::from(self.sig[k].start..self.sig[end - 1].end),
             keyword: self.sig[at].span(),
+            dynamic: None,
         });
         Ok(())
+    }
+
+    /// `extern __shared__ T name[];`: a pointer of the element type into a
+    /// local buffer as large as the largest constant dynamic shared memory
+    /// of the launches that run serially (every such array of a block
+    /// starts at the same address, as in CUDA).
+    fn dynamic_shared_declaration(
+        &mut self,
+        k: usize,
+        end: usize,
+        at: usize,
+    ) -> Result<(), Refusal> {
+        let Some(bytes) = self.dynamic_shared else {
+            return Err(refuse(
+                self.sig[at].span(),
+                "`extern __shared__` memory is sized at launch, and the dynamic shared memory of a launch that runs serially is not a constant",
+                "launch the child with a constant dynamic shared memory size, or remove `threshold`/`floor`",
+            ));
+        };
+        // The tokens without `extern`, `__shared__`, `static` and
+        // alignment attributes: `T name [ ] ;`.
+        let mut kept: Vec<usize> = Vec::new();
+        let mut i = k;
+        while i < end - 1 {
+            match self.text(i) {
+                "extern" | "__shared__" | "static" => i += 1,
+                "__align__" | "alignas" | "__attribute__" if self.text(i + 1) == "(" => {
+                    i = self.partner(i + 1) + 1;
+                }
+                _ => {
+                    kept.push(i);
+                    i += 1;
+                }
+            }
+        }
+        let n = kept.len();
+        let shape_ok = n >= 4
+            && self.text(kept[n - 1]) == "]"
+            && self.text(kept[n - 2]) == "["
+            && self.sig[kept[n - 3]].kind == TokenKind::Ident
+            && kept[..n - 3].iter().all(|&j| {
+                self.sig[j].kind == TokenKind::Ident
+                    || matches!(self.text(j), "::" | "<" | ">" | "*")
+            });
+        if !shape_ok {
+            return Err(refuse(
+                self.sig[at].span(),
+                "an `extern __shared__` declaration other than `extern __shared__ T name[];`",
+                "declare the dynamic shared array as `extern __shared__ T name[];`",
+            ));
+        }
+        let name = self.text(kept[n - 3]).to_string();
+        let element = kept[..n - 3]
+            .iter()
+            .map(|&j| self.text(j))
+            .collect::<Vec<_>>()
+            .join(" ");
+        self.shared_names.insert(name.clone());
+        self.dynamic_bytes = Some(bytes);
+        self.shared.push(Shared {
+            statement: Span::from(self.sig[k].start..self.sig[end - 1].end),
+            keyword: self.sig[at].span(),
+            dynamic: Some((element, name)),
+        });
+        Ok(())
+    }
+
+    /// The atomic calls of a body that shares memory (their names), which
+    /// the serial version redirects; refused where a shared array goes to a
+    /// function of the file as a pointer (its atomics would hit the local
+    /// stand-in unseen).
+    fn shared_atomics(&self, open: usize, close: usize) -> Result<Vec<Span>, Refusal> {
+        if self.shared.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for i in open + 1..close {
+            let t = self.text(i);
+            if self.sig[i].kind != TokenKind::Ident || self.text(i + 1) != "(" {
+                continue;
+            }
+            if i > 0 && matches!(self.text(i - 1), "." | "->") {
+                continue;
+            }
+            if SERIAL_ATOMICS.contains(&t) {
+                out.push(self.sig[i].span());
+                continue;
+            }
+            if !self.program.named.contains_key(t) {
+                continue;
+            }
+            // A shared array passed whole (not one element's value).
+            let close_paren = self.partner(i + 1);
+            for j in i + 2..close_paren {
+                if self.shared_names.contains(self.text(j))
+                    && !(self.text(j + 1) == "[" && self.text(j - 1) != "&")
+                {
+                    return Err(refuse(
+                        self.sig[j].span(),
+                        format!(
+                            "the shared array `{}` goes to `{t}` as a pointer; in the serial version it is a local array, which the atomics a function may apply to it cannot take",
+                            self.text(j)
+                        ),
+                        "pass the elements the function needs, or remove `threshold`/`floor`",
+                    ));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// `goto`, lambdas, and `break`/`continue` that would leave a thread's
@@ -779,6 +975,30 @@ impl<'p> Walk<'p> {
             for d in &decls {
                 per_thread.push((d.name.clone(), chain.clone(), *phase));
             }
+            // Computed again (the whole statement) when every declarator's
+            // initializer gives the same value in every phase.
+            let mut trial = recomputable.clone();
+            let all_stable = !references
+                && decls.iter().all(|d| {
+                    let ok = d.init
+                        && !d.array
+                        && !assigned(&d.name)
+                        && self.stable(
+                            d.init_from,
+                            d.init_to,
+                            &params,
+                            &assigned,
+                            &trial,
+                            constants,
+                        );
+                    if ok {
+                        trial.insert(d.name.clone());
+                    }
+                    ok
+                });
+            if all_stable {
+                recomputable = trial;
+            }
             for d in &decls {
                 let used_in: Vec<usize> = (phase + 1..self.phases.len())
                     .filter(|&q| {
@@ -787,22 +1007,7 @@ impl<'p> Walk<'p> {
                             && !own[q].contains(&d.name)
                     })
                     .collect();
-                let stable = decls.len() == 1
-                    && !references
-                    && d.init
-                    && !d.array
-                    && !assigned(&d.name)
-                    && self.stable(
-                        d.init_from,
-                        *e - 1,
-                        &params,
-                        &assigned,
-                        &recomputable,
-                        constants,
-                    );
-                if stable {
-                    recomputable.insert(d.name.clone());
-                }
+                let stable = all_stable;
                 if used_in.is_empty() {
                     continue;
                 }
@@ -1128,6 +1333,29 @@ impl<'p> Walk<'p> {
     }
 }
 
+/// Variables of `function`'s body declared with an initializer that calls
+/// `this_thread_block()` (`cg::thread_block cta = cg::this_thread_block();`,
+/// `auto block = this_thread_block();`).
+fn block_groups(program: &Program, function: &crate::program::Function) -> HashSet<String> {
+    let view = program.view.as_str();
+    let sig = &program.sig;
+    let (open, close) = (function.body_tokens.start, function.body_tokens.end);
+    let mut out = HashSet::new();
+    for i in open + 1..close {
+        if sig[i].text(view) == "this_thread_block" && i >= 2 {
+            // back over `cg::` to `name =`
+            let mut j = i;
+            while j >= 2 && sig[j - 1].text(view) == "::" {
+                j -= 2;
+            }
+            if sig[j - 1].text(view) == "=" && sig[j - 2].kind == TokenKind::Ident {
+                out.insert(sig[j - 2].text(view).to_string());
+            }
+        }
+    }
+    out
+}
+
 /// One declarator of a declaration statement.
 #[derive(Debug, Clone, Default)]
 struct Declarator {
@@ -1136,8 +1364,9 @@ struct Declarator {
     at: usize,
     /// `= ...` follows.
     init: bool,
-    /// Where the initializer starts (after `=`).
+    /// Where the initializer starts (after `=`) and ends (exclusive).
     init_from: usize,
+    init_to: usize,
     /// `(...)` or `{...}` follows the name.
     paren_init: bool,
     /// `[N]` follows the name; `array_end`: after the last `]`.
@@ -1204,6 +1433,7 @@ fn declarators(sig: &[Token], view: &str, s: usize, e: usize) -> Option<Vec<Decl
             Some("=") => {
                 d.init = true;
                 d.init_from = offset + j + 1;
+                d.init_to = offset + part.len();
             }
             Some("(") | Some("{") => d.paren_init = true,
             None => {}
@@ -1288,7 +1518,11 @@ mod tests {
         let hazards = Hazards::new(&program);
         let constants = Constants::of(&program);
         let child = program.function_named("child").expect("child");
-        phased(&program, &hazards, &constants, child, Some(128))
+        let shape = SerialShape {
+            block: Some(128),
+            dynamic_shared: Some(1024),
+        };
+        phased(&program, &hazards, &constants, child, shape)
     }
 
     #[test]
@@ -1340,7 +1574,7 @@ mod tests {
             ),
             ("  do { __syncthreads(); } while (n-- > 0);\n", "`do`"),
             (
-                "  extern __shared__ int s[];\n  s[0] = 1;\n  __syncthreads();\n",
+                "  extern __shared__ __align__(8) int s[4];\n  s[0] = 1;\n  __syncthreads();\n",
                 "extern",
             ),
             (
@@ -1362,6 +1596,16 @@ mod tests {
             let e = split(&src).expect_err(body);
             assert!(e.why.contains(expect), "{body}: {}", e.why);
         }
+    }
+
+    #[test]
+    fn cooperative_groups_block_syncs_are_barriers() {
+        let p = split("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a) {\n  cg::thread_block cta = cg::this_thread_block();\n  __shared__ int s[32];\n  s[threadIdx.x] = a[threadIdx.x];\n  cta.sync();\n  a[threadIdx.x] = s[31 - threadIdx.x];\n  cg::sync(cta);\n  cg::this_thread_block().sync();\n  a[0] = s[0];\n}\n")
+            .expect("splits");
+        assert_eq!(p.stretches(), 3);
+        // A tile's sync is a warp's, not a barrier of the block.
+        let e = split("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a) {\n  auto tile = cg::tiled_partition<32>(cg::this_thread_block());\n  a[threadIdx.x] = 1;\n  tile.sync();\n  a[0] = 2;\n}\n");
+        assert_eq!(e.expect("no barrier of the block").stretches(), 1);
     }
 
     #[test]

@@ -37,17 +37,19 @@ fn blocks_serial(f: &Finding, split: bool) -> bool {
     !(position && f.in_callee() || split && SPLIT_HAZARDS.contains(&f.hazard))
 }
 
-/// The threads per block of the launches of `child` that run serially:
-/// the child's `__launch_bounds__`, else the largest constant block size of
-/// `launches` (each a launch and its parent), when all are constants.
-pub(super) fn block_bound<'a>(
+/// What the launches of `child` that run serially state about their
+/// blocks: the threads per block (the child's `__launch_bounds__`, else the
+/// largest constant block size of `launches`, each a launch and its parent,
+/// when all are constants) and the largest dynamic shared memory (when every
+/// launch's is a constant or absent).
+pub(super) fn serial_shape<'a>(
     program: &Program,
     constants: &Constants,
     child: FunctionId,
     launches: impl IntoIterator<Item = (&'a crate::program::Launch, FunctionId)>,
-) -> Option<u64> {
+) -> crate::barrier_split::SerialShape {
     let function = &program.functions[child];
-    if let Some(bounds) = &function.launch_bounds {
+    let declared = function.launch_bounds.as_ref().and_then(|bounds| {
         let inner = bounds
             .trim_start_matches("__launch_bounds__")
             .trim()
@@ -63,23 +65,32 @@ pub(super) fn block_bound<'a>(
         )
         .first()
         .and_then(|p| Some(inner[p.first()?.start..p.last()?.end].to_string()));
-        if let Some(n) = first.and_then(|t| constants.value(&t)) {
-            if (1..=1024).contains(&n) {
-                return Some(n as u64);
-            }
-        }
-    }
+        first
+            .and_then(|t| constants.value(&t))
+            .filter(|n| (1..=1024).contains(n))
+            .map(|n| n as u64)
+    });
     let view = program.view.as_str();
-    let mut bound = 0u64;
+    let mut block = Some(0u64);
+    let mut dynamic_shared = Some(0u64);
     for (launch, parent) in launches {
-        let block = launch.config.get(1)?;
-        let n = constants.threads(&view[block.range()], &program.functions[parent], program)?;
-        if !(1..=1024).contains(&n) {
-            return None;
-        }
-        bound = bound.max(n as u64);
+        block = block.and_then(|b| {
+            let text = &view[launch.config.get(1)?.range()];
+            let n = constants.threads(text, &program.functions[parent], program)?;
+            (1..=1024).contains(&n).then(|| b.max(n as u64))
+        });
+        dynamic_shared = dynamic_shared.and_then(|d| match launch.config.get(2) {
+            None => Some(d),
+            Some(r) => constants
+                .value(&view[r.range()])
+                .filter(|n| (0..=1 << 20).contains(n))
+                .map(|n| d.max(n as u64)),
+        });
     }
-    (bound > 0).then_some(bound)
+    crate::barrier_split::SerialShape {
+        block: declared.or(block.filter(|&b| b > 0)),
+        dynamic_shared,
+    }
 }
 
 impl ChildFacts {
@@ -88,7 +99,7 @@ impl ChildFacts {
         hazards: &Hazards,
         constants: &Constants,
         child: FunctionId,
-        bound: Option<u64>,
+        shape: crate::barrier_split::SerialShape,
     ) -> Self {
         let view = program.view.as_str();
         let summary = hazards.of(child);
@@ -106,7 +117,7 @@ impl ChildFacts {
             && summary
                 .first_of(&crate::hazard::NOT_SERIALIZABLE, |f| blocks_serial(f, true))
                 .is_none())
-        .then(|| crate::barrier_split::phased(program, hazards, constants, child, bound));
+        .then(|| crate::barrier_split::phased(program, hazards, constants, child, shape));
         ChildFacts {
             summary,
             returns,

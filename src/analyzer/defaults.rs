@@ -88,13 +88,13 @@ pub(super) fn default_site(
     } else {
         &OTHER[..]
     };
-    let bound = child::block_bound(
+    let shape = child::serial_shape(
         program,
         constants,
         plain.child,
         [(&program.launches[plain.launch], plain.parent)],
     );
-    let facts = child::ChildFacts::gather(program, hazards, constants, plain.child, bound);
+    let facts = child::ChildFacts::gather(program, hazards, constants, plain.child, shape);
     let function = &program.functions[plain.child];
     let mut chosen = candidates[candidates.len() - 1];
     // A recursive site tries the floor first: taken where `floor` accepts

@@ -166,7 +166,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         let function = &program.functions[child];
         // The serial version's per-thread arrays hold the block of every
         // launch that runs serially.
-        let bound = child::block_bound(
+        let shape = child::serial_shape(
             program,
             &constants,
             child,
@@ -176,7 +176,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
                 .filter(|s| s.threshold.is_some() || s.floor.is_some())
                 .map(|s| (&program.launches[s.launch], s.parent)),
         );
-        let facts = child::ChildFacts::gather(program, &hazards, &constants, child, bound);
+        let facts = child::ChildFacts::gather(program, &hazards, &constants, child, shape);
         for &s in &sites {
             diagnostics.extend(child::check_child(
                 program,

@@ -166,8 +166,8 @@ pub struct MacroEntry {
 /// at its barriers (`transform/serial_split.rs`).
 #[derive(Debug, Clone, Serialize)]
 pub struct SerialSplitContext {
-    /// Which part: head, line, block_start, phase_open, phase_close,
-    /// close, return, tail.
+    /// Which part: head, line, dynamic_shared, block_start, phase_open,
+    /// phase_close, close, return, tail.
     pub part: &'static str,
     pub child: String,
     /// The serial version's name.
@@ -180,6 +180,14 @@ pub struct SerialSplitContext {
     pub shared: bool,
     /// Threads per block the per-thread arrays hold.
     pub bound: Option<u64>,
+    /// Bytes of the buffer that stands for dynamic shared memory.
+    pub dynamic_shared: Option<u64>,
+    /// The body's atomics go to the local stand-ins (`dpopt_serial_atomic*`).
+    pub atomics: bool,
+    /// An `extern __shared__` array's element type and name (part
+    /// `dynamic_shared`).
+    pub element: String,
+    pub shared_name: String,
     /// Variables and parameters kept per thread.
     pub kept: Vec<SplitVar>,
     /// Those the current phase names (references to their arrays).

@@ -57,6 +57,10 @@ pub(super) fn serial_split(
         barriers: barrier_count(&phased.steps),
         shared: !phased.shared.is_empty(),
         bound: phased.bound,
+        dynamic_shared: phased.dynamic_shared,
+        atomics: !phased.atomics.is_empty(),
+        element: String::new(),
+        shared_name: String::new(),
         kept,
         refs: Vec::new(),
         done: phased.done_flags,
@@ -75,8 +79,17 @@ pub(super) fn serial_split(
     };
     s.part("head");
     for shared in &phased.shared {
-        s.user(shared.statement, &[(shared.keyword, String::new())]);
-        s.out.generated(b"\n");
+        match &shared.dynamic {
+            None => {
+                s.user(shared.statement, &[(shared.keyword, String::new())]);
+                s.out.generated(b"\n");
+            }
+            Some((element, name)) => {
+                s.base.element = element.clone();
+                s.base.shared_name = name.clone();
+                s.part("dynamic_shared");
+            }
+        }
     }
     s.part("block_start");
     s.steps(&phased.steps);
@@ -158,6 +171,10 @@ impl Split<'_, '_> {
         self.base.done = done;
         let mut overrides: Vec<(Span, String)> =
             phase.returns.iter().map(|&r| (r, ret.clone())).collect();
+        overrides.extend(self.phased.atomics.iter().map(|&a| {
+            let name = &self.r.program.view[a.range()];
+            (a, format!("dpopt_serial_{name}"))
+        }));
         overrides.extend(self.phased.shared.iter().map(|s| {
             (
                 s.statement,
@@ -171,7 +188,11 @@ impl Split<'_, '_> {
             let used = v.used_in.contains(&p);
             let kept = |s: &Self| s.base.kept.iter().find(|k| k.index == index).cloned();
             match &v.keep {
-                Keep::Recompute { declaration } if used && !here => recompute.push(*declaration),
+                Keep::Recompute { declaration }
+                    if used && !here && !recompute.contains(declaration) =>
+                {
+                    recompute.push(*declaration);
+                }
                 Keep::Store { replace, with, .. } if here => {
                     overrides.push((*replace, with.clone()));
                     self.base.refs.extend(kept(self));

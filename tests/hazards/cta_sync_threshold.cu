@@ -1,5 +1,5 @@
-// A child that waits for its block with `cta.sync()` cannot run serially in
-// one parent thread.
+// A child that waits for its block with `cta.sync()`: thresholded, its
+// serial version runs the body split at the barrier.
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 
