@@ -551,6 +551,14 @@ fn shared_values_passed_to_a_child_are_no_shared_pointers() {
     let (rendered, wrote) = render(text);
     assert!(wrote, "{rendered}");
     assert!(!rendered.contains("shared_argument"), "{rendered}");
+    // A shared scalar named whole is its value (a block's count, summed
+    // with shared atomics); its address is a pointer.
+    let scalar = "__global__ void child(int *out, int n) {}\n__global__ void parent(int *out) {\n  __shared__ int total;\n  if (threadIdx.x == 0) total = 0;\n  __syncthreads();\n  atomicAdd(&total, 1);\n  __syncthreads();\n#pragma dp threshold(16)\n  child<<<1, 32>>>(out, total);\n}\n";
+    let (rendered, wrote) = render(scalar);
+    assert!(wrote, "{rendered}");
+    assert!(!rendered.contains("shared_argument"), "{rendered}");
+    let (rendered, _) = render(&scalar.replace("(out, total)", "(&total, 1)"));
+    assert!(rendered.contains("dpopt::shared_argument"), "{rendered}");
 }
 
 /// A child that shares memory and waits at a barrier at the top of its body

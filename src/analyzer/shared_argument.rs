@@ -38,7 +38,7 @@ pub(super) fn check(program: &Program, plan: &Plan) -> Vec<Diagnostic> {
                     .take_while(|t| !matches!(text(t), ";" | ","))
                     .collect();
                 if let Some(from) = pointer_use(program, &init, &names) {
-                    names.push((text(&body[k]).to_string(), from));
+                    names.push((text(&body[k]).to_string(), from, true));
                 }
             }
         }
@@ -75,7 +75,7 @@ fn shared_names(
     program: &Program,
     tokens: &[Token],
     keep: &dyn Fn(&Token) -> bool,
-) -> Vec<(String, Span)> {
+) -> Vec<(String, Span, bool)> {
     let view = program.view.as_str();
     let mut names = Vec::new();
     for (i, t) in tokens.iter().enumerate() {
@@ -100,7 +100,7 @@ fn shared_names(
                 && tokens[k].kind == TokenKind::Ident
                 && matches!(next, "[" | ";" | "," | "=")
             {
-                names.push((s.to_string(), tokens[k].span()));
+                names.push((s.to_string(), tokens[k].span(), next == "["));
             }
         }
     }
@@ -108,21 +108,28 @@ fn shared_names(
 }
 
 /// Whether `tokens` (an argument or an initializer) yield a pointer into one
-/// of `names`: the name not subscripted or accessed as a member, or its
-/// address taken. The span of the name's declaration.
-fn pointer_use(program: &Program, tokens: &[&Token], names: &[(String, Span)]) -> Option<Span> {
+/// of `names` (each with whether it is an array or a pointer into one, which
+/// decays to a pointer when named whole): an array or pointer not
+/// subscripted or accessed as a member, or any of them with its address
+/// taken. A scalar named whole is its value. The span of the name's
+/// declaration.
+fn pointer_use(
+    program: &Program,
+    tokens: &[&Token],
+    names: &[(String, Span, bool)],
+) -> Option<Span> {
     let view = program.view.as_str();
     for (k, t) in tokens.iter().enumerate() {
         if t.kind != TokenKind::Ident {
             continue;
         }
-        let Some((_, declared)) = names.iter().find(|(n, _)| n == t.text(view)) else {
+        let Some((_, declared, decays)) = names.iter().find(|(n, _, _)| n == t.text(view)) else {
             continue;
         };
         let next = tokens.get(k + 1).map_or("", |n| n.text(view));
         let before = if k > 0 { tokens[k - 1].text(view) } else { "" };
         let addressed = before == "&";
-        if addressed || !matches!(next, "[" | "." | "->" | "(") {
+        if addressed || (*decays && !matches!(next, "[" | "." | "->" | "(")) {
             if before == "." || before == "->" || before == "::" {
                 continue;
             }
