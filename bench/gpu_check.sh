@@ -251,6 +251,10 @@ CORPUS_VARIANTS
   # Pools so small that nearly every launch falls back to a direct launch,
   # while those also overflow the pending-launch limit (the grid case hung
   # while pool-full launches waited for the dispatcher: docs/AGGREGATION.md).
+  # Every child of the barrier fixture serial: the serial version split at
+  # its barriers runs every launch (docs/PRAGMA.md, "Children with barriers").
+  echo "barrier_children dp all-serial barrier_children__dp -DDPOPT_THRESHOLD=1048576" >> "$BUILD/jobs.txt"
+  echo "barrier_children dpG all-serial barrier_children__dpG -DDPOPT_THRESHOLD=1048576" >> "$BUILD/jobs.txt"
   echo "pending_overflow dpG pool1 pending_overflow__dpG -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
   echo "pending_overflow dpM pool1 pending_overflow__dpM -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
   # Few parents with large children past the pending-launch limit: the
