@@ -1348,7 +1348,7 @@ fn block_groups(program: &Program, function: &crate::program::Function) -> HashS
             while j >= 2 && sig[j - 1].text(view) == "::" {
                 j -= 2;
             }
-            if sig[j - 1].text(view) == "=" && sig[j - 2].kind == TokenKind::Ident {
+            if j >= 2 && sig[j - 1].text(view) == "=" && sig[j - 2].kind == TokenKind::Ident {
                 out.insert(sig[j - 2].text(view).to_string());
             }
         }
