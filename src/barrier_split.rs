@@ -5,14 +5,18 @@
 //!
 //! What the split accepts (docs/PRAGMA.md, "Children with barriers"):
 //!
-//! - `__syncthreads();` as a statement of the body, or of the braced body of
-//!   a `for`, `while`, `if`/`else` or plain block whose head every thread of
-//!   the block computes alike (it reads no thread index, no variable of a
-//!   thread, no parameter the body assigns, and calls nothing but `min`,
-//!   `max` and `sizeof`): those constructs run once per block, around the
-//!   phases of their bodies;
+//! - `__syncthreads();` (or a cooperative-groups block group's sync) as a
+//!   statement of the body, or of the braced body of a `for`, `while`,
+//!   `if`/`else` or plain block whose head every thread of the block
+//!   computes alike (it reads no thread index, no variable of a thread, no
+//!   parameter the body assigns, and calls nothing but `min`, `max` and
+//!   `sizeof`): those constructs run once per block, around the phases of
+//!   their bodies;
 //! - `__shared__` variables of a constant size declared at the top of such a
-//!   body: one local array of the parent thread per block;
+//!   body: one local array of the parent thread per block; `extern
+//!   __shared__` arrays point into a local buffer as large as the launches'
+//!   constant dynamic shared memory; the body's atomics go to stand-ins that
+//!   take a local address;
 //! - a thread's variables that live across a barrier: recomputed in each
 //!   phase when their initializer reads only indices, dimensions, constants
 //!   and parameters the body never assigns, otherwise kept per thread in
@@ -23,7 +27,7 @@
 //! - `return` anywhere: the thread skips the phases that follow.
 //!
 //! Everything else (a barrier in a per-thread statement, in a callee or
-//! under a non-uniform condition, `extern __shared__`, `break` or
+//! under a non-uniform condition, `break` or
 //! `continue` of a barrier loop, `goto`, lambdas, a variable kept per
 //! thread whose type is `auto` or a reference) is refused with the reason.
 
@@ -359,8 +363,12 @@ pub fn phased(
             _ => true,
         };
         if !known {
-            let why = if f.hazard == Hazard::Block && f.construct != "__syncthreads" {
-                format!("`{}` is a barrier the split does not take: it splits at `__syncthreads();` statements", f.construct)
+            let sync_form = f.construct == "__syncthreads"
+                || f.construct.ends_with(".sync()")
+                || f.construct.starts_with("cg::sync(")
+                || f.construct.starts_with("cooperative_groups::sync(");
+            let why = if f.hazard == Hazard::Block && !sync_form {
+                format!("`{}` is a barrier the split does not take: it splits at `__syncthreads();` and the syncs of cooperative-groups block groups", f.construct)
             } else if f.hazard == Hazard::Block {
                 format!("`{}` stands where not every thread of the block reaches it in step: the split takes `__syncthreads();` as a statement of the body, or of the braced body of a `for`, `while`, `if` or block whose head every thread computes alike", f.construct)
             } else {
