@@ -66,6 +66,8 @@ pub struct Phased {
     /// Bytes of the buffer that stands for dynamic shared memory, when the
     /// child declares `extern __shared__` arrays.
     pub dynamic_shared: Option<u64>,
+    /// How many barrier statements the body is split at.
+    pub barriers: usize,
     /// The names of the atomic functions the body calls, where it shares
     /// memory: the serial version calls `dpopt_serial_<name>` instead, which
     /// reads and writes a local address (a shared array's stand-in) plainly.
@@ -423,6 +425,7 @@ pub fn phased(
         done_flags,
         bound,
         dynamic_shared: walk.dynamic_bytes,
+        barriers: walk.barriers.len(),
         atomics,
     })
 }

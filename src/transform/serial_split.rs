@@ -54,7 +54,7 @@ pub(super) fn serial_split(
         template_header,
         recursive: plan.recursive,
         params,
-        barriers: barrier_count(&phased.steps),
+        barriers: phased.barriers,
         shared: !phased.shared.is_empty(),
         bound: phased.bound,
         dynamic_shared: phased.dynamic_shared,
@@ -95,21 +95,6 @@ pub(super) fn serial_split(
     s.steps(&phased.steps);
     s.part("tail");
     s.out
-}
-
-fn barrier_count(steps: &[Step]) -> usize {
-    // Phases of a region are separated by barriers or constructs; count
-    // the barriers the split recognized through the phases' neighbours.
-    steps
-        .iter()
-        .map(|s| match s {
-            Step::Phase(_) => 0,
-            Step::Construct {
-                body, otherwise, ..
-            } => barrier_count(body) + otherwise.as_ref().map_or(0, |(_, o)| barrier_count(o)),
-        })
-        .sum::<usize>()
-        + steps.len().saturating_sub(1)
 }
 
 impl Split<'_, '_> {
