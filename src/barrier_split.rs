@@ -274,7 +274,7 @@ struct Walk<'p> {
     /// Where the hazard model sees the body wait for its block: (start,
     /// end) offsets of each construct.
     block_waits: Vec<(usize, usize)>,
-    /// Variables of the body initialized from `this_thread_block()`.
+    /// Variables that hold the block's group (`hazard.rs`).
     block_groups: HashSet<String>,
     /// The launches' dynamic shared memory, at most (a constant).
     dynamic_shared: Option<u64>,
@@ -343,7 +343,7 @@ pub fn phased(
             .filter(|f| f.hazard == Hazard::Block)
             .map(|f| (f.span.start(), f.span.end()))
             .collect(),
-        block_groups: block_groups(program, function),
+        block_groups: hazards.block_groups(child),
         dynamic_shared: shape.dynamic_shared,
         dynamic_bytes: None,
     };
@@ -490,8 +490,8 @@ impl<'p> Walk<'p> {
     /// Is the statement `sig[k..end)` a barrier of the whole block:
     /// `__syncthreads();`, or the sync of a cooperative-groups block group
     /// (`cta.sync();`, `cg::sync(cta);`, `cg::this_thread_block().sync();`,
-    /// the group a variable of the body initialized from
-    /// `this_thread_block()`)?
+    /// where `cta` is a variable the hazard model knows as the block's
+    /// group)?
     fn is_barrier(&self, k: usize, end: usize) -> bool {
         if self.text(k) == "__syncthreads"
             && self.text(k + 1) == "("
@@ -1342,29 +1342,6 @@ impl<'p> Walk<'p> {
         }
         true
     }
-}
-
-/// Variables of `function`'s body declared with an initializer that calls
-/// `this_thread_block()` (`cg::thread_block cta = cg::this_thread_block();`,
-/// `auto block = this_thread_block();`).
-fn block_groups(program: &Program, function: &crate::program::Function) -> HashSet<String> {
-    let view = program.view.as_str();
-    let sig = &program.sig;
-    let (open, close) = (function.body_tokens.start, function.body_tokens.end);
-    let mut out = HashSet::new();
-    for i in open + 1..close {
-        if sig[i].text(view) == "this_thread_block" && i >= 2 {
-            // back over `cg::` to `name =`
-            let mut j = i;
-            while j >= 2 && sig[j - 1].text(view) == "::" {
-                j -= 2;
-            }
-            if j >= 2 && sig[j - 1].text(view) == "=" && sig[j - 2].kind == TokenKind::Ident {
-                out.insert(sig[j - 2].text(view).to_string());
-            }
-        }
-    }
-    out
 }
 
 /// One declarator of a declaration statement.

@@ -683,6 +683,19 @@ impl<'p> Hazards<'p> {
         (findings, calls)
     }
 
+    /// The variables of `f` (parameters and locals) that hold a group of
+    /// the whole block (`cg::thread_block cta = cg::this_thread_block();`).
+    pub fn block_groups(&self, f: FunctionId) -> HashSet<String> {
+        let function = &self.program.functions[f];
+        let head = self.program.sig_index_at(function.name_span.end());
+        self.locals(function, head, function.body_tokens.end)
+            .groups
+            .into_iter()
+            .filter(|&(_, h)| h == Hazard::Block)
+            .map(|(name, _)| name.to_string())
+            .collect()
+    }
+
     fn function(&self, f: FnRef) -> &'p Function {
         match f {
             FnRef::Free(i) => &self.program.functions[i],
