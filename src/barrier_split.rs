@@ -72,6 +72,14 @@ pub struct Phased {
     /// memory: the serial version calls `dpopt_serial_<name>` instead, which
     /// reads and writes a local address (a shared array's stand-in) plainly.
     pub atomics: Vec<Span>,
+    /// The calls whose callee's body the split runs in place (the callee's
+    /// name where called, in call order).
+    pub inlined: Vec<Span>,
+    /// Variables computed once per block (`int nt = min(d, N);` whose only
+    /// writes are construct heads, `for (; nt > 1; nt /= 2)`): the phase
+    /// that declares each and its declaration, which runs before that
+    /// phase's threads.
+    pub uniform: Vec<(usize, Span)>,
 }
 
 impl Phased {
@@ -85,6 +93,7 @@ impl Phased {
                     Step::Construct {
                         body, otherwise, ..
                     } => count(body) + otherwise.as_ref().map_or(0, |(_, o)| count(o)),
+                    Step::Call { body, .. } => count(body),
                 })
                 .sum()
         }
@@ -104,6 +113,36 @@ pub enum Step {
         /// `else {` and the steps of its body.
         otherwise: Option<(Span, Vec<Step>)>,
     },
+    /// A call of a device function that waits at barriers or shares memory,
+    /// as a statement (`f(a, b);`, `v = f(a, b);`, `T v = f(a, b);`): the
+    /// callee's body split in place, its parameters bound to the arguments
+    /// at the start of each of its phases.
+    Call {
+        /// The callee's name.
+        callee: String,
+        /// The callee's body (its recomputed declarations follow the
+        /// parameters' bindings).
+        body_span: Span,
+        binds: Vec<Bind>,
+        body: Vec<Step>,
+    },
+}
+
+/// A parameter of an inlined callee: `declaration = (argument);` in each
+/// of the callee's phases (the argument has no side effect, so evaluating
+/// it again gives the same value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bind {
+    /// The parameter's declaration, e.g. `const int *row`.
+    pub declaration: String,
+    pub name: String,
+    /// The argument at the call.
+    pub arg: Span,
+    /// The argument reads nothing of one thread (parameters the body never
+    /// assigns, block indices, dimensions, constants): bound once per block,
+    /// before the callee's first phase, where its construct heads and the
+    /// variables computed once per block can read it.
+    pub block: bool,
 }
 
 /// Statements between two barriers (or a barrier and a construct).
@@ -117,6 +156,9 @@ pub struct Phase {
     /// Runs last for every thread that gets there (the top level's last
     /// phase): a `return` there needs no flag.
     pub last: bool,
+    /// The final `return` of an inlined callee: its keyword and what
+    /// replaces it (`v =` for the call's result, `(void)`, or nothing).
+    pub result: Option<(Span, String)>,
 }
 
 /// A `__shared__` declaration at the top of a body.
@@ -158,6 +200,15 @@ pub struct Var {
     pub used_in: Vec<usize>,
 }
 
+/// What `Walk::variables` finds.
+struct Variables {
+    vars: Vec<Var>,
+    /// Declarations computed once per block (`Phased::uniform`).
+    uniform: Vec<(usize, Span)>,
+    /// Per call run in place, per parameter: bound once per block.
+    block_binds: Vec<Vec<bool>>,
+}
+
 /// Why a child with barriers has no serial version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
@@ -166,6 +217,31 @@ pub struct Refusal {
     pub fix: String,
     /// Notes: the calls that lead to a callee's construct.
     pub notes: Vec<(Span, String)>,
+}
+
+/// Sets `Bind::block` of each call run in place, in walk order.
+fn mark_block_binds(steps: &mut [Step], flags: &mut impl Iterator<Item = Vec<bool>>) {
+    for step in steps {
+        match step {
+            Step::Phase(_) => {}
+            Step::Construct {
+                body, otherwise, ..
+            } => {
+                mark_block_binds(body, flags);
+                if let Some((_, o)) = otherwise {
+                    mark_block_binds(o, flags);
+                }
+            }
+            Step::Call { binds, body, .. } => {
+                mark_block_binds(body, flags);
+                if let Some(f) = flags.next() {
+                    for (b, block) in binds.iter_mut().zip(f) {
+                        b.block = block;
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn refuse(span: Span, why: impl Into<String>, fix: impl Into<String>) -> Refusal {
@@ -233,6 +309,12 @@ const NOT_A_TYPE: &[&str] = &[
     "switch",
 ];
 
+/// Tokens after which `*` and `&` are unary (a dereference, an address).
+const BEFORE_UNARY: &[&str] = &[
+    "=", "(", ",", "+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^", "?", ":", "!", "~", "<",
+    ">", "<=", ">=", "==", "!=", "&&", "||",
+];
+
 /// Type words a recomputed initializer may use in a cast.
 const CAST_WORDS: &[&str] = &[
     "int", "unsigned", "signed", "long", "short", "char", "float", "double", "bool", "size_t",
@@ -248,6 +330,31 @@ struct Head {
     chain: Vec<usize>,
     /// The variable a `for` head declares.
     loop_var: Option<String>,
+}
+
+/// A call whose callee's body the split runs in place.
+struct Inline {
+    callee: FunctionId,
+    /// The callee's name where called.
+    name_span: Span,
+    /// The phases of the callee's body.
+    phases: std::ops::Range<usize>,
+    /// Significant-token ranges of the arguments.
+    args: Vec<(usize, usize)>,
+    /// The parameters' names.
+    params: Vec<String>,
+    /// Each parameter's argument (significant-token range).
+    bind_args: Vec<(usize, usize)>,
+    /// The regions the callee's body stands in (its own last).
+    chain: Vec<usize>,
+    /// The regions the call stands in.
+    caller_chain: Vec<usize>,
+    /// The phase of the callee's final `return value;`.
+    ret_phase: Option<usize>,
+    /// `v = f(...)`: the variable assigned.
+    target: Option<String>,
+    /// `T v = f(...)`: the variable declared and its type, kept per thread.
+    declared: Option<(String, String, Span)>,
 }
 
 struct Walk<'p> {
@@ -278,6 +385,12 @@ struct Walk<'p> {
     block_groups: HashSet<String>,
     /// The launches' dynamic shared memory, at most (a constant).
     dynamic_shared: Option<u64>,
+    hazards: &'p Hazards<'p>,
+    child: FunctionId,
+    /// Walking the body of the callee called here (run in place).
+    inlining: Option<Span>,
+    /// The calls whose callee's body runs in place (`Step::Call`).
+    inlines: Vec<Inline>,
     /// Set when the body declares `extern __shared__` arrays.
     dynamic_bytes: Option<u64>,
 }
@@ -293,36 +406,7 @@ pub fn phased(
 ) -> Result<Phased, Refusal> {
     let bound = shape.block;
     let function = &program.functions[child];
-    // A recursion's serial versions would nest, each with its block's
-    // arrays on the stack.
-    if let Some(l) = program
-        .launches
-        .iter()
-        .find(|l| l.function == Some(child) && program.launched_kernels(l).contains(&child))
-    {
-        return Err(refuse(
-            l.kernel_span,
-            "it launches itself, and nested serial versions would each hold a block's arrays on the stack",
-            "remove `threshold`/`floor` from this pragma (coarsening and aggregation still apply)",
-        ));
-    }
     let (own, calls) = hazards.own(child);
-    // Callees that wait or share memory themselves.
-    for (span, callee, summary) in &calls {
-        if let Some(f) = summary.first_of(&[Hazard::Block, Hazard::Shared], |_| true) {
-            let mut r = refuse(
-                f.span,
-                format!(
-                    "the child calls `{callee}`, which leads to `{}` in `{}`; the split works on the child's own body only",
-                    f.construct, f.function
-                ),
-                "move the barriers and `__shared__` declarations into the child's body, or remove `threshold`/`floor`",
-            );
-            r.notes.push((*span, format!("calls `{callee}`")));
-            r.notes.extend(f.call_notes());
-            return Err(r);
-        }
-    }
     let mut walk = Walk {
         program,
         view: &program.view,
@@ -346,6 +430,10 @@ pub fn phased(
         block_groups: hazards.block_groups(child),
         dynamic_shared: shape.dynamic_shared,
         dynamic_bytes: None,
+        hazards,
+        child,
+        inlining: None,
+        inlines: Vec::new(),
     };
     let (open, close) = (function.body_tokens.start, function.body_tokens.end);
     walk.regions = 1;
@@ -353,9 +441,60 @@ pub fn phased(
     if let Some(Step::Phase(last)) = steps.last() {
         walk.phases[*last].last = true;
     }
+    // Callees that wait or share memory themselves, where the split does not
+    // run their bodies in place; with callees run in place, callees that
+    // read a position too (the serial version replaces the builtins only in
+    // the bodies it copies).
+    let inlined_at: HashSet<usize> = walk.inlines.iter().map(|i| i.name_span.start()).collect();
+    let mut all_calls: Vec<(Span, String, crate::hazard::Summary)> = calls;
+    // Each construct, with the call that runs its callee's body in place.
+    let mut owns: Vec<(crate::hazard::Finding, Option<Span>)> =
+        own.into_iter().map(|f| (f, None)).collect();
+    for i in &walk.inlines {
+        let (o, c) = hazards.own(i.callee);
+        owns.extend(o.into_iter().map(|f| (f, Some(i.name_span))));
+        all_calls.extend(c);
+    }
+    let own = owns;
+    for (span, callee, summary) in &all_calls {
+        if inlined_at.contains(&span.start()) {
+            continue;
+        }
+        let kinds: &[Hazard] = if walk.inlines.is_empty() {
+            &[Hazard::Block, Hazard::Shared]
+        } else {
+            &[
+                Hazard::Block,
+                Hazard::Shared,
+                Hazard::ThreadPosition,
+                Hazard::BlockPosition,
+            ]
+        };
+        if let Some(f) = summary.first_of(kinds, |_| true) {
+            let why = if matches!(f.hazard, Hazard::Block | Hazard::Shared) {
+                format!(
+                    "the child calls `{callee}`, which leads to `{}` in `{}`; the split runs in place only a device function of the file called as a statement (`f(...);`, `v = f(...);`, `T v = f(...);`) by the child's own body",
+                    f.construct, f.function
+                )
+            } else {
+                format!(
+                    "the child calls `{callee}`, which reads `{}` in `{}`; the split's serial version replaces the builtins only in the bodies it runs in place",
+                    f.construct, f.function
+                )
+            };
+            let mut r = refuse(
+                f.span,
+                why,
+                "move the barriers and `__shared__` declarations into the child's body or a callee called as a statement, or remove `threshold`/`floor`",
+            );
+            r.notes.push((*span, format!("calls `{callee}`")));
+            r.notes.extend(f.call_notes());
+            return Err(r);
+        }
+    }
     // Every barrier and shared declaration the hazard model sees must be one
     // the split recognized.
-    for f in &own {
+    for (f, via) in &own {
         let known = match f.hazard {
             Hazard::Block => walk.barriers.contains(&f.span.start()),
             Hazard::Shared => walk
@@ -376,16 +515,38 @@ pub fn phased(
             } else {
                 format!("`{}` is not a `__shared__` variable of constant size declared at the top of the body (or of a barrier loop's body)", f.construct)
             };
-            return Err(refuse(
+            let mut r = refuse(
                 f.span,
                 why,
                 "rewrite the child so, or remove `threshold`/`floor` from this pragma",
-            ));
+            );
+            if let Some(call) = via {
+                let name = &program.view[call.range()];
+                r.notes.push((
+                    *call,
+                    format!("calls `{name}`, whose body the split runs in place"),
+                ));
+            }
+            return Err(r);
         }
     }
-    walk.check_body(open, close)?;
-    let atomics = walk.shared_atomics(open, close)?;
-    let vars = walk.variables(function, open, close, constants)?;
+    let mut bodies = vec![(open, close)];
+    bodies.extend(walk.inlines.iter().map(|i| {
+        let f = &program.functions[i.callee];
+        (f.body_tokens.start, f.body_tokens.end)
+    }));
+    let mut atomics = Vec::new();
+    for &(open, close) in &bodies {
+        walk.check_body(open, close)?;
+        atomics.extend(walk.shared_atomics(open, close)?);
+    }
+    let Variables {
+        vars,
+        uniform,
+        block_binds,
+    } = walk.variables(function, &bodies, constants)?;
+    let mut steps = steps;
+    mark_block_binds(&mut steps, &mut block_binds.into_iter());
     let done_flags = walk.phases.iter().any(|p| !p.last && !p.returns.is_empty());
     let needs_bound = done_flags
         || vars
@@ -417,7 +578,10 @@ pub fn phased(
     } else {
         None
     };
+    let inlined = walk.inlines.iter().map(|i| i.name_span).collect();
     Ok(Phased {
+        inlined,
+        uniform,
         steps,
         phases: walk.phases,
         shared: walk.shared,
@@ -565,6 +729,17 @@ impl<'p> Walk<'p> {
                     steps.push(self.construct(k, end, chain)?);
                 }
                 phase_start = self.sig[end - 1].end;
+            } else if let Some((at, callee)) = self.call_to_split(k, end) {
+                // The phase before the call first: phases are numbered in
+                // the order they run.
+                steps.push(Step::Phase(self.phase(
+                    phase_start,
+                    self.sig[k].start,
+                    std::mem::take(&mut statements),
+                    chain,
+                )));
+                steps.push(self.inline_call(k, end, chain, at, callee)?);
+                phase_start = self.sig[end - 1].end;
             } else {
                 self.shared_declaration(k, end)?;
                 statements.push((k, end));
@@ -585,6 +760,266 @@ impl<'p> Walk<'p> {
             _ => true,
         });
         Ok(steps)
+    }
+
+    /// The statement `sig[k..end)` when it calls a device function of the
+    /// file that waits at barriers or shares memory (`f(a);`, `v = f(a);`,
+    /// `T v = f(a);`): the callee's body split in place of the call.
+    fn call_to_split(&self, k: usize, end: usize) -> Option<(usize, FunctionId)> {
+        if end < k + 4 || self.text(end - 1) != ";" {
+            return None;
+        }
+        // The call: `name ( ... )` ending the statement.
+        let close_paren = end - 2;
+        if self.text(close_paren) != ")" {
+            return None;
+        }
+        let open_paren = self.partner(close_paren);
+        if open_paren == close_paren || open_paren < k + 1 {
+            return None;
+        }
+        let at = open_paren - 1;
+        if self.sig[at].kind != TokenKind::Ident || (at > k && self.text(at - 1) != "=") {
+            return None;
+        }
+        let name = self.text(at);
+        let candidates = self.program.named.get(name)?;
+        let waits = |f: FunctionId| {
+            self.hazards
+                .of(f)
+                .first_of(&[Hazard::Block, Hazard::Shared], |_| true)
+                .is_some()
+        };
+        let callees: Vec<FunctionId> = candidates
+            .iter()
+            .copied()
+            .filter(|&f| self.program.functions[f].space.device && waits(f))
+            .collect();
+        let [callee] = callees[..] else {
+            return None;
+        };
+        Some((at, callee))
+    }
+
+    /// The call statement `sig[k..end)` of `callee` (its name at `at`): the
+    /// callee's body split in place.
+    fn inline_call(
+        &mut self,
+        k: usize,
+        end: usize,
+        chain: &[usize],
+        at: usize,
+        callee: FunctionId,
+    ) -> Result<Step, Refusal> {
+        let name = self.text(at);
+        let (open_paren, close_paren) = (at + 1, end - 2);
+        let span = self.sig[at].span();
+        let function = &self.program.functions[callee];
+        let not_here = |why: String| {
+            Err(refuse(
+                span,
+                why,
+                "write the callee's barriers and `__shared__` declarations into the child's body, or remove `threshold`/`floor`",
+            ))
+        };
+        if callee == self.child {
+            return not_here(format!("`{name}` is the child itself"));
+        }
+        if let Some(outer) = self.inlining {
+            let mut r = refuse(
+                span,
+                format!("`{name}` waits or shares memory and is called by `{}`, whose body the split runs in place; the split runs callees in place one level deep", &self.program.view[outer.range()]),
+                "call the inner function from the child's body, or write its barriers into the outer one",
+            );
+            r.notes.push((
+                outer,
+                format!("calls `{}`", &self.program.view[outer.range()]),
+            ));
+            return Err(r);
+        }
+        if function.template_header.is_some() {
+            return not_here(format!("`{name}` is a template; the split runs in place only the bodies of plain device functions"));
+        }
+        // What the call statement does with the result.
+        let (target, declared) = if at == k {
+            (None, None)
+        } else if at == k + 2 && self.sig[k].kind == TokenKind::Ident {
+            (Some(self.text(k).to_string()), None)
+        } else {
+            let decls = declarators(self.sig, self.view, k, end);
+            match decls.as_deref() {
+                Some([d]) if d.init && !d.array && d.at + 2 == at => {
+                    let storage = storage_type(self.sig, self.view, k, d.at).ok_or_else(|| {
+                        refuse(
+                            self.sig[d.at].span(),
+                            format!("`{}` takes the result of `{name}`, whose body the split runs in place, so it is kept per thread, which needs a named type that is not a reference", d.name),
+                            format!("give `{}` its type", d.name),
+                        )
+                    })?;
+                    (
+                        None,
+                        Some((d.name.clone(), storage, self.sig[d.at].span())),
+                    )
+                }
+                _ => return not_here(format!("the call of `{name}` is not a statement of its own (`{name}(...);`, `v = {name}(...);` or `T v = {name}(...);`)")),
+            }
+        };
+        // The arguments: evaluated again in each of the callee's phases.
+        let mut args = Vec::new();
+        if open_paren + 1 < close_paren {
+            let mut from = open_paren + 1;
+            let mut i = from;
+            while i <= close_paren {
+                if i == close_paren || self.text(i) == "," {
+                    args.push((from, i));
+                    from = i + 1;
+                } else if matches!(self.text(i), "(" | "[" | "{") {
+                    i = self.partner(i);
+                }
+                i += 1;
+            }
+        }
+        if args.len() != function.params.len() {
+            return not_here(format!(
+                "the call of `{name}` leaves parameters to their default arguments"
+            ));
+        }
+        for &(from, to) in &args {
+            for i in from..to {
+                let t = self.text(i);
+                let side_effect = crate::token::MODIFYING_OPERATORS.contains(&t)
+                    || (self.sig[i].kind == TokenKind::Ident
+                        && self.text(i + 1) == "("
+                        && !UNIFORM_CALLS.contains(&t)
+                        && !CAST_WORDS.contains(&t));
+                if side_effect || from == to {
+                    return Err(refuse(
+                        self.sig[i.min(to.saturating_sub(1)).max(from)].span(),
+                        format!("an argument of `{name}` assigns or calls a function; the split evaluates it again in each of the callee's phases"),
+                        "compute the argument into a variable before the call",
+                    ));
+                }
+            }
+        }
+        let mut params = Vec::new();
+        let mut bind_args = Vec::new();
+        let mut binds = Vec::new();
+        let (open, close) = (function.body_tokens.start, function.body_tokens.end);
+        for (p, &(from, to)) in function.params.iter().zip(&args) {
+            let Some(pname) = p.name.clone() else {
+                continue;
+            };
+            if p.declaration.contains('[') || p.declaration.contains('(') {
+                return not_here(format!(
+                    "parameter `{pname}` of `{name}` is an array or a function"
+                ));
+            }
+            if (open..close).any(|i| self.text(i) == pname && self.writes(i)) {
+                return not_here(format!("`{name}` assigns its parameter `{pname}`; the split binds each parameter again in each of the callee's phases"));
+            }
+            params.push(pname.clone());
+            bind_args.push((from, to));
+            binds.push(Bind {
+                declaration: p.declaration.clone(),
+                name: pname,
+                arg: Span::from(self.sig[from].start..self.sig[to - 1].end),
+                block: false,
+            });
+        }
+        // The callee's own barriers and block groups.
+        let (own, _) = self.hazards.own(callee);
+        self.block_waits.extend(
+            own.iter()
+                .filter(|f| f.hazard == Hazard::Block)
+                .map(|f| (f.span.start(), f.span.end())),
+        );
+        self.block_groups.extend(self.hazards.block_groups(callee));
+        let mut inner = chain.to_vec();
+        inner.push(self.regions);
+        self.regions += 1;
+        let first_phase = self.phases.len();
+        let first_declaration = self.declarations.len();
+        self.inlining = Some(span);
+        // the callee's own `#if` groups
+        let conditions = std::mem::replace(
+            &mut self.conditions,
+            self.program.condition_at(function.body.start()),
+        );
+        let body = self.region(open, close, &inner);
+        self.conditions = conditions;
+        self.inlining = None;
+        let body = body?;
+        let phases = first_phase..self.phases.len();
+        // One `return`, the callee's last statement, ending its last phase.
+        let last_statement = match body.last() {
+            Some(Step::Phase(q)) => self.phase_tokens[*q].last().map(|&(s, e)| (*q, s, e)),
+            _ => None,
+        };
+        let mut ret_phase = None;
+        if let Some((q, s, _)) = last_statement.filter(|&(_, s, _)| self.text(s) == "return") {
+            let keyword = self.sig[s].span();
+            let valued = self.text(s + 1) != ";";
+            let with = match (&target, &declared, valued) {
+                (_, _, false) => String::new(),
+                (Some(v), _, true) | (_, Some((v, _, _)), true) => format!("{v} ="),
+                (None, None, true) => "(void)".to_string(),
+            };
+            self.phases[q]
+                .returns
+                .retain(|r| r.start() != keyword.start());
+            self.phases[q].result = Some((keyword, with));
+            ret_phase = Some(q);
+        } else if target.is_some() || declared.is_some() {
+            return not_here(format!("`{name}` does not end with `return value;`, which the split takes as the call's result"));
+        }
+        if let Some(r) = phases
+            .clone()
+            .find_map(|q| self.phases[q].returns.first().copied())
+        {
+            return Err(refuse(
+                r,
+                format!("a `return` of `{name}` before its end; the split runs the callee's body in place and takes only a final `return`"),
+                "end the callee with its only `return`",
+            ));
+        }
+        // The callee's declarations may not hide what its arguments name.
+        let arg_names: BTreeSet<&str> = args
+            .iter()
+            .flat_map(|&(a, b)| self.names_in(a, b))
+            .collect();
+        for (_, _, ds, de) in &self.declarations[first_declaration..] {
+            for d in declarators(self.sig, self.view, *ds, *de).unwrap_or_default() {
+                if arg_names.contains(d.name.as_str()) {
+                    return Err(refuse(
+                        self.sig[d.at].span(),
+                        format!(
+                            "`{name}` declares `{}`, which its call's arguments name too",
+                            d.name
+                        ),
+                        "rename the callee's variable",
+                    ));
+                }
+            }
+        }
+        self.inlines.push(Inline {
+            callee,
+            name_span: span,
+            phases,
+            args,
+            params,
+            bind_args,
+            chain: inner,
+            caller_chain: chain.to_vec(),
+            ret_phase,
+            target,
+            declared,
+        });
+        Ok(Step::Call {
+            callee: name.to_string(),
+            body_span: function.body,
+            binds,
+            body,
+        })
     }
 
     fn has_directive(&self, range: Span) -> bool {
@@ -628,6 +1063,7 @@ impl<'p> Walk<'p> {
             range,
             returns,
             last: false,
+            result: None,
         });
         self.phase_regions.push(chain.to_vec());
         self.phase_tokens.push(statements);
@@ -847,7 +1283,12 @@ impl<'p> Walk<'p> {
                 out.push(self.sig[i].span());
                 continue;
             }
-            if !self.program.named.contains_key(t) {
+            if !self.program.named.contains_key(t)
+                || self
+                    .inlines
+                    .iter()
+                    .any(|c| c.name_span.start() == self.sig[i].start)
+            {
                 continue;
             }
             // A shared array passed whole (not one element's value).
@@ -937,35 +1378,59 @@ impl<'p> Walk<'p> {
     fn variables(
         &self,
         function: &crate::program::Function,
-        open: usize,
-        close: usize,
+        bodies: &[(usize, usize)],
         constants: &Constants,
-    ) -> Result<Vec<Var>, Refusal> {
+    ) -> Result<Variables, Refusal> {
         let view = self.view;
+        // The child's parameters and those of the callees run in place
+        // (bound again in each of their phases, never assigned).
         let params: Vec<&str> = function
             .params
             .iter()
             .filter_map(|p| p.name.as_deref())
+            .chain(
+                self.inlines
+                    .iter()
+                    .flat_map(|i| i.params.iter().map(String::as_str)),
+            )
             .collect();
+        let tokens = || bodies.iter().flat_map(|&(open, close)| open..close);
         // Written somewhere other than in its declarations.
         let assigned = |name: &str| {
-            (open..close)
+            tokens()
                 .any(|i| self.text(i) == name && !self.declared_at.contains(&i) && self.writes(i))
         };
         // A reference bound to a variable could assign it unseen.
-        let references = (open..close).any(|i| {
-            self.text(i) == "&"
-                && i + 2 < close
-                && self.sig[i + 1].kind == TokenKind::Ident
-                && self.text(i + 2) == "="
-                && i > 0
-                && self.sig[i - 1].kind == TokenKind::Ident
+        let references = bodies.iter().any(|&(_, close)| {
+            tokens().any(|i| {
+                self.text(i) == "&"
+                    && i + 2 < close
+                    && self.sig[i + 1].kind == TokenKind::Ident
+                    && self.text(i + 2) == "="
+                    && i > 0
+                    && self.sig[i - 1].kind == TokenKind::Ident
+            })
         });
-        let uses: Vec<BTreeSet<&str>> = self
+        let mut uses: Vec<BTreeSet<&str>> = self
             .phase_tokens
             .iter()
             .map(|st| st.iter().flat_map(|&(s, e)| self.names_in(s, e)).collect())
             .collect();
+        // A callee's phases evaluate the call's arguments; its final phase
+        // assigns the call's target.
+        for i in &self.inlines {
+            let names: BTreeSet<&str> = i
+                .args
+                .iter()
+                .flat_map(|&(a, b)| self.names_in(a, b))
+                .collect();
+            for q in i.phases.clone() {
+                uses[q].extend(names.iter().copied());
+            }
+            if let (Some(q), Some(t)) = (i.ret_phase, &i.target) {
+                uses[q].insert(t.as_str());
+            }
+        }
         // Names each phase declares at its top (they shadow outer ones there).
         let mut own: Vec<HashSet<String>> = vec![HashSet::new(); self.phases.len()];
         for (phase, _, s, e) in &self.declarations {
@@ -973,6 +1438,86 @@ impl<'p> Walk<'p> {
                 own[*phase].insert(d.name);
             }
         }
+        // What a block computes once: the arguments of callees run in place
+        // that read nothing of one thread, then the variables whose value
+        // every thread computes alike and which only construct heads assign.
+        let child_params: Vec<&str> = function
+            .params
+            .iter()
+            .filter_map(|p| p.name.as_deref())
+            .filter(|p| !assigned(p))
+            .collect();
+        let mut block_names: HashSet<String> = HashSet::new();
+        let mut block_binds: Vec<Vec<bool>> = Vec::new();
+        for i in &self.inlines {
+            let flags: Vec<bool> = i
+                .bind_args
+                .iter()
+                .map(|&(a, b)| {
+                    self.uniform_expr(a, b, constants, &|t| {
+                        child_params.contains(&t) || self.shared_names.contains(t)
+                    })
+                })
+                .collect();
+            for (p, &f) in i.params.iter().zip(&flags) {
+                if f {
+                    block_names.insert(p.clone());
+                }
+            }
+            block_binds.push(flags);
+        }
+        let in_head = |i: usize| self.heads.iter().any(|h| h.from <= i && i < h.to);
+        let mut uniform: Vec<(usize, Span)> = Vec::new();
+        for (phase, _, s, e) in &self.declarations {
+            let decls = declarators(self.sig, view, *s, *e).unwrap_or_default();
+            let [d] = decls.as_slice() else {
+                continue;
+            };
+            if !d.init
+                || d.array
+                || d.paren_init
+                || (*s..*e).any(|i| matches!(self.text(i), "__shared__" | "static" | "&" | "&&"))
+                || params.contains(&d.name.as_str())
+                || self
+                    .declarations
+                    .iter()
+                    .filter(|(_, _, ds, de)| {
+                        declarators(self.sig, view, *ds, *de)
+                            .unwrap_or_default()
+                            .iter()
+                            .any(|x| x.name == d.name)
+                    })
+                    .count()
+                    != 1
+            {
+                continue;
+            }
+            let writes: Vec<usize> = tokens()
+                .filter(|&i| {
+                    self.text(i) == d.name && !self.declared_at.contains(&i) && self.writes(i)
+                })
+                .collect();
+            if writes.is_empty() || !writes.iter().all(|&i| in_head(i)) {
+                continue;
+            }
+            let names = &block_names;
+            if self.uniform_expr(d.init_from, d.init_to, constants, &|t| {
+                child_params.contains(&t) || names.contains(t)
+            }) {
+                block_names.insert(d.name.clone());
+                uniform.push((*phase, Span::from(self.sig[*s].start..self.sig[*e - 1].end)));
+            }
+        }
+        let uniform_names: HashSet<String> = uniform
+            .iter()
+            .filter_map(|(_, st)| {
+                let (a, b) = (
+                    self.program.sig_index_at(st.start()),
+                    self.program.sig_index_at(st.end()),
+                );
+                declarators(self.sig, view, a, b).and_then(|d| d.first().map(|d| d.name.clone()))
+            })
+            .collect();
         let mut vars: Vec<Var> = Vec::new();
         let mut per_thread: Vec<(String, Vec<usize>, usize)> = Vec::new();
         let mut recomputable: HashSet<String> = HashSet::new();
@@ -980,7 +1525,7 @@ impl<'p> Walk<'p> {
             let decls = declarators(self.sig, view, *s, *e).unwrap_or_default();
             let statement = Span::from(self.sig[*s].start..self.sig[*e - 1].end);
             let shared = (*s..*e).any(|i| self.text(i) == "__shared__");
-            if shared {
+            if shared || decls.iter().any(|d| uniform_names.contains(&d.name)) {
                 continue;
             }
             for d in &decls {
@@ -1109,6 +1654,44 @@ impl<'p> Walk<'p> {
                 });
             }
         }
+        // The result of a callee run in place, declared by its call: kept
+        // per thread from the callee's final phase on.
+        for i in &self.inlines {
+            let (Some((name, storage, at)), Some(q0)) = (&i.declared, i.ret_phase) else {
+                continue;
+            };
+            if params.contains(&name.as_str()) || vars.iter().any(|v| v.name == *name) {
+                return Err(refuse(
+                    *at,
+                    format!("`{name}` is declared twice in the body, or has a parameter's name, and lives across a barrier"),
+                    "rename the variable",
+                ));
+            }
+            let mut used_in = vec![q0];
+            used_in.extend((q0 + 1..self.phases.len()).filter(|&q| {
+                self.phase_regions[q].starts_with(&i.caller_chain)
+                    && uses[q].contains(name.as_str())
+                    && !own[q].contains(name)
+            }));
+            vars.push(Var {
+                name: name.clone(),
+                keep: Keep::Store {
+                    storage: storage.clone(),
+                    array: String::new(),
+                    replace: *at,
+                    with: name.clone(),
+                },
+                declared_in: None,
+                used_in,
+            });
+        }
+        for (i, flags) in self.inlines.iter().zip(&block_binds) {
+            for (p, &block) in i.params.iter().zip(flags) {
+                if !block {
+                    per_thread.push((p.clone(), i.chain.clone(), i.phases.start));
+                }
+            }
+        }
         // A recomputed variable's initializer names other recomputed ones:
         // each phase that recomputes it recomputes those first.
         let mut changed = true;
@@ -1183,6 +1766,8 @@ impl<'p> Walk<'p> {
                         let prefix = self.text(i + 1);
                         if loop_var.as_deref() != Some(target)
                             && loop_var.as_deref() != Some(prefix)
+                            && !uniform_names.contains(target)
+                            && !uniform_names.contains(prefix)
                         {
                             return Err(self.not_uniform(i, "assigns"));
                         }
@@ -1212,7 +1797,72 @@ impl<'p> Walk<'p> {
                 }
             }
         }
-        Ok(vars)
+        Ok(Variables {
+            vars,
+            uniform,
+            block_binds,
+        })
+    }
+
+    /// Is the punctuation at `i`, in an expression that starts at `from`, one
+    /// that only reads: not a subscript, a dereference, an address, a member
+    /// through a pointer, a brace, an increment or an assignment?
+    fn reads_only(&self, i: usize, from: usize) -> bool {
+        let t = self.text(i);
+        let prev = if i > from { self.text(i - 1) } else { "(" };
+        let unary = BEFORE_UNARY.contains(&prev);
+        !(matches!(t, "[" | "->" | "++" | "--" | "{" | "}")
+            || (unary && matches!(t, "*" | "&"))
+            || crate::token::MODIFYING_OPERATORS.contains(&t))
+    }
+
+    /// An expression from sig `from` to `to` (exclusive) that every thread of
+    /// a block computes alike, at the block's level: literals, operators,
+    /// members, block indices and dimensions, constants, the names `known`
+    /// takes, and calls of `min`, `max`, `sizeof` and casts; no thread
+    /// index, no subscript, no dereference, nothing assigned.
+    fn uniform_expr(
+        &self,
+        from: usize,
+        to: usize,
+        constants: &Constants,
+        known: &dyn Fn(&str) -> bool,
+    ) -> bool {
+        if from >= to {
+            return false;
+        }
+        for i in from..to {
+            let t = self.text(i);
+            let prev = if i > from { self.text(i - 1) } else { "(" };
+            match self.sig[i].kind {
+                TokenKind::Number => {}
+                TokenKind::Ident => {
+                    if prev == "." {
+                        continue;
+                    }
+                    if t == "threadIdx" {
+                        return false;
+                    }
+                    let call = self.text(i + 1) == "(";
+                    let ok = matches!(t, "blockIdx" | "blockDim" | "gridDim")
+                        || (call && (UNIFORM_CALLS.contains(&t) || CAST_WORDS.contains(&t)))
+                        || (!call
+                            && (known(t)
+                                || constants.value(t).is_some()
+                                || CAST_WORDS.contains(&t)));
+                    if !ok {
+                        return false;
+                    }
+                }
+                TokenKind::Punct => {
+                    if !self.reads_only(i, from) {
+                        return false;
+                    }
+                }
+                _ => return false,
+            }
+        }
+        true
     }
 
     /// Is the identifier at `i` written or its address taken there? Not for
@@ -1303,38 +1953,8 @@ impl<'p> Walk<'p> {
                     }
                 }
                 TokenKind::Punct => {
-                    let unary = matches!(
-                        prev,
-                        "=" | "("
-                            | "+"
-                            | "-"
-                            | "*"
-                            | "/"
-                            | "%"
-                            | "<<"
-                            | ">>"
-                            | "&"
-                            | "|"
-                            | "^"
-                            | "?"
-                            | ":"
-                            | ","
-                            | "!"
-                            | "~"
-                            | "<"
-                            | ">"
-                            | "<="
-                            | ">="
-                            | "=="
-                            | "!="
-                            | "&&"
-                            | "||"
-                    );
-                    match t {
-                        "[" | "->" | "++" | "--" | "{" | "}" => return false,
-                        "*" | "&" if unary => return false,
-                        _ if crate::token::MODIFYING_OPERATORS.contains(&t) => return false,
-                        _ => {}
+                    if !self.reads_only(i, from) {
+                        return false;
                     }
                 }
                 _ => return false,
@@ -1597,10 +2217,46 @@ mod tests {
     }
 
     #[test]
-    fn barrier_in_callee_is_refused() {
-        let e = split("__device__ void sync_all() { __syncthreads(); }\n__global__ void child(int *a) {\n  a[threadIdx.x] = 1;\n  sync_all();\n  a[0] = 2;\n}\n")
-            .expect_err("callee");
-        assert!(e.why.contains("sync_all"), "{}", e.why);
+    fn callee_called_as_a_statement_runs_in_place() {
+        // a void helper ending in a barrier
+        let p = split("__device__ void sync_all() { __syncthreads(); }\n__global__ void child(int *a) {\n  a[threadIdx.x] = 1;\n  sync_all();\n  a[0] = 2;\n}\n")
+            .expect("splits");
+        assert_eq!(p.inlined.len(), 1);
+        assert_eq!(p.stretches(), 2);
+        // a reduction whose result the child keeps across its own barrier
+        let p = split("__device__ int total(int *s, int x) {\n  s[threadIdx.x] = x;\n  __syncthreads();\n  return s[0] + s[1];\n}\n__global__ void __launch_bounds__(64) child(int *a) {\n  __shared__ int s[64];\n  int v = total(s, a[threadIdx.x]);\n  __syncthreads();\n  a[threadIdx.x] = v;\n}\n")
+            .expect("splits");
+        let v = p.vars.iter().find(|v| v.name == "v").expect("v kept");
+        assert!(matches!(v.keep, Keep::Store { .. }), "{v:?}");
+        assert!(p
+            .phases
+            .iter()
+            .any(|ph| ph.result.as_ref().is_some_and(|(_, w)| w == "v =")));
+    }
+
+    #[test]
+    fn callee_the_split_cannot_run_in_place_is_refused() {
+        let cases = [
+            // in an expression
+            ("__device__ int sync_all() { __syncthreads(); return 1; }\n__global__ void child(int *a) {\n  a[threadIdx.x] = 1 + sync_all();\n}\n", "sync_all"),
+            // a return before the end
+            ("__device__ void f(int *a) { if (a[0]) return; __syncthreads(); }\n__global__ void child(int *a) {\n  f(a);\n}\n", "before its end"),
+            // an argument with a side effect
+            ("__device__ void f(int x) { __syncthreads(); }\n__global__ void child(int *a, int n) {\n  f(n++);\n}\n", "evaluates it again"),
+            // a callee assigning its parameter
+            ("__device__ void f(int x) { x += 1; __syncthreads(); }\n__global__ void child(int *a, int n) {\n  f(n);\n}\n", "assigns its parameter"),
+        ];
+        for (src, expect) in cases {
+            let e = split(src).expect_err(src);
+            assert!(e.why.contains(expect), "{src}: {}", e.why);
+        }
+    }
+
+    #[test]
+    fn recursive_child_splits() {
+        let p = split("__global__ void child(int *a, int d) {\n  __shared__ int s;\n  if (threadIdx.x == 0) s = a[d];\n  __syncthreads();\n  if (threadIdx.x == 0 && d > 0) child<<<1, blockDim.x>>>(a, d - 1);\n}\n")
+            .expect("splits");
+        assert_eq!(p.stretches(), 2);
     }
 
     #[test]

@@ -180,6 +180,74 @@ impl Constants {
     }
 }
 
+/// Is the launch block `text` (in `parent`) made of `parent`'s own block
+/// dimensions: `blockDim`, `blockDim.x`, `dim3(blockDim.x, blockDim.y)`, a
+/// `dim3` variable declared so, each dimension at most once (the others 1)?
+/// Then it holds at most as many threads as `parent`'s block.
+/// `at`: where the launch stands (a `dim3` variable is the declaration of
+/// that name nearest before it whose block encloses it, never assigned).
+pub fn is_own_block(text: &str, parent: &Function, program: &Program, at: usize) -> bool {
+    let norm = |s: &str| s.split_whitespace().collect::<String>();
+    let text = norm(text);
+    let view = program.view.as_str();
+    let sig = &program.sig;
+    let (open, close) = (parent.body_tokens.start, parent.body_tokens.end);
+    let launch = program.sig_index_at(at);
+    let mut local: Option<Vec<String>> = None;
+    for i in open..close.min(launch) {
+        if sig[i].text(view) != "dim3" {
+            continue;
+        }
+        // the innermost `{` before the declaration must enclose the launch
+        let scope = (open..i)
+            .rev()
+            .find(|&b| sig[b].text(view) == "{" && program.brackets.encloses(b, i));
+        if !scope.is_some_and(|b| program.brackets.encloses(b, launch)) {
+            continue;
+        }
+        let body = &sig[i + 1..close];
+        let mut d = 0;
+        while let Some(name) = body.get(d).filter(|s| s.kind == TokenKind::Ident) {
+            let (value, next) = declarator(body, view, d + 1);
+            if name.text(view) == text {
+                local = value;
+            }
+            match body.get(next).map(|s| s.text(view)) {
+                Some(",") => d = next + 1,
+                _ => break,
+            }
+        }
+    }
+    // written again between the declaration and the launch: not known
+    let written = local.is_some()
+        && (open..close).any(|i| {
+            sig[i].text(view) == text
+                && i + 1 < sig.len()
+                && ({
+                    let member = sig[i + 1].text(view) == ".";
+                    crate::token::is_modified_at(sig, if member { i + 2 } else { i }, view)
+                })
+        });
+    let parts: Vec<String> = if let Some(v) = local.filter(|_| !written) {
+        v.iter().map(|p| norm(p)).collect()
+    } else if let Some(inner) = text.strip_prefix("dim3(").and_then(|t| t.strip_suffix(')')) {
+        inner.split(',').map(norm).collect()
+    } else {
+        vec![text]
+    };
+    if parts.len() == 1 && parts[0] == "blockDim" {
+        return true;
+    }
+    let mut seen = std::collections::HashSet::new();
+    (1..=3).contains(&parts.len())
+        && parts.iter().any(|p| p != "1")
+        && parts.iter().all(|p| {
+            p == "1"
+                || (matches!(p.as_str(), "blockDim.x" | "blockDim.y" | "blockDim.z")
+                    && seen.insert(p.clone()))
+        })
+}
+
 fn is_integer_type_word(w: &str) -> bool {
     matches!(
         w,

@@ -118,6 +118,13 @@ pub enum DiagnosticKind {
     CoarsenPending {
         kernel: String,
     },
+    /// A recursion rewritten at its own launch whose kernel also launches
+    /// another kernel without `#pragma dp` (no fallback), in a file that
+    /// leaves the pending-launch limit at its default.
+    RecursionPending {
+        kernel: String,
+        launched: String,
+    },
     /// A launch passes a pointer to the parent's `__shared__` memory, which
     /// a child grid cannot access.
     SharedArgument {
@@ -421,6 +428,7 @@ impl DiagnosticKind {
             PragmaNotApplied { .. } => "dpopt::pragma_not_applied",
             StdNameClash { .. } => "dpopt::std_name_clash",
             CoarsenPending { .. } => "dpopt::coarsen_pending",
+            RecursionPending { .. } => "dpopt::recursion_pending",
             SharedArgument { .. } => "dpopt::shared_argument",
             MalformedLaunch { .. } => "dpopt::malformed_launch",
             NotSerializable { .. } => "dpopt::not_serializable",
@@ -480,6 +488,7 @@ impl DiagnosticKind {
             | DiagnosticKind::PragmaNotApplied { .. }
             | DiagnosticKind::StdNameClash { .. }
             | DiagnosticKind::CoarsenPending { .. }
+            | DiagnosticKind::RecursionPending { .. }
             | DiagnosticKind::SharedArgument { .. } => Severity::Warning,
             _ => Severity::Error,
         }
@@ -566,6 +575,9 @@ impl DiagnosticKind {
             ),
             CoarsenPending { kernel } => format!(
                 "`coarsen` runs several blocks of `{kernel}` one after the other in one block, and `{kernel}` launches kernels itself: their launches are made later and more of them are pending at once; past the device runtime's pending-launch limit (cudaLimitDevRuntimePendingLaunchCount, 2,048 by default) launches fail, and this coarsened launch has no fallback"
+            ),
+            RecursionPending { kernel, launched } => format!(
+                "dpopt rewrites the launch of `{kernel}` by itself (into a fire-and-forget stream, or run serially by one thread for a whole grid), and `{kernel}` also launches `{launched}` without `#pragma dp`: more of those launches are pending at once; past the device runtime's pending-launch limit (cudaLimitDevRuntimePendingLaunchCount, 2,048 by default) they fail, and a launch without `#pragma dp` has no fallback"
             ),
             ChildHelperHidden { kernel, helper, file, why, .. } => format!(
                 "the body of `{kernel}` is copied into the output, and it calls `{helper}` of {file}, which the output cannot call: {why}"
@@ -767,6 +779,7 @@ impl DiagnosticKind {
                 "write `::{name}` where the file means its own, or replace `using namespace std;` by using-declarations of what it takes from `std`"
             ),
             SharedArgument { .. } => "pass a pointer to global memory (copy the data there first), or let the child declare and fill its own `__shared__` copy".to_string(),
+            RecursionPending { launched, .. } => format!("put `#pragma dp` (with `threshold`) before the launch of `{launched}` too, whose launches then run serially where the runtime has no room, or raise the limit in host code before the first launch, as `cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 32768);` (temporal-hpc's Mandelbrot, 2,048 x 2,048 pixels, with `threshold` at its recursive launch alone, failed at the default limit and gave the original's image with either)"),
             CoarsenPending { .. } => "raise the limit in host code before the first launch, as `cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 32768);` (temporal-hpc's Mandelbrot, 2,048 x 2,048 pixels, needed more than 8,192 with `coarsen(8)` at its recursive launch), or add `threshold` where the child can run serially, or remove `coarsen`".to_string(),
             PragmaNotApplied { file } => format!(
                 "dpopt rewrites only the file it is given: transform {file} itself (`dpopt transform {file} -o ...`) and build or `#include` its output instead, or move the launch into this file"

@@ -357,8 +357,8 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
                 p.stretches(),
                 p.shared.len(),
                 p.vars.iter().filter(|v| !matches!(v.keep, crate::barrier_split::Keep::Recompute { .. })).count(),
-                p.bound.map_or(String::new(), |b| format!(", for up to {b} threads per block"))
-            ),
+                p.bound.map_or(String::new(), |b| format!(", for up to {b} threads per block")),
+            ) + &inlined_and_uniform(program, p),
         });
         checks.push(match phased {
             None => format!(
@@ -366,7 +366,7 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
                 child.name
             ),
             Some(_) => format!(
-                "`{}` can run serially split at its barriers: every barrier a `__syncthreads();` statement every thread of the block reaches alike, shared memory declared in its body with a constant size, no warp operation, grid synchronization, `asm(\"exit;\")` or position read outside the four builtins, in it or in any function it calls",
+                "`{}` can run serially split at its barriers: every barrier a `__syncthreads();` statement every thread of the block reaches alike, shared memory declared with a constant size (in its body, or in a callee called as a statement, run in place), no warp operation, grid synchronization, `asm(\"exit;\")` or position read outside the four builtins, in it or in any function it calls",
                 child.name
             ),
         });
@@ -380,7 +380,11 @@ fn explain_site(file: &SourceFile, program: &Program, plan: &Plan, site: &Site) 
             from,
         }
     });
-    if child_plan.is_some_and(|c| c.recursive) && site.threshold.is_some() {
+    if child_plan.is_some_and(|c| c.recursive && c.phased.is_some()) && site.threshold.is_some() {
+        serialized.push(
+            "the child is recursive and split at its barriers: its serial version runs one level, its own launches of the child are made as written (not serially), so that it never calls itself".to_string(),
+        );
+    } else if child_plan.is_some_and(|c| c.recursive) && site.threshold.is_some() {
         let depth = crate::names::Knob::SerialDepth.name(&child.symbol);
         serialized.push(format!(
             "the child is recursive: at most {DEFAULT_SERIAL_DEPTH} levels run serially ({depth}), deeper small launches are launched{}; raise it together with the device stack size (cudaDeviceSetLimit(cudaLimitStackSize, ...))",
@@ -739,4 +743,33 @@ impl Explanation {
             .collect::<Vec<_>>()
             .join("\n")
     }
+}
+
+/// The callees a split serial version runs in place and the variables it
+/// computes once per block, for the serial path's description.
+fn inlined_and_uniform(
+    program: &crate::program::Program,
+    p: &crate::barrier_split::Phased,
+) -> String {
+    let mut out = String::new();
+    if !p.inlined.is_empty() {
+        let names: Vec<String> = p
+            .inlined
+            .iter()
+            .map(|c| format!("`{}`", &program.view[c.range()]))
+            .collect();
+        out += &format!(
+            "; the body of {} run in place of {}",
+            names.join(", "),
+            if names.len() == 1 {
+                "its call"
+            } else {
+                "their calls"
+            }
+        );
+    }
+    if !p.uniform.is_empty() {
+        out += &format!("; {} variable(s) computed once per block", p.uniform.len());
+    }
+    out
 }

@@ -804,6 +804,33 @@ case! {
 }
 
 case! {
+    name: recursion_pending,
+    input: "
+        __global__ void fill(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = 1;
+        }
+
+        __global__ void refine(int *a, int n, int depth) {
+          if (threadIdx.x == 0 && depth < 4) {
+            if (n > 64) {
+        #pragma dp threshold(128)
+              refine<<<4, 32>>>(a + blockIdx.x * n / 4, n / 4, depth + 1);
+            } else {
+              fill<<<1, 64>>>(a + blockIdx.x * n, n);
+            }
+          }
+        }
+    ",
+    kind: RecursionPending { .. },
+    code: "dpopt::recursion_pending",
+    severity: Warning,
+    line: 9,
+    column: 1,
+    span: "#pragma dp threshold(128)",
+}
+
+case! {
     name: shared_argument,
     input: "
         __global__ void child(const char *text, const char *pat, int *hit) {
@@ -2056,6 +2083,7 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         PragmaNotApplied { .. } => "dpopt::pragma_not_applied",
         StdNameClash { .. } => "dpopt::std_name_clash",
         CoarsenPending { .. } => "dpopt::coarsen_pending",
+        RecursionPending { .. } => "dpopt::recursion_pending",
         SharedArgument { .. } => "dpopt::shared_argument",
         MalformedLaunch { .. } => "dpopt::malformed_launch",
         NotSerializable { .. } => "dpopt::not_serializable",
@@ -2187,6 +2215,10 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         PragmaNotApplied { file: s() },
         StdNameClash { name: s() },
         CoarsenPending { kernel: s() },
+        RecursionPending {
+            kernel: s(),
+            launched: s(),
+        },
         SharedArgument {
             kernel: s(),
             argument: s(),

@@ -73,12 +73,30 @@ pub(super) fn serial_shape<'a>(
     let view = program.view.as_str();
     let mut block = Some(0u64);
     let mut dynamic_shared = Some(0u64);
+    // A launch of the child by itself with its own block's dimensions
+    // (`dim3 bs(blockDim.x, blockDim.y)`) runs blocks no larger than the
+    // launches that started the recursion: those of the child elsewhere.
+    let mut inherits = false;
+    let block_of = |b: u64, launch: &crate::program::Launch, parent: FunctionId| {
+        let text = &view[launch.config.get(1)?.range()];
+        let n = constants.threads(text, &program.functions[parent], program)?;
+        (1..=1024).contains(&n).then(|| b.max(n as u64))
+    };
     for (launch, parent) in launches {
-        block = block.and_then(|b| {
-            let text = &view[launch.config.get(1)?.range()];
-            let n = constants.threads(text, &program.functions[parent], program)?;
-            (1..=1024).contains(&n).then(|| b.max(n as u64))
-        });
+        let own = parent == child
+            && launch.config.get(1).is_some_and(|r| {
+                crate::constant::is_own_block(
+                    &view[r.range()],
+                    &program.functions[parent],
+                    program,
+                    launch.span.start(),
+                )
+            });
+        if own {
+            inherits = true;
+        } else {
+            block = block.and_then(|b| block_of(b, launch, parent));
+        }
         dynamic_shared = dynamic_shared.and_then(|d| match launch.config.get(2) {
             None => Some(d),
             Some(r) => constants
@@ -86,6 +104,32 @@ pub(super) fn serial_shape<'a>(
                 .filter(|n| (0..=1 << 20).contains(n))
                 .map(|n| d.max(n as u64)),
         });
+    }
+    if inherits {
+        // Every launch of the child but those of itself with its own block.
+        let mut started = false;
+        for l in program.launches.iter() {
+            let Some(parent) = l.function else { continue };
+            if !program.launched_kernels(l).contains(&child) {
+                continue;
+            }
+            let own = parent == child
+                && l.config.get(1).is_some_and(|r| {
+                    crate::constant::is_own_block(
+                        &view[r.range()],
+                        &program.functions[parent],
+                        program,
+                        l.span.start(),
+                    )
+                });
+            if !own {
+                started = true;
+                block = block.and_then(|b| block_of(b, l, parent));
+            }
+        }
+        if !started {
+            block = None;
+        }
     }
     crate::barrier_split::SerialShape {
         block: declared.or(block.filter(|&b| b > 0)),
@@ -256,7 +300,13 @@ pub(super) fn check_child(
         // positions as parameters, in one-dimensional blocks of their own
         // size: a callee's `threadIdx`, `blockDim`, `blockIdx` and `gridDim`
         // are the aggregated kernel's.
-        let clause = if let Some(clause) = serial_clause {
+        // The split serial version runs the bodies of some callees in place,
+        // their builtins replaced (and refuses other callees that read one).
+        let in_place = facts.split.as_ref().is_some_and(|s| {
+            s.as_ref()
+                .is_ok_and(|p| p.inlined.iter().any(|c| *c == finding.calls[0].span))
+        });
+        let clause = if let Some(clause) = serial_clause.filter(|_| !in_place) {
             clause
         } else if site.coarsen.is_some() && finding.hazard == Hazard::BlockPosition {
             "coarsen"
@@ -332,6 +382,28 @@ pub(super) fn check_child(
                     with_calls(d, finding)
                 };
                 out.push(d.with_note(pragma_span, "coarsen requested here"));
+            }
+        }
+    }
+    // A recursive child's split serial version launches its own children
+    // as written (`transform/site.rs`); the floor's copy of a recursion runs
+    // its serial version through the work queue's recorded bodies instead,
+    // which are not split.
+    if site.floor.is_some() && site.parent == site.child {
+        if let Some(Ok(_)) = facts.split.as_ref() {
+            if let Some(finding) = summary.first_of(&SPLIT_HAZARDS, |_| true) {
+                let d = Diagnostic::new(
+                    DiagnosticKind::FloorRefused {
+                        kernel: parent_name(program, site),
+                        why: format!(
+                            "child kernel `{kernel}` launches itself and waits at block barriers or shares memory; the floor's work queue runs a recursion's blocks one thread at a time without splitting them at barriers"
+                        ),
+                        fix: "use `threshold` at this launch instead of `floor` (its serial version splits the body at its barriers)".to_string(),
+                    },
+                    finding.span,
+                    "barrier or shared memory",
+                );
+                out.push(with_calls(d, finding).with_note(pragma_span, "`floor` requested here"));
             }
         }
     }

@@ -597,13 +597,13 @@ mod tests {
             plan.sites[crate::plan::SiteId(0)].summary,
             format!("#pragma dp (the default: {})", defaults::RECURSIVE[3])
         );
-        // A recursive kernel that waits at a barrier: neither serial (it is
-        // its own child) nor block aggregation (its block waits).
+        // A recursive kernel that waits at a barrier: serial (split at the
+        // barrier), but no block aggregation (its block waits).
         let waits = "__global__ void tree(int *a, int n) {\n  __syncthreads();\n  if (n > 1) {\n#pragma dp\n    tree<<<(n + 31) / 32, 32>>>(a, n / 2);\n  }\n}\n";
         let (plan, _) = analysis(waits);
         assert_eq!(
             plan.sites[crate::plan::SiteId(0)].summary,
-            format!("#pragma dp (the default: {})", defaults::RECURSIVE[3])
+            format!("#pragma dp (the default: {})", defaults::RECURSIVE[1])
         );
     }
 

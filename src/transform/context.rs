@@ -167,7 +167,8 @@ pub struct MacroEntry {
 #[derive(Debug, Clone, Serialize)]
 pub struct SerialSplitContext {
     /// Which part: head, line, dynamic_shared, block_start, phase_open,
-    /// phase_close, close, return, tail.
+    /// arg_open, arg_close, binds, binds_close, phase_close, close, return,
+    /// tail.
     pub part: &'static str,
     pub child: String,
     /// The serial version's name.
@@ -201,6 +202,18 @@ pub struct SerialSplitContext {
     pub line: usize,
     pub file: String,
     pub line_out: &'static str,
+    /// A callee run in place (parts arg_open, binds): its name, the index
+    /// of the argument, its parameters.
+    pub callee: String,
+    pub index: usize,
+    pub binds: Vec<SplitBind>,
+}
+
+/// A parameter of a callee run in place, bound to its argument.
+#[derive(Debug, Clone, Serialize)]
+pub struct SplitBind {
+    pub declaration: String,
+    pub name: String,
 }
 
 /// A variable of the serial split kept per thread.

@@ -40,6 +40,11 @@ pub struct Renderer<'a> {
     /// large children for the drain, and its reads of the thread's last
     /// device-runtime error are `cudaSuccess` (it makes no runtime call).
     pub floor: bool,
+    /// Rendering the split serial version of a recursive child
+    /// (`serial_split.rs`): its own launches of the child are launched as
+    /// written, never run serially, so that the serial version never calls
+    /// itself and its block's arrays stay one frame of a stack of known size.
+    pub split: bool,
     /// Start offset of each rewritten pragma -> index into `plan.sites`.
     site_at: HashMap<usize, SiteId>,
     /// Start offset of each renamed callee (an aggregated allocation's
@@ -72,6 +77,7 @@ impl<'a> Renderer<'a> {
             templates,
             codec: TextCodec::for_bytes(&file.bytes),
             floor: false,
+            split: false,
             site_at,
             renamed,
         }
@@ -86,6 +92,22 @@ impl<'a> Renderer<'a> {
             templates: self.templates,
             codec: self.codec,
             floor: true,
+            split: self.split,
+            site_at: self.site_at.clone(),
+            renamed: self.renamed.clone(),
+        }
+    }
+
+    /// The same renderer, for the split serial version of a recursive child.
+    pub fn for_split(&self) -> Renderer<'a> {
+        Renderer {
+            file: self.file,
+            program: self.program,
+            plan: self.plan,
+            templates: self.templates,
+            codec: self.codec,
+            floor: self.floor,
+            split: true,
             site_at: self.site_at.clone(),
             renamed: self.renamed.clone(),
         }

@@ -3,9 +3,9 @@
 //! around the user's bytes of each phase, construct head and shared
 //! declaration.
 
-use super::context::{SerialSplitContext, SplitVar};
+use super::context::{SerialSplitContext, SplitBind, SplitVar};
 use super::renderer::Renderer;
-use crate::barrier_split::{Keep, Phased, Step};
+use crate::barrier_split::{Bind, Keep, Phased, Step};
 use crate::plan::ChildPlan;
 use crate::source::Span;
 use crate::writer::{Fragment, Sink};
@@ -16,6 +16,9 @@ struct Split<'a, 'r> {
     phased: &'a Phased,
     base: SerialSplitContext,
     out: Fragment,
+    /// The callee run in place around the phases being written: its
+    /// parameters and its body.
+    call: Option<(&'a str, &'a [Bind], Span)>,
 }
 
 /// The serial version of `plan`'s child, split at its barriers.
@@ -69,13 +72,19 @@ pub(super) fn serial_split(
         line: 0,
         file: String::new(),
         line_out: super::OUTPUT_LINE_MARKER,
+        callee: String::new(),
+        index: 0,
+        binds: Vec::new(),
     };
+    // A recursive child's own launches in it are made as written.
+    let split_renderer = r.for_split();
     let mut s = Split {
-        r,
+        r: &split_renderer,
         plan,
         phased,
         base,
         out: Fragment::default(),
+        call: None,
     };
     s.part("head");
     for shared in &phased.shared {
@@ -97,12 +106,12 @@ pub(super) fn serial_split(
     s.out
 }
 
-impl Split<'_, '_> {
+impl<'a> Split<'a, '_> {
     fn render(&self, part: &'static str) -> String {
         let mut ctx = self.base.clone();
         ctx.part = part;
         let mut text = self.r.templates.render(&ctx);
-        if !text.ends_with('\n') && part != "return" {
+        if !text.ends_with('\n') && !matches!(part, "return" | "arg_open" | "block_arg_open") {
             text.push('\n');
         }
         text
@@ -111,6 +120,13 @@ impl Split<'_, '_> {
     fn part(&mut self, part: &'static str) {
         let text = self.render(part);
         self.out.generated(&super::child::to_output(self.r, &text));
+    }
+
+    /// A call's argument (builtins replaced), on the generated line that
+    /// binds it.
+    fn argument(&mut self, span: Span) {
+        self.r
+            .render_into(&mut self.out, span, Some(self.plan.child), &[]);
     }
 
     /// The user's bytes of `span` (builtins replaced), after a `#line`.
@@ -123,10 +139,49 @@ impl Split<'_, '_> {
             .render_into(&mut self.out, span, Some(self.plan.child), overrides);
     }
 
-    fn steps(&mut self, steps: &[Step]) {
+    fn steps(&mut self, steps: &'a [Step]) {
         for step in steps {
             match step {
                 Step::Phase(p) => self.phase(*p),
+                Step::Call {
+                    callee,
+                    body_span,
+                    binds,
+                    body,
+                } => {
+                    // The arguments every thread passes alike, bound once
+                    // per block around the callee's phases.
+                    let program = self.r.program;
+                    let in_body = |b: &&Bind| {
+                        program.sig_in(*body_span).iter().any(|t| {
+                            t.kind == crate::token::TokenKind::Ident
+                                && t.text(&program.view) == b.name
+                        })
+                    };
+                    let block: Vec<&Bind> =
+                        binds.iter().filter(|b| b.block).filter(in_body).collect();
+                    self.base.callee = callee.clone();
+                    if !block.is_empty() {
+                        self.part("block_binds_open");
+                        for (index, b) in block.iter().enumerate() {
+                            self.base.index = index;
+                            self.part("block_arg_open");
+                            self.argument(b.arg);
+                            self.part("arg_close");
+                        }
+                        self.base.binds = split_binds(&block);
+                        self.part("block_binds");
+                    }
+                    let outer = self
+                        .call
+                        .replace((callee.as_str(), binds.as_slice(), *body_span));
+                    self.steps(body);
+                    self.call = outer;
+                    if !block.is_empty() {
+                        self.base.callee = callee.clone();
+                        self.part("block_binds_close");
+                    }
+                }
                 Step::Construct {
                     head,
                     body,
@@ -188,12 +243,73 @@ impl Split<'_, '_> {
                 _ => {}
             }
         }
+        if let Some((span, with)) = &phase.result {
+            overrides.push((*span, with.clone()));
+        }
+        // Variables computed once per block, before the phase's threads.
+        for &(q, declaration) in &self.phased.uniform {
+            if q == p {
+                self.part("uniform");
+                self.user(declaration, &[]);
+                self.out.generated(b"\n");
+                overrides.push((
+                    declaration,
+                    "/* dpopt: computed once per block, above */".to_string(),
+                ));
+            }
+        }
         self.part("phase_open");
-        for declaration in recompute {
+        // The caller's recomputed variables, the callee's parameters bound
+        // to the arguments (which may name them), then the callee's own.
+        let call = self.call;
+        let inside = |d: &Span| call.is_some_and(|(_, _, body)| body.contains(d.start()));
+        let (callee_own, caller): (Vec<Span>, Vec<Span>) = recompute.into_iter().partition(inside);
+        for declaration in caller {
+            self.user(declaration, &[]);
+            self.out.generated(b"\n");
+        }
+        if let Some((callee, binds, _)) = call {
+            // Only the parameters this phase names (its own bytes and the
+            // callee's declarations it computes again).
+            let named = |b: &&Bind| {
+                std::iter::once(phase.range)
+                    .chain(callee_own.iter().copied())
+                    .any(|range| {
+                        self.r.program.sig_in(range).iter().any(|t| {
+                            t.kind == crate::token::TokenKind::Ident
+                                && t.text(&self.r.program.view) == b.name
+                        })
+                    })
+            };
+            let binds: Vec<&Bind> = binds.iter().filter(|b| !b.block).filter(named).collect();
+            self.base.callee = callee.to_string();
+            for (index, b) in binds.iter().enumerate() {
+                self.base.index = index;
+                self.part("arg_open");
+                self.argument(b.arg);
+                self.part("arg_close");
+            }
+            self.base.binds = split_binds(&binds);
+            self.part("binds");
+        }
+        for declaration in callee_own {
             self.user(declaration, &[]);
             self.out.generated(b"\n");
         }
         self.user(phase.range, &overrides);
+        if call.is_some() {
+            self.part("binds_close");
+        }
         self.part("phase_close");
     }
+}
+
+fn split_binds(binds: &[&Bind]) -> Vec<SplitBind> {
+    binds
+        .iter()
+        .map(|b| SplitBind {
+            declaration: b.declaration.clone(),
+            name: b.name.clone(),
+        })
+        .collect()
 }

@@ -192,6 +192,12 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         .iter()
         .any(|c| site.children().any(|s| s == c.child) && c.recursive);
     let nested = recursive && copy_of.is_some_and(|c| site.children().any(|s| s == c));
+    // In the split serial version of a recursive child, its own launches of
+    // the child are made as written (counted, coarsened where asked), never
+    // serially, aggregated or deferred: each of those paths calls the serial
+    // version again, and the serial version, holding a block's arrays, must
+    // not call itself (a recursion's stack size is not known to ptxas).
+    let launch_only = r.split && nested;
     let child_plan = r.plan.children.iter().find(|c| c.child == site.child);
     let defers = child_plan.is_some_and(|c| c.defers);
     let symbols = SiteSymbols::of(&site.id, &child.namespace);
@@ -200,13 +206,20 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
     // the copy's body and records in the queue (the ticket names the launch).
     let floor_recursive = site.floor.as_ref().is_some_and(|f| f.recursive);
     let ctx = SiteContext {
-        summary: site.summary.clone(),
+        summary: if launch_only {
+            format!(
+                "{} (in the split serial version: launched as written)",
+                site.summary
+            )
+        } else {
+            site.summary.clone()
+        },
         site: site.id.clone(),
         location: file.location(r.program.pragmas[site.pragma].span.start()),
         counts,
         grid,
         block: config[1].clone(),
-        threshold: site.threshold.is_some(),
+        threshold: site.threshold.is_some() && !launch_only,
         coarsen: site.coarsen.is_some(),
         factors,
         threshold_macro: site.threshold_macro(),
@@ -223,9 +236,9 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         } else {
             format!("{qualifier}{}", names::serial(&child.name))
         },
-        child_serial: child_plan.is_some_and(|c| c.serial),
+        child_serial: child_plan.is_some_and(|c| c.serial) && !launch_only,
         launcher: format!("{qualifier}{}", symbols.launcher),
-        aggregate: site.aggregation.is_some(),
+        aggregate: site.aggregation.is_some() && !launch_only,
         shared_memory: config.get(2).cloned(),
         site_stream: symbols.site_stream.clone(),
         user_stream,
@@ -240,7 +253,7 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         },
         depth_limit: nested.then(|| Knob::SerialDepth.name(&child.symbol)),
         coarse: format!("{qualifier}{}", names::coarse(&child.name)),
-        defer: if defers {
+        defer: if defers && !launch_only {
             format!("{qualifier}{}", names::defer(&child.name))
         } else {
             String::new()
