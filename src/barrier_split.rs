@@ -1187,7 +1187,13 @@ impl<'p> Walk<'p> {
             ));
         }
         for d in decls {
-            self.shared_names.insert(d.name);
+            if !self.shared_names.insert(d.name.clone()) {
+                return Err(refuse(
+                    self.sig[d.at].span(),
+                    format!("a second `__shared__` variable `{}` (in the child and a callee it runs in place, or twice in the body); the split declares each block's shared variables together", d.name),
+                    "rename one of them",
+                ));
+            }
         }
         self.shared.push(Shared {
             statement: Span::from(self.sig[k].start..self.sig[end - 1].end),
@@ -1247,6 +1253,13 @@ impl<'p> Walk<'p> {
             ));
         }
         let name = self.text(kept[n - 3]).to_string();
+        if self.shared_names.contains(&name) {
+            return Err(refuse(
+                self.sig[kept[n - 3]].span(),
+                format!("a second `__shared__` variable `{name}`; the split declares each block's shared variables together"),
+                "rename one of them",
+            ));
+        }
         let element = kept[..n - 3]
             .iter()
             .map(|&j| self.text(j))
@@ -1473,7 +1486,8 @@ impl<'p> Walk<'p> {
             let [d] = decls.as_slice() else {
                 continue;
             };
-            if !d.init
+            if references
+                || !d.init
                 || d.array
                 || d.paren_init
                 || (*s..*e).any(|i| matches!(self.text(i), "__shared__" | "static" | "&" | "&&"))
@@ -2250,6 +2264,27 @@ mod tests {
             let e = split(src).expect_err(src);
             assert!(e.why.contains(expect), "{src}: {}", e.why);
         }
+    }
+
+    #[test]
+    fn variables_only_heads_assign_are_computed_once_per_block() {
+        // temporal-hpc's border_dwell: `nt` from a parameter every thread
+        // passes alike, halved by the barrier loop's head
+        let src = "__device__ int border(int *v, int d) {\n  __shared__ int l[64];\n  int tid = threadIdx.x;\n  l[tid] = v[tid];\n  int nt = min(d, 64);\n  __syncthreads();\n  for (; nt > 1; nt /= 2) {\n    if (tid < nt / 2) l[tid] = max(l[tid], l[tid + nt / 2]);\n    __syncthreads();\n  }\n  return l[0];\n}\n__global__ void child(int *v, int d, int *out) {\n  int m = border(v + blockIdx.x * 64, d);\n  if (threadIdx.x == 0) out[blockIdx.x] = m;\n}\n";
+        let p = split(src).expect("splits");
+        assert_eq!(p.uniform.len(), 1);
+        let Some(Step::Call { binds, .. }) =
+            p.steps.iter().find(|s| matches!(s, Step::Call { .. }))
+        else {
+            panic!("no call: {:?}", p.steps);
+        };
+        let block: Vec<(&str, bool)> = binds.iter().map(|b| (b.name.as_str(), b.block)).collect();
+        assert_eq!(block, [("v", true), ("d", true)]);
+        // assigned in a phase too: a variable of each thread, which the head
+        // may not read
+        let e = split(&src.replace("l[tid] = v[tid];", "l[tid] = v[tid]; nt += 0;"))
+            .expect_err("nt assigned per thread");
+        assert!(e.why.contains("head"), "{}", e.why);
     }
 
     #[test]

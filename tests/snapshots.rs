@@ -70,6 +70,7 @@ program_snapshots! {
     early_return: "tests/fixtures/early_return.cu",
     barrier_children: "tests/fixtures/barrier_children.cu",
     barrier_callees: "tests/fixtures/barrier_callees.cu",
+    tail_levels: "tests/fixtures/tail_levels.cu",
     barrier_then_return: "tests/fixtures/barrier_then_return.cu",
     device_streams: "tests/fixtures/device_streams.cu",
     spaced_chevrons: "tests/fixtures/spaced_chevrons.cu",

@@ -4,7 +4,10 @@
 # child made as written): tests/fixtures/barrier_callees.cu (Mariani-Silver subdivision whose
 # border reduction lives in `border_value`, a recursion whose block is the parent's own; a
 # segmented sum through a void helper and an assigned result) and NVIDIA's cdpSimplePrint
-# (a recursion whose barrier lives in `print_info`) with `threshold(128)` at its recursive launch.
+# (a recursion whose barrier lives in `print_info`) with `threshold(128)` at its recursive launch; and
+# tests/fixtures/tail_levels.cu (a BFS whose levels chain through cudaStreamTailLaunch, the grid's last
+# block launching the next: as annotated, threshold with warp aggregation, whose aggregated launch must
+# stay in the tail stream).
 #
 #   bench/probes/barrier_callees.sh prepare   # here: needs target/release/dpopt and, for the
 #                                             # sample, /tmp/vendor/cdpSimplePrint; writes gpu-callees/
@@ -23,6 +26,8 @@ prepare)
   rm -rf gpu-callees && mkdir -p gpu-callees
   cp "$fx" gpu-callees/bk_orig.cu
   "$dpopt" transform "$fx" -o gpu-callees/bk_dp.cu
+  cp tests/fixtures/tail_levels.cu gpu-callees/tl_orig.cu
+  "$dpopt" transform tests/fixtures/tail_levels.cu -o gpu-callees/tl_dp.cu
   sp=/tmp/vendor/cdpSimplePrint/cdpSimplePrint.cu
   if [ -f "$sp" ]; then
     cp -r /tmp/vendor/common gpu-callees/common
@@ -39,6 +44,7 @@ run)
   w=$(mktemp -d)
   builds=("bk_orig:" "bk_dp:" "bk_dp@serial:-DDPOPT_THRESHOLD=1048576" "bk_dp@launch:-DDPOPT_THRESHOLD=1"
           "bk_dp@stats:-DDPOPT_STATS -DDPOPT_THRESHOLD=1048576")
+  builds+=("tl_orig:" "tl_dp:" "tl_dp@serial:-DDPOPT_THRESHOLD=1048576" "tl_dp@launch:-DDPOPT_THRESHOLD=1")
   [ -f gpu-callees/sp_dp.cu ] && builds+=("sp_orig:" "sp_dp:" "sp_dp@launch:-DDPOPT_THRESHOLD=1" "sp_dp@stats:-DDPOPT_STATS")
   for b in "${builds[@]}"; do
     name=${b%%:*}; defs=${b#*:}; src=gpu-callees/${name%%@*}.cu
@@ -63,6 +69,16 @@ run)
             same=$([ -n "$sum" ] && [ "$sum" = "${ref[$size]}" ] && echo SAME || echo DIFF)
             echo "$name w=$size rep=$rep rc=$rc $same $(echo "$line" | grep -o 'time_ms=[0-9.]* verified=[a-z]* checksum=[0-9a-f]*.*')"
             [[ "$name" == *@stats ]] && [ "$rep" = 1 ] && echo "$line" | grep '^dpopt_stats'
+          done
+        done ;;
+      tl_*)
+        for size in 192 512; do
+          for rep in 1 2 3; do
+            line=$(timeout 60 "$w/$name" "$size" 2>&1); rc=$?
+            sum=$(echo "$line" | grep -o 'checksum=[0-9a-f]*' | head -n1)
+            [ -z "${ref[tl$size]:-}" ] && ref[tl$size]=$sum
+            same=$([ -n "$sum" ] && [ "$sum" = "${ref[tl$size]}" ] && echo SAME || echo DIFF)
+            echo "$name w=$size rep=$rep rc=$rc $same $(echo "$line" | grep -o 'time_ms=[0-9.]* verified=[a-z]* checksum=[0-9a-f]*.*')"
           done
         done ;;
       sp_*)

@@ -325,6 +325,17 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
     out
 }
 
+/// Is the site's launch written into `cudaStreamTailLaunch` (knosvoxel's
+/// BFS elects its grid's last block, which launches the next level there:
+/// the next level must not start before every block of this one is done)?
+fn tail_launched(r: &Renderer, site: &crate::plan::Site) -> bool {
+    let launch = &r.program.launches[site.launch];
+    launch.config.get(3).is_some_and(|s| {
+        let text: String = r.program.view[s.range()].split_whitespace().collect();
+        text == "cudaStreamTailLaunch" || text == "(cudaStreamTailLaunch)"
+    })
+}
+
 /// The record type, aggregated kernel and launcher of one aggregated site.
 fn aggregation(r: &Renderer, plan: &ChildPlan, index: SiteId) -> String {
     let site = &r.plan.sites[index];
@@ -418,6 +429,11 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: SiteId) -> String {
         tpl_lead: tpl.lead,
         tpl_args_lead: tpl.args_lead,
         coarse: site.coarsen.is_some(),
+        agg_stream: if tail_launched(r, site) {
+            "cudaStreamTailLaunch".to_string()
+        } else {
+            "DPOPT_AGG_STREAM".to_string()
+        },
         varying,
         invariant,
         varying_names,

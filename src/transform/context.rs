@@ -377,6 +377,11 @@ pub struct AggregationContext {
     pub tpl_args_lead: String,
     /// The site coarsens.
     pub coarse: bool,
+    /// The stream of the aggregated launch: `cudaStreamTailLaunch` where the
+    /// launch is written into it (its grid must start after the parent grid
+    /// completes, as each launch it aggregates would), else
+    /// `DPOPT_AGG_STREAM`.
+    pub agg_stream: String,
     pub varying: Vec<String>,
     pub invariant: Vec<String>,
     pub varying_names: Vec<String>,

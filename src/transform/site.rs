@@ -198,6 +198,10 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
     // version again, and the serial version, holding a block's arrays, must
     // not call itself (a recursion's stack size is not known to ptxas).
     let launch_only = r.split && nested;
+    if launch_only {
+        // no threshold to compare with: only the counts the grid names
+        counts.retain(|c| grid_overrides.iter().any(|(_, v)| *v == c.var));
+    }
     let child_plan = r.plan.children.iter().find(|c| c.child == site.child);
     let defers = child_plan.is_some_and(|c| c.defers);
     let symbols = SiteSymbols::of(&site.id, &child.namespace);

@@ -3,6 +3,8 @@
 with `threshold` at their recursive launch (whose block waits at the barrier of `border_dwell`, a
 callee), alone and at all three launches, for gpu_run.sh (run there with the pack's layout).
 Variants: T (threshold(128)), TS (threshold(1048576): every launch of the site runs serially).
+Also knosvoxel's BFS (bfs, and bfsR with its launch respelled) at its tail-launched recursion, with
+threshold, coarsening and warp or grid aggregation.
 Needs /tmp/thirdparty as make_pack.py lays it out, and target/release/dpopt."""
 import os, shutil, subprocess, sys
 TP = '/tmp/thirdparty'
@@ -51,6 +53,27 @@ for p, (f, flags, lines) in PROGS.items():
             print(p, site, v, 'rc', r.returncode, r.stderr.strip().splitlines()[:2] if r.returncode else '')
             if r.returncode == 0:
                 rows.append((p, site, v, f))
+# knosvoxel's BFS (a recursion through cudaStreamTailLaunch whose blocks share a frontier in shared memory
+# and elect the last block): the matrix's inputs with threshold, now split; TS serializes every level.
+for p in ('bfs', 'bfsR'):
+    f = 'include/bfs_dynamic_parallel.h'
+    shutil.copytree(os.path.join(TP, 'pack', 'prog', p), os.path.join(PK, 'prog', p))
+    rows.append((p, 'orig', 'orig', f))
+    clauses = {'T': 'threshold(128)', 'TS': 'threshold(1048576)', 'TCw': 'threshold(128) coarsen(8) consldt(warp)',
+               'TCg': 'threshold(128) coarsen(8) consldt(grid)', 'Aw': 'consldt(warp)', 'Cw': 'coarsen(8) consldt(warp)',
+               'TAw': 'threshold(128) consldt(warp)', 'TSAw': 'threshold(1048576) consldt(warp)'}
+    for v, clause in clauses.items():
+        src = open(os.path.join(TP, 'work', 'v', p, 's1_tail', 'T', 'in', f)).read()
+        src = src.replace('#pragma dp threshold(128)', '#pragma dp ' + clause)
+        d = os.path.join(PK, 'variants', p, 's1_tail', v)
+        os.makedirs(os.path.dirname(os.path.join(d, f)), exist_ok=True)
+        inp = os.path.join(TP, 'pack', 'prog', p, 'include', '_split_in.h')
+        open(inp, 'w').write(src)
+        r = subprocess.run([DPOPT, 'transform', inp, '-o', os.path.join(d, f)], capture_output=True, text=True)
+        os.remove(inp)
+        print(p, 's1_tail', v, 'rc', r.returncode, r.stderr.strip().splitlines()[:2] if r.returncode else '')
+        if r.returncode == 0:
+            rows.append((p, 's1_tail', v, f))
 with open(os.path.join(PK, 'manifest.tsv'), 'w') as fh:
     fh.write('# prog\tsite\tvariant\tfile\n')
     for row in rows:
