@@ -762,9 +762,10 @@ impl<'p> Walk<'p> {
         Ok(steps)
     }
 
-    /// The statement `sig[k..end)` when it calls a device function of the
-    /// file that waits at barriers or shares memory (`f(a);`, `v = f(a);`,
-    /// `T v = f(a);`): the callee's body split in place of the call.
+    /// Does the statement `sig[k..end)` end with a call of a device function
+    /// of the file that waits at barriers or shares memory, after nothing or
+    /// an `=` (`f(a);`, `v = f(a);`, `T v = f(a);`)? The call's name and the
+    /// callee; `inline_call` checks the rest.
     fn call_to_split(&self, k: usize, end: usize) -> Option<(usize, FunctionId)> {
         if end < k + 4 || self.text(end - 1) != ";" {
             return None;
