@@ -7,8 +7,8 @@
 //!
 //! - `__syncthreads();` (or a cooperative-groups block group's sync) as a
 //!   statement of the body, or of the braced body of a `for`, `while`,
-//!   `if`/`else` or plain block whose head every thread of the block
-//!   computes alike (it reads no thread index, no variable of a thread, no
+//!   `do ... while (...);`, `if`/`else` or plain block whose head every
+//!   thread of the block computes alike (it reads no thread index, no variable of a thread, no
 //!   parameter the body assigns, and calls nothing but `min`, `max` and
 //!   `sizeof`): those constructs run once per block, around the phases of
 //!   their bodies;
@@ -26,8 +26,13 @@
 //!   the same way;
 //! - `return` anywhere: the thread skips the phases that follow.
 //!
-//! Everything else (a barrier in a per-thread statement, in a callee or
-//! under a non-uniform condition, `break` or
+//! Device functions that wait or share memory, called as statements, run in
+//! place (`Step::Call`); variables every thread computes alike that only
+//! construct heads assign are computed once per block (`Phased::uniform`); a
+//! recursive child splits too.
+//!
+//! Everything else (a barrier in a per-thread statement, in a callee called
+//! otherwise, under a non-uniform condition or in a `switch`, `break` or
 //! `continue` of a barrier loop, `goto`, lambdas, a variable kept per
 //! thread whose type is `auto` or a reference) is refused with the reason.
 
@@ -112,6 +117,8 @@ pub enum Step {
         body: Vec<Step>,
         /// `else {` and the steps of its body.
         otherwise: Option<(Span, Vec<Step>)>,
+        /// A `do` loop's `while (...);` after its body.
+        tail: Option<Span>,
     },
     /// A call of a device function that waits at barriers or shares memory,
     /// as a statement (`f(a, b);`, `v = f(a, b);`, `T v = f(a, b);`): the
@@ -1103,6 +1110,37 @@ impl<'p> Walk<'p> {
                     head: self.sig[k].span(),
                     body,
                     otherwise: None,
+                    tail: None,
+                })
+            }
+            "do" => {
+                // `do { ... } while (condition);`, the condition every
+                // thread computes alike
+                let body_open = braced(self, k + 1)?;
+                let body_close = self.partner(body_open);
+                let paren = body_close + 2;
+                if self.text(body_close + 1) != "while" || self.text(paren) != "(" {
+                    return Err(refuse(
+                        self.sig[k].span(),
+                        "a `do` loop holding a barrier without `while (...);` after its braced body",
+                        "write the loop as `do { ... } while (condition);`",
+                    ));
+                }
+                let close_paren = self.partner(paren);
+                self.heads.push(Head {
+                    from: paren + 1,
+                    to: close_paren,
+                    chain: chain.to_vec(),
+                    loop_var: None,
+                });
+                let body = self.region(body_open, body_close, &inner)?;
+                Ok(Step::Construct {
+                    head: Span::from(self.sig[k].start..self.sig[body_open].end),
+                    body,
+                    otherwise: None,
+                    tail: Some(Span::from(
+                        self.sig[body_close + 1].start..self.sig[(close_paren + 1).min(end - 1)].end,
+                    )),
                 })
             }
             "for" | "while" | "if" => {
@@ -1152,6 +1190,7 @@ impl<'p> Walk<'p> {
                     head: Span::from(head.start()..self.sig[body_open].end),
                     body,
                     otherwise,
+                    tail: None,
                 })
             }
             _ => Err(refuse(
@@ -2195,7 +2234,9 @@ mod tests {
                 "  int t = threadIdx.x;\n  while (t < 4) { __syncthreads(); }\n",
                 "variable of each thread",
             ),
-            ("  do { __syncthreads(); } while (n-- > 0);\n", "`do`"),
+            // a `do` loop whose condition assigns a parameter
+            ("  do { __syncthreads(); } while (n-- > 0);\n", "assigns"),
+            ("  switch (n) { case 0: __syncthreads(); }\n", "`switch`"),
             (
                 "  extern __shared__ __align__(8) int s[4];\n  s[0] = 1;\n  __syncthreads();\n",
                 "extern",
@@ -2286,6 +2327,21 @@ mod tests {
         let e = split(&src.replace("l[tid] = v[tid];", "l[tid] = v[tid]; nt += 0;"))
             .expect_err("nt assigned per thread");
         assert!(e.why.contains("head"), "{}", e.why);
+    }
+
+    #[test]
+    fn do_loop_on_a_shared_flag_runs_once_per_block() {
+        let src = "__global__ void child(int *a, int n) {\n  __shared__ int more;\n  do {\n    __syncthreads();\n    if (threadIdx.x == 0) more = 0;\n    __syncthreads();\n    if (a[threadIdx.x] > 0) { a[threadIdx.x] -= 1; more = 1; }\n    __syncthreads();\n  } while (more);\n}\n";
+        let p = split(src).expect("splits");
+        let Some(Step::Construct { tail: Some(_), .. }) =
+            p.steps.iter().find(|s| matches!(s, Step::Construct { .. }))
+        else {
+            panic!("no do loop: {:?}", p.steps);
+        };
+        // a condition of one thread
+        let e = split(&src.replace("while (more)", "while (a[threadIdx.x] > 0)"))
+            .expect_err("per thread");
+        assert!(e.why.contains("threadIdx"), "{}", e.why);
     }
 
     #[test]

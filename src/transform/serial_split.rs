@@ -186,10 +186,16 @@ impl<'a> Split<'a, '_> {
                     head,
                     body,
                     otherwise,
+                    tail,
                 } => {
                     self.user(*head, &[]);
                     self.steps(body);
                     self.part("close");
+                    if let Some(tail) = tail {
+                        // a `do` loop's `while (...);`
+                        self.user(*tail, &[]);
+                        self.out.generated(b"\n");
+                    }
                     if let Some((word, body)) = otherwise {
                         self.user(*word, &[]);
                         self.steps(body);
