@@ -1882,41 +1882,36 @@ impl<'p> Walk<'p> {
         constants: &Constants,
         known: &dyn Fn(&str) -> bool,
     ) -> bool {
-        if from >= to {
-            return false;
-        }
-        for i in from..to {
-            let t = self.text(i);
-            let prev = if i > from { self.text(i - 1) } else { "(" };
-            match self.sig[i].kind {
-                TokenKind::Number => {}
-                TokenKind::Ident => {
-                    if prev == "." {
-                        continue;
-                    }
-                    if t == "threadIdx" {
-                        return false;
-                    }
-                    let call = self.text(i + 1) == "(";
-                    let ok = matches!(t, "blockIdx" | "blockDim" | "gridDim")
-                        || (call && (UNIFORM_CALLS.contains(&t) || CAST_WORDS.contains(&t)))
-                        || (!call
-                            && (known(t)
-                                || constants.value(t).is_some()
-                                || CAST_WORDS.contains(&t)));
-                    if !ok {
-                        return false;
-                    }
-                }
-                TokenKind::Punct => {
-                    if !self.reads_only(i, from) {
-                        return false;
-                    }
-                }
-                _ => return false,
+        self.reading_expr(from, to, &|i, t, prev| {
+            if prev == "." {
+                return true;
             }
-        }
-        true
+            let call = self.text(i + 1) == "(";
+            matches!(t, "blockIdx" | "blockDim" | "gridDim")
+                || (call && (UNIFORM_CALLS.contains(&t) || CAST_WORDS.contains(&t)))
+                || (!call && (known(t) || constants.value(t).is_some() || CAST_WORDS.contains(&t)))
+        })
+    }
+
+    /// The expression from sig `from` to `to` (exclusive), not empty, of
+    /// numbers, punctuation that only reads (`reads_only`) and identifiers
+    /// `ident` takes (given the index, the text and the token before).
+    fn reading_expr(
+        &self,
+        from: usize,
+        to: usize,
+        ident: &dyn Fn(usize, &str, &str) -> bool,
+    ) -> bool {
+        from < to
+            && (from..to).all(|i| {
+                let prev = if i > from { self.text(i - 1) } else { "(" };
+                match self.sig[i].kind {
+                    TokenKind::Number => true,
+                    TokenKind::Ident => ident(i, self.text(i), prev),
+                    TokenKind::Punct => self.reads_only(i, from),
+                    _ => false,
+                }
+            })
     }
 
     /// Is the identifier at `i` written or its address taken there? Not for
@@ -1971,50 +1966,25 @@ impl<'p> Walk<'p> {
         recomputable: &HashSet<String>,
         constants: &Constants,
     ) -> bool {
-        if from >= to {
-            return false;
-        }
-        for i in from..to {
-            let t = self.text(i);
-            let prev = if i > from { self.text(i - 1) } else { "=" };
-            match self.sig[i].kind {
-                TokenKind::Number => {}
-                TokenKind::Ident => {
-                    if prev == "." {
-                        if !matches!(t, "x" | "y" | "z") {
-                            return false;
-                        }
-                        continue;
-                    }
-                    let builtin = matches!(t, "threadIdx" | "blockIdx" | "blockDim" | "gridDim");
-                    let param = params.contains(&t) && !assigned(t);
-                    let constant = constants.value(t).is_some();
-                    if !(builtin
-                        || param
-                        || constant
-                        || recomputable.contains(t)
-                        || CAST_WORDS.contains(&t))
-                    {
-                        return false;
-                    }
-                    if self.text(i + 1) == "("
-                        && !matches!(
-                            t,
-                            "sizeof" | "int" | "unsigned" | "long" | "float" | "double"
-                        )
-                    {
-                        return false;
-                    }
-                }
-                TokenKind::Punct => {
-                    if !self.reads_only(i, from) {
-                        return false;
-                    }
-                }
-                _ => return false,
+        self.reading_expr(from, to, &|i, t, prev| {
+            if prev == "." {
+                return matches!(t, "x" | "y" | "z");
             }
-        }
-        true
+            let builtin = matches!(t, "threadIdx" | "blockIdx" | "blockDim" | "gridDim");
+            let param = params.contains(&t) && !assigned(t);
+            let known = builtin
+                || param
+                || constants.value(t).is_some()
+                || recomputable.contains(t)
+                || CAST_WORDS.contains(&t);
+            let call = self.text(i + 1) == "(";
+            known
+                && (!call
+                    || matches!(
+                        t,
+                        "sizeof" | "int" | "unsigned" | "long" | "float" | "double"
+                    ))
+        })
     }
 }
 
