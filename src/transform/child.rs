@@ -330,10 +330,10 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
 /// the next level must not start before every block of this one is done)?
 fn tail_launched(r: &Renderer, site: &crate::plan::Site) -> bool {
     let launch = &r.program.launches[site.launch];
-    launch.config.get(3).is_some_and(|s| {
-        let text: String = r.program.view[s.range()].split_whitespace().collect();
-        text == "cudaStreamTailLaunch" || text == "(cudaStreamTailLaunch)"
-    })
+    matches!(
+        super::site::written_stream(r.program, launch).as_deref(),
+        Some("cudaStreamTailLaunch" | "(cudaStreamTailLaunch)")
+    )
 }
 
 /// The record type, aggregated kernel and launcher of one aggregated site.

@@ -152,12 +152,7 @@ impl<'a> Split<'a, '_> {
                     // The arguments every thread passes alike, bound once
                     // per block around the callee's phases.
                     let program = self.r.program;
-                    let in_body = |b: &&Bind| {
-                        program.sig_in(*body_span).iter().any(|t| {
-                            t.kind == crate::token::TokenKind::Ident
-                                && t.text(&program.view) == b.name
-                        })
-                    };
+                    let in_body = |b: &&Bind| names(program, *body_span, &b.name);
                     let block: Vec<&Bind> =
                         binds.iter().filter(|b| b.block).filter(in_body).collect();
                     self.base.callee = callee.clone();
@@ -280,12 +275,7 @@ impl<'a> Split<'a, '_> {
             let named = |b: &&Bind| {
                 std::iter::once(phase.range)
                     .chain(callee_own.iter().copied())
-                    .any(|range| {
-                        self.r.program.sig_in(range).iter().any(|t| {
-                            t.kind == crate::token::TokenKind::Ident
-                                && t.text(&self.r.program.view) == b.name
-                        })
-                    })
+                    .any(|range| names(self.r.program, range, &b.name))
             };
             let binds: Vec<&Bind> = binds.iter().filter(|b| !b.block).filter(named).collect();
             self.base.callee = callee.to_string();
@@ -318,4 +308,12 @@ fn split_binds(binds: &[&Bind]) -> Vec<SplitBind> {
             name: b.name.clone(),
         })
         .collect()
+}
+
+/// Does `range` name `name` (an identifier token)?
+fn names(program: &crate::program::Program, range: Span, name: &str) -> bool {
+    program
+        .sig_in(range)
+        .iter()
+        .any(|t| t.kind == crate::token::TokenKind::Ident && t.text(&program.view) == name)
 }

@@ -59,6 +59,17 @@ fn segments(code: &str) -> Vec<Vec<Segment<'_>>> {
         .collect()
 }
 
+/// The stream a launch is written with, its whitespace removed.
+pub(super) fn written_stream(
+    program: &crate::program::Program,
+    launch: &crate::program::Launch,
+) -> Option<String> {
+    launch
+        .config
+        .get(3)
+        .map(|s| program.view[s.range()].split_whitespace().collect())
+}
+
 /// The replacement for pragma + launch statement of site `index`, followed
 /// by a `#line` directive that resynchronises with the original file,
 /// written into `out`: the user's text of the launch as the user's bytes.
@@ -159,11 +170,7 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
     // (thresholding runs some of them before earlier ones finish), and the
     // block's NULL stream both serializes them and hung intermittently on an
     // H200 (docs/AGGREGATION.md, "Streams").
-    let written_stream = launch
-        .config
-        .get(3)
-        .map(|s| file.view[s.range()].split_whitespace().collect::<String>());
-    let user_stream = match written_stream.as_deref() {
+    let user_stream = match written_stream(r.program, launch).as_deref() {
         None | Some("0" | "NULL" | "nullptr" | "(cudaStream_t)0" | "cudaStream_t(0)") => None,
         Some(_) => Some(config[3].clone()),
     };
