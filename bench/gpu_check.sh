@@ -255,9 +255,11 @@ CORPUS_VARIANTS
   # its barriers runs every launch (docs/PRAGMA.md, "Children with barriers").
   echo "barrier_children dp all-serial barrier_children__dp -DDPOPT_THRESHOLD=1048576" >> "$BUILD/jobs.txt"
   echo "barrier_children dpG all-serial barrier_children__dpG -DDPOPT_THRESHOLD=1048576" >> "$BUILD/jobs.txt"
-  # and the callee fixture (callees run in place, a recursion split; its
-  # callees read threadIdx, so consldt refuses it: no dpG)
+  # and the callee fixture (callees run in place, a recursion split), and
+  # the children whose helpers read positions (their copies taking the
+  # positions run in every serial version).
   echo "barrier_callees dp all-serial barrier_callees__dp -DDPOPT_THRESHOLD=1048576" >> "$BUILD/jobs.txt"
+  echo "position_callees dp all-serial position_callees__dp -DDPOPT_THRESHOLD=1048576" >> "$BUILD/jobs.txt"
   echo "pending_overflow dpG pool1 pending_overflow__dpG -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
   echo "pending_overflow dpM pool1 pending_overflow__dpM -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
   # Few parents with large children past the pending-launch limit: the

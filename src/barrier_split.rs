@@ -453,7 +453,7 @@ pub fn phased(
     // read a position too (the serial version replaces the builtins only in
     // the bodies it copies).
     let inlined_at: HashSet<usize> = walk.inlines.iter().map(|i| i.name_span.start()).collect();
-    let mut all_calls: Vec<(Span, String, crate::hazard::Summary)> = calls;
+    let mut all_calls: Vec<crate::hazard::OwnCall> = calls;
     // Each construct, with the call that runs its callee's body in place.
     let mut owns: Vec<(crate::hazard::Finding, Option<Span>)> =
         own.into_iter().map(|f| (f, None)).collect();
@@ -463,7 +463,13 @@ pub fn phased(
         all_calls.extend(c);
     }
     let own = owns;
-    for (span, callee, summary) in &all_calls {
+    for crate::hazard::OwnCall {
+        span,
+        callee,
+        summary,
+        copied,
+    } in &all_calls
+    {
         if inlined_at.contains(&span.start()) {
             continue;
         }
@@ -477,7 +483,14 @@ pub fn phased(
                 Hazard::BlockPosition,
             ]
         };
-        if let Some(f) = summary.first_of(kinds, |_| true) {
+        // With callees run in place, a callee's call of a function that
+        // reads a builtin itself goes to its copy taking the positions
+        // (`position_clone.rs`), or is refused here: the child-level check
+        // exempts the calls that run in place.
+        let uncopied = (!walk.inlines.is_empty() && !copied)
+            .then(|| summary.first_of(&[Hazard::ThreadBuiltin, Hazard::BlockBuiltin], |_| true))
+            .flatten();
+        if let Some(f) = summary.first_of(kinds, |_| true).or(uncopied) {
             let why = if matches!(f.hazard, Hazard::Block | Hazard::Shared) {
                 format!(
                     "the child calls `{callee}`, which leads to `{}` in `{}`; the split runs in place only a device function of the file called as a statement (`f(...);`, `v = f(...);`, `T v = f(...);`) by the child's own body",
@@ -485,8 +498,10 @@ pub fn phased(
                 )
             } else {
                 format!(
-                    "the child calls `{callee}`, which reads `{}` in `{}`; the split's serial version replaces the builtins only in the bodies it runs in place",
-                    f.construct, f.function
+                    "the child calls `{callee}`, which reads `{}` in `{}`; the split's serial version replaces the builtins only in the bodies it runs in place and in the functions dpopt copies with the positions as parameters (not this one: {})",
+                    f.construct,
+                    f.function,
+                    hazards.why_not_copied(callee).unwrap_or("it reads the position another way")
                 )
             };
             let mut r = refuse(

@@ -167,6 +167,10 @@ pub enum DiagnosticKind {
         /// The function that reads it: `callee` itself, or one it calls
         /// (the notes show the calls on the way).
         reader: String,
+        /// The function on the way that dpopt cannot copy with the
+        /// positions as parameters (`position_clone.rs`), and why; `None`
+        /// when the read is not a builtin (a group query, `asm`).
+        uncopied: Option<(String, String)>,
     },
     ReturnWithBarrier {
         kernel: String,
@@ -589,12 +593,17 @@ impl DiagnosticKind {
             BarrierSplit { clause, kernel, why, .. } => format!(
                 "`{clause}` cannot be applied: child kernel `{kernel}` waits at block barriers, and its serial version (the parent thread runs each stretch between barriers for every thread in turn) cannot split it: {why}"
             ),
-            BuiltinInCallee { kernel, callee, builtin, clause, reader } if reader == callee => format!(
-                "`{clause}` cannot be applied: `{kernel}` calls `{callee}`, which reads `{builtin}` itself"
-            ),
-            BuiltinInCallee { kernel, callee, builtin, clause, reader } => format!(
-                "`{clause}` cannot be applied: `{kernel}` calls `{callee}`, which leads to `{reader}`, which reads `{builtin}` itself"
-            ),
+            BuiltinInCallee { kernel, callee, builtin, clause, reader, uncopied } => {
+                let path = if reader == callee {
+                    format!("`{kernel}` calls `{callee}`, which reads `{builtin}` itself")
+                } else {
+                    format!("`{kernel}` calls `{callee}`, which leads to `{reader}`, which reads `{builtin}` itself")
+                };
+                let copy = uncopied.as_ref().map_or(String::new(), |(name, why)| {
+                    format!(", and dpopt cannot give the copies of the child's body a copy of `{name}` that takes the positions as parameters: {why}")
+                });
+                format!("`{clause}` cannot be applied: {path}{copy}")
+            }
             ReturnWithBarrier { kernel } => format!(
                 "`coarsen` cannot be applied: child kernel `{kernel}` returns early and also synchronizes the block"
             ),
@@ -794,6 +803,9 @@ impl DiagnosticKind {
             BarrierSplit { fix, .. } => fix.clone(),
             NotSerializable { .. } => {
                 "remove `threshold` from this pragma (its other clauses still apply), or apply thresholding by hand with a serial algorithm".to_string()
+            }
+            BuiltinInCallee { uncopied: Some(_), .. } => {
+                "define the function in this file as a free device function (dpopt then copies it), or pass the index or dimension to it as an argument instead of reading it there".to_string()
             }
             BuiltinInCallee { .. } => {
                 "pass the index or dimension to the called function as an argument instead of reading it there".to_string()

@@ -15,6 +15,7 @@ use crate::transform::context::{
     BoundsContext, NamespacesContext, PreludeContext, Resume, RuntimeKnob, StatsContext,
 };
 use crate::transform::continuation;
+use crate::transform::position_clone;
 use crate::transform::promote;
 use crate::transform::templates::Templates;
 use crate::transform::{Renderer, OUTPUT_LINE_MARKER};
@@ -29,6 +30,22 @@ pub fn emit(file: &SourceFile, program: &Program, plan: &Plan, output_name: &str
     let templates = TEMPLATES.get_or_init(Templates::new);
     let renderer = Renderer::new(file, program, plan, templates);
     let mut inserts: Vec<(usize, Fragment)> = Vec::new();
+    // Copies of callees that read positions, first at any offset they share
+    // with a child's definitions (which call them).
+    for &f in &plan.positions.clones {
+        let function = &program.functions[f];
+        let (at, prefix) = insertion_before(file, function.first_declared);
+        let resume = file.line_of(at.max(function.first_declared));
+        if let Some(declaration) = position_clone::declaration(&renderer, f, resume) {
+            let mut fragment = Fragment::generated_bytes(prefix);
+            fragment.append(declaration);
+            inserts.push((at, fragment));
+        }
+        let (at, prefix) = insertion_after(file, program, function.body.end());
+        let mut fragment = Fragment::generated_bytes(prefix);
+        fragment.append(position_clone::definition(&renderer, f, file.line_of(at)));
+        inserts.push((at, fragment));
+    }
     for child_plan in &plan.children {
         let child = &program.functions[child_plan.child];
         if let Some(at) = child_plan.elsewhere {

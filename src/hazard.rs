@@ -75,6 +75,13 @@ pub enum Hazard {
     ThreadBuiltin,
     /// Reads `blockIdx` or `gridDim` directly (see `ThreadBuiltin`).
     BlockBuiltin,
+    /// Reads `threadIdx` or `blockDim` in a called function that dpopt
+    /// copies with the positions as parameters (`position_clone.rs`): a
+    /// copy of the caller's body calls the copy, so the callee's builtins
+    /// are replaced where the caller's own are.
+    ThreadCloned,
+    /// Reads `blockIdx` or `gridDim` the same way (see `ThreadCloned`).
+    BlockCloned,
     /// Ends the thread without `return` (`asm("exit;")`).
     Exit,
     /// Code dpopt cannot see (see [`Unseen`]).
@@ -99,12 +106,16 @@ pub const NOT_SERIALIZABLE: [Hazard; 8] = [
 
 impl Hazard {
     /// What a hazard of a called function is for its caller: a builtin the
-    /// callee reads is not replaced by the rewriting of the caller's body.
-    fn through_call(self) -> Hazard {
-        match self {
-            Hazard::ThreadBuiltin => Hazard::ThreadPosition,
-            Hazard::BlockBuiltin => Hazard::BlockPosition,
-            h => h,
+    /// callee reads is not replaced by the rewriting of the caller's body,
+    /// unless every function the call may reach is copied with the
+    /// positions as parameters (`cloned`).
+    fn through_call(self, cloned: bool) -> Hazard {
+        match (self, cloned) {
+            (Hazard::ThreadBuiltin | Hazard::ThreadCloned, true) => Hazard::ThreadCloned,
+            (Hazard::BlockBuiltin | Hazard::BlockCloned, true) => Hazard::BlockCloned,
+            (Hazard::ThreadBuiltin | Hazard::ThreadCloned, false) => Hazard::ThreadPosition,
+            (Hazard::BlockBuiltin | Hazard::BlockCloned, false) => Hazard::BlockPosition,
+            (h, _) => h,
         }
     }
 }
@@ -119,6 +130,32 @@ pub enum Unseen {
     Pointer,
     /// Inline assembly whose text is not a string literal.
     Asm,
+}
+
+/// A call that a copy of a body makes to a copy of the callee taking the
+/// positions as parameters (`Hazards::position_calls`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PositionCall {
+    /// The called name, where it is called (`f` of `util::f<T>(...)`).
+    pub name: Span,
+    /// The call's `(`.
+    pub open: Span,
+    /// The call has no arguments.
+    pub empty: bool,
+}
+
+/// A call in a function's own body (`Hazards::own`), one per possible
+/// target.
+#[derive(Debug, Clone)]
+pub struct OwnCall {
+    /// The called name, where it is called.
+    pub span: Span,
+    pub callee: String,
+    /// What the target does, its callees included.
+    pub summary: Summary,
+    /// The copies of bodies call copies of the targets taking the
+    /// positions (`position_clone.rs`).
+    pub copied: bool,
 }
 
 /// One call on the way from the examined function to a construct.
@@ -243,6 +280,8 @@ enum Item {
     Found(Finding),
     Calls {
         span: Span,
+        /// The call's `(`.
+        open: Span,
         name: String,
         targets: Vec<FnRef>,
     },
@@ -279,6 +318,10 @@ pub struct Hazards<'p> {
     shared_globals: HashSet<&'p str>,
     /// Macros whose definition holds a hazard: name -> (hazard, primitive).
     macros: HashMap<&'p str, Vec<(Hazard, String)>>,
+    /// Functions that a copy of a body may call as copies taking the
+    /// positions as parameters, and why the others may not
+    /// (`position_clone::copyable`).
+    copyable: crate::position_clone::Copyable,
     /// Summaries of functions queried from outside.
     cache: RefCell<HashMap<FnRef, Summary>>,
 }
@@ -635,10 +678,111 @@ impl<'p> Hazards<'p> {
             aliases: HashMap::new(),
             shared_globals: HashSet::new(),
             macros: HashMap::new(),
+            copyable: Default::default(),
             cache: RefCell::new(HashMap::new()),
         };
         model.scan_file();
         model
+    }
+
+    /// The same model where a call all of whose possible targets are
+    /// copyable passes their builtin reads on as `ThreadCloned` and
+    /// `BlockCloned` (the copies of the caller's body call copies of them).
+    pub fn with_copyable(mut self, copyable: crate::position_clone::Copyable) -> Self {
+        self.copyable = copyable;
+        self.cache.borrow_mut().clear();
+        self
+    }
+
+    /// Does a call to `targets` go to copies taking the positions?
+    fn cloned(&self, targets: &[FnRef]) -> bool {
+        !targets.is_empty()
+            && targets
+                .iter()
+                .all(|t| matches!(t, FnRef::Free(i) if self.copyable.functions.contains(i)))
+    }
+
+    /// Why a call of `name` cannot go to a copy taking the positions: the
+    /// first of its possible targets that cannot be copied.
+    pub fn why_not_copied(&self, name: &str) -> Option<&'static str> {
+        if let Some(why) = self
+            .free
+            .get(name)
+            .into_iter()
+            .flatten()
+            .find_map(|i| self.copyable.why_not.get(i))
+        {
+            return Some(why);
+        }
+        self.methods
+            .contains_key(name)
+            .then_some("it is a member function")
+    }
+
+    /// The calls that copies of `roots`' bodies make to copies taking the
+    /// positions (transitively, through those copies' bodies), and the
+    /// functions copied: every target of a call one of whose targets reads
+    /// a builtin, where all of them are clonable.
+    pub fn position_calls(&self, roots: &[FunctionId]) -> (Vec<FunctionId>, Vec<PositionCall>) {
+        let mut clones: Vec<FunctionId> = Vec::new();
+        let mut calls: Vec<PositionCall> = Vec::new();
+        let mut seen: HashSet<FnRef> = HashSet::new();
+        let mut work: Vec<FnRef> = roots.iter().map(|&r| FnRef::Free(r)).collect();
+        while let Some(f) = work.pop() {
+            if !seen.insert(f) {
+                continue;
+            }
+            for item in self.scan(f) {
+                let Item::Calls {
+                    span,
+                    open,
+                    targets,
+                    ..
+                } = item
+                else {
+                    continue;
+                };
+                if !self.cloned(&targets) {
+                    continue;
+                }
+                let reads = targets.iter().any(|&t| {
+                    let mut memo = HashMap::new();
+                    let mut active = HashSet::new();
+                    let s = self.summary(t, &mut memo, &mut active);
+                    [
+                        Hazard::ThreadBuiltin,
+                        Hazard::BlockBuiltin,
+                        Hazard::ThreadCloned,
+                        Hazard::BlockCloned,
+                    ]
+                    .iter()
+                    .any(|&h| s.has(h))
+                });
+                if !reads {
+                    continue;
+                }
+                let k = self.program.sig_index_at(open.start());
+                let empty = self.program.brackets.partner(k) == Some(k + 1);
+                if !calls.iter().any(|c| c.name == span) {
+                    calls.push(PositionCall {
+                        name: span,
+                        open,
+                        empty,
+                    });
+                }
+                for t in targets {
+                    if let FnRef::Free(i) = t {
+                        if !clones.contains(&i) {
+                            clones.push(i);
+                        }
+                        work.push(t);
+                    }
+                }
+            }
+        }
+        clones.sort_by_key(|&i| self.program.functions[i].start);
+        calls.sort_by_key(|c| c.name.start());
+        (clones, calls)
     }
 
     /// What function `f` does, its callees included.
@@ -656,8 +800,9 @@ impl<'p> Hazards<'p> {
 
     /// What `f`'s own body does, every construct of it in source order
     /// (callees' not included), and for each call to a function of the
-    /// file: the call, the callee's name and what the callee does.
-    pub fn own(&self, f: FunctionId) -> (Vec<Finding>, Vec<(Span, String, Summary)>) {
+    /// file: the call, the callee's name, what the callee does, and whether
+    /// the copies of bodies call copies of it taking the positions.
+    pub fn own(&self, f: FunctionId) -> (Vec<Finding>, Vec<OwnCall>) {
         let mut findings = Vec::new();
         let mut calls = Vec::new();
         for item in self.scan(FnRef::Free(f)) {
@@ -667,15 +812,18 @@ impl<'p> Hazards<'p> {
                     span,
                     name,
                     targets,
+                    ..
                 } => {
+                    let copied = self.cloned(&targets);
                     for target in targets {
                         let mut memo = HashMap::new();
                         let mut active: HashSet<FnRef> = [FnRef::Free(f)].into_iter().collect();
-                        calls.push((
+                        calls.push(OwnCall {
                             span,
-                            name.clone(),
-                            self.summary(target, &mut memo, &mut active),
-                        ));
+                            callee: name.clone(),
+                            summary: self.summary(target, &mut memo, &mut active),
+                            copied,
+                        });
                     }
                 }
             }
@@ -725,7 +873,9 @@ impl<'p> Hazards<'p> {
                     span,
                     name,
                     targets,
+                    ..
                 } => {
+                    let cloned = self.cloned(&targets);
                     for target in targets {
                         let inner = self.summary(target, memo, active);
                         for finding in inner.first.into_values() {
@@ -735,7 +885,7 @@ impl<'p> Hazards<'p> {
                             }];
                             calls.extend(finding.calls);
                             summary.add(Finding {
-                                hazard: finding.hazard.through_call(),
+                                hazard: finding.hazard.through_call(cloned),
                                 calls,
                                 ..finding
                             });
@@ -1453,6 +1603,7 @@ impl<'p> Hazards<'p> {
             if let Some(targets) = targets {
                 items.push(Item::Calls {
                     span: token,
+                    open: sig[paren].span(),
                     name: s.to_string(),
                     targets,
                 });
@@ -1585,6 +1736,11 @@ impl<'p> Hazards<'p> {
         if let Some(targets) = self.methods.get(op) {
             return Some(Item::Calls {
                 span: sig[i].span(),
+                open: self
+                    .program
+                    .brackets
+                    .partner(end)
+                    .map_or(sig[end].span(), |o| sig[o].span()),
                 name: op.to_string(),
                 targets: targets.clone(),
             });

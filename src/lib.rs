@@ -38,6 +38,7 @@ mod names;
 mod parser;
 mod phases;
 mod plan;
+mod position_clone;
 mod postwork;
 mod pragma;
 mod program;

@@ -10,6 +10,12 @@ pub fn body(child: &str) -> String {
     format!("dpopt_body_{child}")
 }
 
+/// The copy of a callee that reads positions, taking them as parameters
+/// (`position_clone.rs`).
+pub fn position_clone(callee: &str) -> String {
+    format!("dpopt_pos_{callee}")
+}
+
 /// The child's serial version (threshold).
 pub fn serial(child: &str) -> String {
     format!("dpopt_serial_{child}")

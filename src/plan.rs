@@ -506,6 +506,9 @@ pub struct Plan {
     pub postwork: Vec<crate::postwork::SyncSite>,
     /// Promoted launches (`promote(...)`).
     pub promotions: Vec<PromoteSite>,
+    /// Callees that read positions, copied with the positions as
+    /// parameters for the copies of bodies (`position_clone.rs`).
+    pub positions: crate::position_clone::PositionClones,
     /// What the file's generated code uses (`Plan::settle`): the prelude
     /// holds only that.
     pub uses: Uses,

@@ -297,25 +297,25 @@ diagnostic_tests! {
         says: [],
     }
     builtin_in_helper {
-        input: format!("__device__ int lane() {{ return threadIdx.x % 32; }}\n__global__ void child(int *a, int n) {{\n  a[lane()] = n;\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        input: format!("struct Pos {{ __device__ int lane() const {{ return threadIdx.x % 32; }} }};\n__global__ void child(int *a, int n) {{\n  a[Pos().lane()] = n;\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
         code: "dpopt::builtin_in_callee",
-        at: "3:5",
+        at: "3:11",
         span: "lane",
-        says: ["`lane`", "threadIdx"],
+        says: ["`lane`", "threadIdx", "it is a member function"],
     }
     builtin_in_helper_aggregated {
-        input: format!("__device__ int gid() {{ return blockIdx.x * blockDim.x + threadIdx.x; }}\n__global__ void child(int *a, int n) {{\n  if (gid() < n) a[gid()] = n;\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp consldt(grid)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        input: format!("__global__ void leaf(int *a) {{ a[0] = 1; }}\n__device__ int gid(int *a) {{\n  if (a == nullptr) leaf<<<1, 1>>>(a);\n  return blockIdx.x * blockDim.x + threadIdx.x;\n}}\n__global__ void child(int *a, int n) {{\n  if (gid(a) < n) a[gid(a)] = n;\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp consldt(grid)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
         code: "dpopt::builtin_in_callee",
-        at: "3:7",
+        at: "7:7",
         span: "gid",
-        says: ["`consldt` cannot be applied", "`gid`"],
+        says: ["`consldt` cannot be applied", "`gid`", "it launches kernels"],
     }
     builtin_two_calls_away {
-        input: format!("__device__ int lane() {{ return threadIdx.x % 32; }}\n__device__ int slot(int n) {{ return lane() + n; }}\n__global__ void child(int *a, int n) {{\n  a[slot(n)] = n;\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        input: format!("struct Pos {{ __device__ int lane() const {{ return threadIdx.x % 32; }} }};\n__device__ int slot(int n) {{ return Pos().lane() + n; }}\n__global__ void child(int *a, int n) {{\n  a[slot(n)] = n;\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
         code: "dpopt::builtin_in_callee",
         at: "4:5",
         span: "slot",
-        says: ["which leads to `lane`", "which calls `lane`"],
+        says: ["which leads to `lane`", "which calls `lane`", "it is a member function"],
     }
     return_and_barrier {
         input: format!("__global__ void child(int *a, int n) {{\n  if (threadIdx.x >= n) return;\n  __syncthreads();\n  a[threadIdx.x] = n;\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp coarsen(2)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),

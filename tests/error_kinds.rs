@@ -1204,10 +1204,10 @@ case! {
 case! {
     name: builtin_in_callee,
     input: "
-        __device__ int lane() { return threadIdx.x % 32; }
+        struct Pos { __device__ int lane() const { return threadIdx.x % 32; } };
 
         __global__ void child(int *a, int n) {
-          a[lane()] = n;
+          a[Pos().lane()] = n;
         }
 
         __global__ void parent(int *a, int n) {
@@ -1219,7 +1219,7 @@ case! {
     code: "dpopt::builtin_in_callee",
     severity: Error,
     line: 4,
-    column: 5,
+    column: 11,
     span: "lane",
 }
 
@@ -2247,6 +2247,7 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             builtin: s(),
             clause: s(),
             reader: s(),
+            uncopied: None,
         },
         ReturnWithBarrier { kernel: s() },
         VariadicTemplate { kernel: s() },

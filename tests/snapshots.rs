@@ -99,6 +99,7 @@ program_snapshots! {
     template_aggregation: "tests/fixtures/template_aggregation.cu",
     template_kernel: "tests/fixtures/template_kernel.cu",
     two_block_sites: "tests/fixtures/two_block_sites.cu",
+    position_callees: "tests/fixtures/position_callees.cu",
 }
 
 #[test]

@@ -5,6 +5,8 @@
 # border reduction lives in `border_value`, a recursion whose block is the parent's own; a
 # segmented sum through a void helper and an assigned result) and NVIDIA's cdpSimplePrint
 # (a recursion whose barrier lives in `print_info`) with `threshold(128)` at its recursive launch; and
+# the fixture with every site also aggregated by grid, and cdpSimplePrint aggregated (grid, warp) and with
+# a bare pragma, whose callees read positions (their copies, src/position_clone.rs); and
 # tests/fixtures/tail_levels.cu (a BFS whose levels chain through cudaStreamTailLaunch, the grid's last
 # block launching the next: as annotated, threshold with warp aggregation, whose aggregated launch must
 # stay in the tail stream).
@@ -26,6 +28,11 @@ prepare)
   rm -rf gpu-callees && mkdir -p gpu-callees
   cp "$fx" gpu-callees/bk_orig.cu
   "$dpopt" transform "$fx" -o gpu-callees/bk_dp.cu
+  # every site also aggregated by grid: the callees that read threadIdx run
+  # as their copies taking the positions (src/position_clone.rs)
+  sed 's|^\(#pragma dp .*\)$|\1 consldt(grid)|' "$fx" > gpu-callees/t.cu
+  "$dpopt" transform gpu-callees/t.cu -o gpu-callees/bk_G.cu
+  rm -f gpu-callees/t.cu
   cp tests/fixtures/tail_levels.cu gpu-callees/tl_orig.cu
   "$dpopt" transform tests/fixtures/tail_levels.cu -o gpu-callees/tl_dp.cu
   sp=/tmp/vendor/cdpSimplePrint/cdpSimplePrint.cu
@@ -34,6 +41,12 @@ prepare)
     cp "$sp" gpu-callees/sp_orig.cu
     sed 's|^\( *\)cdp_kernel<<<gridDim.x, blockDim.x>>>|\1#pragma dp threshold(128)\n\1cdp_kernel<<<gridDim.x, blockDim.x>>>|' "$sp" > gpu-callees/t.cu
     "$dpopt" transform gpu-callees/t.cu -I gpu-callees/common -o gpu-callees/sp_dp.cu
+    # aggregated (grid, warp) and the bare pragma's default: `print_info`
+    # reads threadIdx and blockIdx, so these take its copy
+    for v in "G:threshold(128) consldt(grid)" "W:consldt(warp)" "D:"; do
+      sed "s|^\( *\)cdp_kernel<<<gridDim.x, blockDim.x>>>|\1#pragma dp ${v#*:}\n\1cdp_kernel<<<gridDim.x, blockDim.x>>>|" "$sp" > gpu-callees/t.cu
+      "$dpopt" transform gpu-callees/t.cu -I gpu-callees/common -o "gpu-callees/sp_${v%%:*}.cu"
+    done
     rm -f gpu-callees/t.cu
   fi
   ls gpu-callees
@@ -43,9 +56,11 @@ run)
   nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
   w=$(mktemp -d)
   builds=("bk_orig:" "bk_dp:" "bk_dp@serial:-DDPOPT_THRESHOLD=1048576" "bk_dp@launch:-DDPOPT_THRESHOLD=1"
-          "bk_dp@stats:-DDPOPT_STATS -DDPOPT_THRESHOLD=1048576")
+          "bk_dp@stats:-DDPOPT_STATS -DDPOPT_THRESHOLD=1048576" "bk_G:" "bk_G@launch:-DDPOPT_THRESHOLD=1"
+          "bk_G@stats:-DDPOPT_STATS")
   builds+=("tl_orig:" "tl_dp:" "tl_dp@serial:-DDPOPT_THRESHOLD=1048576" "tl_dp@launch:-DDPOPT_THRESHOLD=1")
-  [ -f gpu-callees/sp_dp.cu ] && builds+=("sp_orig:" "sp_dp:" "sp_dp@launch:-DDPOPT_THRESHOLD=1" "sp_dp@stats:-DDPOPT_STATS")
+  [ -f gpu-callees/sp_dp.cu ] && builds+=("sp_orig:" "sp_dp:" "sp_dp@launch:-DDPOPT_THRESHOLD=1" "sp_dp@stats:-DDPOPT_STATS"
+                                          "sp_G:" "sp_G@launch:-DDPOPT_THRESHOLD=1" "sp_W:" "sp_D:")
   for b in "${builds[@]}"; do
     name=${b%%:*}; defs=${b#*:}; src=gpu-callees/${name%%@*}.cu
     # shellcheck disable=SC2086

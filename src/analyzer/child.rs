@@ -23,6 +23,10 @@ pub(super) struct ChildFacts {
     /// nothing else a serial run cannot reproduce): its body split at the
     /// barriers (`barrier_split.rs`), or why it cannot be.
     pub(super) split: Option<Result<Phased, Refusal>>,
+    /// For a callee's read of a position that copies of the body cannot
+    /// reproduce: the function on the way that dpopt cannot copy with the
+    /// positions as parameters, and why (by the finding's span).
+    pub(super) uncopied: Vec<(Span, String, &'static str)>,
 }
 
 /// What the serial version of a child may reproduce by splitting the body
@@ -162,10 +166,23 @@ impl ChildFacts {
                 .first_of(&crate::hazard::NOT_SERIALIZABLE, |f| blocks_serial(f, true))
                 .is_none())
         .then(|| crate::barrier_split::phased(program, hazards, constants, child, shape));
+        let uncopied = [Hazard::ThreadPosition, Hazard::BlockPosition]
+            .iter()
+            .filter_map(|&h| summary.get(h))
+            .filter_map(|f| {
+                f.calls
+                    .iter()
+                    .map(|c| c.callee.as_str())
+                    .chain(std::iter::once(f.function.as_str()))
+                    .find_map(|name| hazards.why_not_copied(name).map(|why| (name, why)))
+                    .map(|(name, why)| (f.span, name.to_string(), why))
+            })
+            .collect();
         ChildFacts {
             summary,
             returns,
             split,
+            uncopied,
         }
     }
 }
@@ -286,8 +303,9 @@ pub(super) fn check_child(
             );
         }
     }
-    // A called function that reads a thread or block position itself: the
-    // copies of the child's body replace the builtins there, not in callees.
+    // A called function that reads a thread or block position itself, where
+    // the copies of the child's body cannot call a copy of it taking the
+    // positions (`position_clone.rs`; copyable ones are `ThreadCloned`).
     let mut reported: Vec<Span> = Vec::new();
     let mut in_callees: Vec<&Finding> = [Hazard::ThreadPosition, Hazard::BlockPosition]
         .iter()
@@ -298,8 +316,8 @@ pub(super) fn check_child(
     for finding in in_callees {
         // The aggregated kernels run the child's body with the original
         // positions as parameters, in one-dimensional blocks of their own
-        // size: a callee's `threadIdx`, `blockDim`, `blockIdx` and `gridDim`
-        // are the aggregated kernel's.
+        // size: an uncopied callee's `threadIdx`, `blockDim`, `blockIdx` and
+        // `gridDim` are the aggregated kernel's.
         // The split serial version runs the bodies of some callees in place,
         // their builtins replaced (and refuses other callees that read one).
         let in_place = facts.split.as_ref().is_some_and(|s| {
@@ -327,6 +345,11 @@ pub(super) fn check_child(
                 builtin: finding.construct.clone(),
                 clause: clause.to_string(),
                 reader: finding.function.clone(),
+                uncopied: facts
+                    .uncopied
+                    .iter()
+                    .find(|(span, _, _)| *span == finding.span)
+                    .map(|(_, name, why)| (name.clone(), why.to_string())),
             },
             call.span,
             "this call",

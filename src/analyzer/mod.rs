@@ -83,7 +83,8 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     }
     let mut per_parent: BTreeMap<String, usize> = BTreeMap::new();
     let constants = Constants::of(program);
-    let hazards = Hazards::new(program);
+    let hazards =
+        Hazards::new(program).with_copyable(crate::position_clone::copyable(file, program));
     let mut markers = Vec::new();
     for (index, pragma) in program.pragmas.with_ids() {
         let directive = match parse_directive(&pragma.logical) {
@@ -270,6 +271,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             plan.bounded.push(k);
         }
     }
+    plan.positions = positions(&plan, &hazards);
     plan.settle(program);
     let uses = &plan.uses;
     diagnostics.extend(name_clash::check(
@@ -278,6 +280,26 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     ));
     drop_decided_thresholds_of_refused_pragmas(&mut diagnostics);
     Analysis { plan, diagnostics }
+}
+
+/// The callees that the copies of bodies call as copies taking the
+/// positions (`position_clone.rs`): those of the children's bodies and of
+/// recursive floor kernels' bodies, the functions whose copies replace the
+/// builtins.
+fn positions(plan: &Plan, hazards: &Hazards) -> crate::position_clone::PositionClones {
+    let mut roots: Vec<FunctionId> = plan.children.iter().map(|c| c.child).collect();
+    roots.extend(
+        plan.floors
+            .iter()
+            .filter(|f| {
+                f.sites
+                    .iter()
+                    .any(|&s| plan.sites[s].floor.as_ref().is_some_and(|x| x.recursive))
+            })
+            .map(|f| f.kernel),
+    );
+    let (clones, calls) = hazards.position_calls(&roots);
+    crate::position_clone::PositionClones { clones, calls }
 }
 
 /// A pragma refused with an error produces no output, so a warning that its

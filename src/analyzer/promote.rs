@@ -291,7 +291,9 @@ fn pool_checks(
                 .with_note(*pragma, "promotion requested here"),
         );
     }
-    if let Some(f) = summary.get(Hazard::BlockPosition) {
+    // The promoted copies call callees as written (no copies taking the
+    // positions: `position_clone.rs` serves the copies of children's bodies).
+    if let Some(f) = summary.first_of(&[Hazard::BlockPosition, Hazard::BlockCloned], |_| true) {
         let d = Diagnostic::new(
             DiagnosticKind::BuiltinInCallee {
                 kernel: kernel.name.clone(),
@@ -299,6 +301,7 @@ fn pool_checks(
                 builtin: f.construct.clone(),
                 clause: "promote(aggregate)".to_string(),
                 reader: f.function.clone(),
+                uncopied: None,
             },
             f.span,
             "reads the pool block's position, not the step's",

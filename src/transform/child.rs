@@ -261,7 +261,8 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
         resume: resume(r, resume_line),
     };
     let mut out = Fragment::generated_bytes(render(r, &head));
-    r.render_into(&mut out, child.body, Some(plan.child), &[]);
+    let positions = r.position_calls();
+    r.render_into(&mut out, child.body, Some(plan.child), &positions);
     if let Some(folds) = &plan.folds {
         // Two more copies of the body: the serial version's (each folded
         // atomic's `atomicAdd(` becomes `fold(at, run, `) and the drains'
@@ -308,6 +309,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
             if let (FOLD, Some(guard)) = (template, &plan.guard) {
                 calls.push((guard.statement, GUARD_LEFT_OUT.to_string()));
             }
+            calls.extend(positions.iter().cloned());
             r.render_into(&mut out, child.body, Some(plan.child), &calls);
         }
     }

@@ -162,6 +162,20 @@ pub struct MacroEntry {
     pub location: String,
 }
 
+/// `position_clone.cu.tera`: one part of the copy of a callee that reads
+/// positions (`position_clone.rs`).
+#[derive(Debug, Clone, Serialize)]
+pub struct PositionCloneContext {
+    /// Which part: open, params, args, close.
+    pub part: &'static str,
+    pub callee: String,
+    /// For `#line`: the callee's first line (open), the input's line that
+    /// follows the copy (close).
+    pub line: usize,
+    pub file: String,
+    pub line_out: &'static str,
+}
+
 /// `serial_split.cu.tera`: one part of the serial version of a child split
 /// at its barriers (`transform/serial_split.rs`).
 #[derive(Debug, Clone, Serialize)]
@@ -809,6 +823,7 @@ template_of! {
     DeclarationsContext => DECLARATIONS,
     BodyContext => BODY,
     SerialSplitContext => SERIAL_SPLIT,
+    PositionCloneContext => POSITION_CLONE,
     DefinitionsContext => DEFINITIONS,
     DeferContext => DEFER,
     PreludeContext => PRELUDE,

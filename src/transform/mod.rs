@@ -7,6 +7,7 @@ pub mod child;
 pub mod context;
 pub mod continuation;
 pub mod floor;
+pub mod position_clone;
 pub mod promote;
 pub mod renderer;
 pub mod serial_split;

@@ -113,6 +113,25 @@ impl<'a> Renderer<'a> {
         }
     }
 
+    /// What a copy of a body writes at its calls of callees that read
+    /// positions (`position_clone.rs`): the copy's name, and the positions
+    /// as the first arguments.
+    pub fn position_calls(&self) -> Vec<(Span, String)> {
+        let calls = &self.plan.positions.calls;
+        if calls.is_empty() {
+            return Vec::new();
+        }
+        let args = super::position_clone::text(self, "args");
+        let mut out = Vec::with_capacity(2 * calls.len());
+        for c in calls {
+            let name = self.codec.to_text(&self.file.bytes[c.name.range()]);
+            out.push((c.name, crate::names::position_clone(&name)));
+            let sep = if c.empty { "" } else { ", " };
+            out.push((c.open, format!("({args}{sep}")));
+        }
+        out
+    }
+
     /// Render `range` (which starts and ends on token boundaries).
     /// `copy_of`: the child whose body this is a copy of (builtins are then
     /// replaced by parameters); `None` for the file itself.

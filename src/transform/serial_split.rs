@@ -19,6 +19,8 @@ struct Split<'a, 'r> {
     /// The callee run in place around the phases being written: its
     /// parameters and its body.
     call: Option<(&'a str, &'a [Bind], Span)>,
+    /// The calls of callees that read positions (`Renderer::position_calls`).
+    positions: Vec<(Span, String)>,
 }
 
 /// The serial version of `plan`'s child, split at its barriers.
@@ -85,6 +87,7 @@ pub(super) fn serial_split(
         base,
         out: Fragment::default(),
         call: None,
+        positions: r.position_calls(),
     };
     s.part("head");
     for shared in &phased.shared {
@@ -135,8 +138,10 @@ impl<'a> Split<'a, '_> {
         self.base.line = line;
         self.base.file = file;
         self.part("line");
+        let overrides: Vec<(Span, String)> =
+            overrides.iter().chain(&self.positions).cloned().collect();
         self.r
-            .render_into(&mut self.out, span, Some(self.plan.child), overrides);
+            .render_into(&mut self.out, span, Some(self.plan.child), &overrides);
     }
 
     fn steps(&mut self, steps: &'a [Step]) {

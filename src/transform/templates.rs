@@ -23,6 +23,8 @@ pub const BODY: &str = "body.cu.tera";
 pub const DEFINITIONS: &str = "definitions.cu.tera";
 /// The serial version of a child split at its barriers, part by part.
 pub const SERIAL_SPLIT: &str = "serial_split.cu.tera";
+/// The copy of a callee that reads positions, part by part.
+pub const POSITION_CLONE: &str = "position_clone.cu.tera";
 /// The folds of a child's last atomics and the head of the serial
 /// version's copy of its body; the body follows, then DEFINITIONS.
 pub const FOLD: &str = "fold.cu.tera";
@@ -88,6 +90,10 @@ impl Templates {
                 (
                     SERIAL_SPLIT,
                     include_str!("../../templates/serial_split.cu.tera"),
+                ),
+                (
+                    POSITION_CLONE,
+                    include_str!("../../templates/position_clone.cu.tera"),
                 ),
                 (FOLD, include_str!("../../templates/fold.cu.tera")),
                 (WARP_FOLD, include_str!("../../templates/wfold.cu.tera")),
