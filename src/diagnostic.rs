@@ -125,6 +125,12 @@ pub enum DiagnosticKind {
         kernel: String,
         launched: String,
     },
+    /// A recursion aggregated at its own launch without `threshold`: a
+    /// launch that finds no room under the pending-launch limit has no
+    /// fallback, in a file that leaves the limit at its default.
+    AggregationPending {
+        kernel: String,
+    },
     /// A launch passes a pointer to the parent's `__shared__` memory, which
     /// a child grid cannot access.
     SharedArgument {
@@ -433,6 +439,7 @@ impl DiagnosticKind {
             StdNameClash { .. } => "dpopt::std_name_clash",
             CoarsenPending { .. } => "dpopt::coarsen_pending",
             RecursionPending { .. } => "dpopt::recursion_pending",
+            AggregationPending { .. } => "dpopt::aggregation_pending",
             SharedArgument { .. } => "dpopt::shared_argument",
             MalformedLaunch { .. } => "dpopt::malformed_launch",
             NotSerializable { .. } => "dpopt::not_serializable",
@@ -493,6 +500,7 @@ impl DiagnosticKind {
             | DiagnosticKind::StdNameClash { .. }
             | DiagnosticKind::CoarsenPending { .. }
             | DiagnosticKind::RecursionPending { .. }
+            | DiagnosticKind::AggregationPending { .. }
             | DiagnosticKind::SharedArgument { .. } => Severity::Warning,
             _ => Severity::Error,
         }
@@ -582,6 +590,9 @@ impl DiagnosticKind {
             ),
             RecursionPending { kernel, launched } => format!(
                 "dpopt rewrites the launch of `{kernel}` by itself (into a fire-and-forget stream, or run serially by one thread for a whole grid), and `{kernel}` also launches `{launched}` without `#pragma dp`: more of those launches are pending at once; past the device runtime's pending-launch limit (cudaLimitDevRuntimePendingLaunchCount, 2,048 by default) they fail, and a launch without `#pragma dp` has no fallback"
+            ),
+            AggregationPending { kernel } => format!(
+                "`consldt` without `threshold` aggregates the recursion of `{kernel}` with no fallback for a launch that finds no room: every grid of the recursion stays pending until its children end, and the aggregated launches change when they are made; past the device runtime's pending-launch limit (cudaLimitDevRuntimePendingLaunchCount, 2,048 by default) they fail"
             ),
             ChildHelperHidden { kernel, helper, file, why, .. } => format!(
                 "the body of `{kernel}` is copied into the output, and it calls `{helper}` of {file}, which the output cannot call: {why}"
@@ -788,6 +799,7 @@ impl DiagnosticKind {
                 "write `::{name}` where the file means its own, or replace `using namespace std;` by using-declarations of what it takes from `std`"
             ),
             SharedArgument { .. } => "pass a pointer to global memory (copy the data there first), or let the child declare and fill its own `__shared__` copy".to_string(),
+            AggregationPending { .. } => "add `threshold` to this pragma and to the recursion's other launches (a launch that finds no room then runs serially), or raise the limit in host code before the first launch, as `cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 32768);` (temporal-hpc's Mandelbrot at 2,048 x 2,048 pixels, within the default limit as written, failed with `consldt(grid)` or `consldt(warp)` alone at its three launches and gave the original's image with `threshold(128)` added)".to_string(),
             RecursionPending { launched, .. } => format!("put `#pragma dp` (with `threshold`) before the launch of `{launched}` too, whose launches then run serially where the runtime has no room, or raise the limit in host code before the first launch, as `cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 32768);` (temporal-hpc's Mandelbrot, 2,048 x 2,048 pixels, with `threshold` at its recursive launch alone, failed at the default limit and gave the original's image with either)"),
             CoarsenPending { .. } => "raise the limit in host code before the first launch, as `cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 32768);` (temporal-hpc's Mandelbrot, 2,048 x 2,048 pixels, needed more than 8,192 with `coarsen(8)` at its recursive launch), or add `threshold` where the child can run serially, or remove `coarsen`".to_string(),
             PragmaNotApplied { file } => format!(

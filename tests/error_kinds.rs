@@ -831,6 +831,24 @@ case! {
 }
 
 case! {
+    name: aggregation_pending,
+    input: "
+        __global__ void refine(int *a, int n, int depth) {
+          if (threadIdx.x == 0 && depth < 4 && n > 64) {
+        #pragma dp consldt(grid)
+            refine<<<4, 32>>>(a + blockIdx.x * n / 4, n / 4, depth + 1);
+          }
+        }
+    ",
+    kind: AggregationPending { .. },
+    code: "dpopt::aggregation_pending",
+    severity: Warning,
+    line: 3,
+    column: 1,
+    span: "#pragma dp consldt(grid)",
+}
+
+case! {
     name: shared_argument,
     input: "
         __global__ void child(const char *text, const char *pat, int *hit) {
@@ -2084,6 +2102,7 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         StdNameClash { .. } => "dpopt::std_name_clash",
         CoarsenPending { .. } => "dpopt::coarsen_pending",
         RecursionPending { .. } => "dpopt::recursion_pending",
+        AggregationPending { .. } => "dpopt::aggregation_pending",
         SharedArgument { .. } => "dpopt::shared_argument",
         MalformedLaunch { .. } => "dpopt::malformed_launch",
         NotSerializable { .. } => "dpopt::not_serializable",
@@ -2219,6 +2238,7 @@ fn one_of_each() -> Vec<DiagnosticKind> {
             kernel: s(),
             launched: s(),
         },
+        AggregationPending { kernel: s() },
         SharedArgument {
             kernel: s(),
             argument: s(),

@@ -20,6 +20,11 @@
 //! gave the original's image (bench/results/2026-11-28-h200-split-pending.txt).
 //! Such a site (a recursion rewritten at its own launch, not `floor`, whose
 //! kernel launches another kernel without `#pragma dp`) gets a warning too.
+//! So does a recursion aggregated at its own launch without `threshold`:
+//! with `consldt(grid)` or `consldt(warp)` alone at its three launches the
+//! same program failed at 2,048 x 2,048 in 12 of 14 runs, where the original
+//! ran within the default limit, and with `threshold(128)` added it gave the
+//! original's image (bench/results/2026-11-28-h200-position-callees.txt).
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::plan::Plan;
@@ -52,6 +57,17 @@ pub(super) fn check(program: &Program, plan: &Plan) -> Vec<Diagnostic> {
             && site.aggregation.is_none();
         if coarsen_only {
             continue; // dpopt::coarsen_pending below
+        }
+        if site.aggregation.is_some() && site.threshold.is_none() {
+            warned.push(site.child);
+            out.push(Diagnostic::new(
+                DiagnosticKind::AggregationPending {
+                    kernel: program.functions[site.child].name.clone(),
+                },
+                program.pragmas[site.pragma].span,
+                "the recursion's launch, aggregated here without a fallback",
+            ));
+            continue;
         }
         let plain = program.launches.with_ids().find(|(id, l)| {
             l.function == Some(site.child) && !plan.sites.iter().any(|s| s.launch == *id)
