@@ -257,9 +257,11 @@ CORPUS_VARIANTS
   echo "barrier_children dpG all-serial barrier_children__dpG -DDPOPT_THRESHOLD=1048576" >> "$BUILD/jobs.txt"
   # and the callee fixture (callees run in place, a recursion split), and
   # the children whose helpers read positions (their copies taking the
-  # positions run in every serial version).
+  # positions run in every serial version), and the children whose loops
+  # test block votes (folded per block by the serial version).
   echo "barrier_callees dp all-serial barrier_callees__dp -DDPOPT_THRESHOLD=1048576" >> "$BUILD/jobs.txt"
   echo "position_callees dp all-serial position_callees__dp -DDPOPT_THRESHOLD=1048576" >> "$BUILD/jobs.txt"
+  echo "block_votes dp all-serial block_votes__dp -DDPOPT_THRESHOLD=1048576" >> "$BUILD/jobs.txt"
   echo "pending_overflow dpG pool1 pending_overflow__dpG -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
   echo "pending_overflow dpM pool1 pending_overflow__dpM -DDPOPT_POOL_RECORDS=1" >> "$BUILD/jobs.txt"
   # Few parents with large children past the pending-launch limit: the

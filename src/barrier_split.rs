@@ -25,6 +25,11 @@
 //!   runs serially); the parameters the body assigns are kept per thread
 //!   the same way;
 //! - `return` anywhere: the thread skips the phases that follow.
+//! - a block vote (`__syncthreads_or`, `__syncthreads_and`,
+//!   `__syncthreads_count`) in the head of such a `while`, `do ... while` or
+//!   `if` (`Phased::votes`): a phase folds its argument over the block's
+//!   threads (before an `if` or `while`, and at the end of a loop's body),
+//!   and the head reads the fold;
 //!
 //! Device functions that wait or share memory, called as statements, run in
 //! place (`Step::Call`); variables every thread computes alike that only
@@ -85,6 +90,48 @@ pub struct Phased {
     /// that declares each and its declaration, which runs before that
     /// phase's threads.
     pub uniform: Vec<(usize, Span)>,
+    /// The block votes in construct heads (`while (__syncthreads_or(x))`,
+    /// `do { ... } while (__syncthreads_count(p) > 0);`, `if
+    /// (__syncthreads_and(ok))`): each a phase that folds the argument of
+    /// every thread (`Phase::vote`), the head reading the result.
+    pub votes: Vec<Vote>,
+}
+
+/// `__syncthreads_or`, `__syncthreads_and` or `__syncthreads_count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VoteOp {
+    Or,
+    And,
+    Count,
+}
+
+impl VoteOp {
+    fn of(name: &str) -> Option<VoteOp> {
+        Some(match name {
+            "__syncthreads_or" => VoteOp::Or,
+            "__syncthreads_and" => VoteOp::And,
+            "__syncthreads_count" => VoteOp::Count,
+            _ => return None,
+        })
+    }
+
+    /// The intrinsic's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            VoteOp::Or => "__syncthreads_or",
+            VoteOp::And => "__syncthreads_and",
+            VoteOp::Count => "__syncthreads_count",
+        }
+    }
+}
+
+/// A block vote in a construct head: the whole call, which the head reads
+/// as the fold of its argument over the block's threads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vote {
+    pub op: VoteOp,
+    /// From the intrinsic's name to its `)`.
+    pub call: Span,
 }
 
 impl Phased {
@@ -166,6 +213,9 @@ pub struct Phase {
     /// The final `return` of an inlined callee: its keyword and what
     /// replaces it (`v =` for the call's result, `(void)`, or nothing).
     pub result: Option<(Span, String)>,
+    /// The phase is the argument of `Phased::votes[i]` (its range), which
+    /// each thread folds into the vote's result.
+    pub vote: Option<usize>,
 }
 
 /// A `__shared__` declaration at the top of a body.
@@ -400,6 +450,11 @@ struct Walk<'p> {
     inlines: Vec<Inline>,
     /// Set when the body declares `extern __shared__` arrays.
     dynamic_bytes: Option<u64>,
+    /// The block votes of construct heads (`Phased::votes`), and the
+    /// significant-token range of each call (name to `)`, inclusive), which
+    /// the heads' uniformity check leaves out.
+    votes: Vec<Vote>,
+    vote_calls: Vec<(usize, usize)>,
 }
 
 /// The split of `child`'s body, or why there is none. `bound`: the threads
@@ -437,6 +492,8 @@ pub fn phased(
         block_groups: hazards.block_groups(child),
         dynamic_shared: shape.dynamic_shared,
         dynamic_bytes: None,
+        votes: Vec::new(),
+        vote_calls: Vec::new(),
         hazards,
         child,
         inlining: None,
@@ -493,7 +550,7 @@ pub fn phased(
         if let Some(f) = summary.first_of(kinds, |_| true).or(uncopied) {
             let why = if matches!(f.hazard, Hazard::Block | Hazard::Shared) {
                 format!(
-                    "the child calls `{callee}`, which leads to `{}` in `{}`; the split runs in place only a device function of the file called as a statement (`f(...);`, `v = f(...);`, `T v = f(...);`) by the child's own body",
+                    "the child calls `{callee}`, which leads to `{}` in `{}`; the split runs in place only a device function of the file called as a statement (`f(...);`, `v = f(...);`, `T v = f(...);`) at the top of the child's body or of a braced `for`, `while`, `do` or `if` body whose head every thread computes alike, one call deep",
                     f.construct, f.function
                 )
             } else {
@@ -531,7 +588,7 @@ pub fn phased(
                 || f.construct.starts_with("cg::sync(")
                 || f.construct.starts_with("cooperative_groups::sync(");
             let why = if f.hazard == Hazard::Block && !sync_form {
-                format!("`{}` is a barrier the split does not take: it splits at `__syncthreads();` and the syncs of cooperative-groups block groups", f.construct)
+                format!("`{}` is a barrier the split does not take: it splits at `__syncthreads();`, the syncs of cooperative-groups block groups, and a block vote (`__syncthreads_or`, `_and`, `_count`) in the head of a `while`, `do ... while` or `if`", f.construct)
             } else if f.hazard == Hazard::Block {
                 format!("`{}` stands where not every thread of the block reaches it in step: the split takes `__syncthreads();` as a statement of the body, or of the braced body of a `for`, `while`, `if` or block whose head every thread computes alike", f.construct)
             } else {
@@ -613,6 +670,7 @@ pub fn phased(
         dynamic_shared: walk.dynamic_bytes,
         barriers: walk.barriers.len(),
         atomics,
+        votes: walk.votes,
     })
 }
 
@@ -669,8 +727,26 @@ impl<'p> Walk<'p> {
 
     fn has_barrier(&self, from: usize, to: usize) -> bool {
         let (lo, hi) = (self.sig[from].start, self.sig[to - 1].end);
-        (from..to).any(|i| self.text(i) == "__syncthreads")
+        (from..to).any(|i| self.text(i) == "__syncthreads" || self.calls_waiting(i))
             || self.block_waits.iter().any(|&(a, _)| lo <= a && a < hi)
+    }
+
+    /// Is `sig[i]` the name of a call of a device function of the file that
+    /// waits at barriers or shares memory (one the split may run in place)?
+    fn calls_waiting(&self, i: usize) -> bool {
+        self.sig[i].kind == TokenKind::Ident
+            && self.text(i + 1) == "("
+            && !matches!(self.text(i.wrapping_sub(1)), "." | "->")
+            && self.program.named.get(self.text(i)).is_some_and(|fs| {
+                fs.iter().any(|&f| {
+                    self.program.functions[f].space.device
+                        && self
+                            .hazards
+                            .of(f)
+                            .first_of(&[Hazard::Block, Hazard::Shared], |_| true)
+                            .is_some()
+                })
+            })
     }
 
     /// Is the statement `sig[k..end)` a barrier of the whole block:
@@ -748,7 +824,7 @@ impl<'p> Walk<'p> {
                 if barrier {
                     self.barriers.insert(at);
                 } else {
-                    steps.push(self.construct(k, end, chain)?);
+                    steps.extend(self.construct(k, end, chain)?);
                 }
                 phase_start = self.sig[end - 1].end;
             } else if let Some((at, callee)) = self.call_to_split(k, end) {
@@ -1087,6 +1163,7 @@ impl<'p> Walk<'p> {
             returns,
             last: false,
             result: None,
+            vote: None,
         });
         self.phase_regions.push(chain.to_vec());
         self.phase_tokens.push(statements);
@@ -1100,8 +1177,11 @@ impl<'p> Walk<'p> {
         }
     }
 
-    /// A construct holding barriers: run once per block.
-    fn construct(&mut self, k: usize, end: usize, chain: &[usize]) -> Result<Step, Refusal> {
+    /// A construct holding barriers: run once per block; a block vote in
+    /// its head (`Phased::votes`) is a phase of its own before the
+    /// construct (`if`, `while`) and at the end of its body (`while`,
+    /// `do`).
+    fn construct(&mut self, k: usize, end: usize, chain: &[usize]) -> Result<Vec<Step>, Refusal> {
         let word = self.text(k);
         let braced = |w: &Self, at: usize| -> Result<usize, Refusal> {
             if w.text(at) == "{" {
@@ -1121,12 +1201,12 @@ impl<'p> Walk<'p> {
         match word {
             "{" => {
                 let body = self.region(k, self.partner(k), &inner)?;
-                Ok(Step::Construct {
+                Ok(vec![Step::Construct {
                     head: self.sig[k].span(),
                     body,
                     otherwise: None,
                     tail: None,
-                })
+                }])
             }
             "do" => {
                 // `do { ... } while (condition);`, the condition every
@@ -1148,15 +1228,19 @@ impl<'p> Walk<'p> {
                     chain: chain.to_vec(),
                     loop_var: None,
                 });
-                let body = self.region(body_open, body_close, &inner)?;
-                Ok(Step::Construct {
+                let vote = self.vote_in(paren + 1, close_paren)?;
+                let mut body = self.region(body_open, body_close, &inner)?;
+                if let Some((name, op)) = vote {
+                    body.push(Step::Phase(self.vote_phase(name, op, &inner)?));
+                }
+                Ok(vec![Step::Construct {
                     head: Span::from(self.sig[k].start..self.sig[body_open].end),
                     body,
                     otherwise: None,
                     tail: Some(Span::from(
                         self.sig[body_close + 1].start..self.sig[(close_paren + 1).min(end - 1)].end,
                     )),
-                })
+                }])
             }
             "for" | "while" | "if" => {
                 let paren = k + 1;
@@ -1173,6 +1257,19 @@ impl<'p> Walk<'p> {
                     chain: chain.to_vec(),
                     loop_var: loop_var.clone(),
                 });
+                let vote = self.vote_in(paren + 1, close_paren)?;
+                if let (Some((name, _)), "for") = (vote, word) {
+                    return Err(refuse(
+                        self.sig[name].span(),
+                        "a block vote in the head of a `for` loop holding a barrier",
+                        "write the loop as `while (...) { ... }` or `do { ... } while (...);`",
+                    ));
+                }
+                // Before the construct: the vote its head reads first.
+                let before = match vote {
+                    Some((name, op)) => Some(self.vote_phase(name, op, chain)?),
+                    None => None,
+                };
                 let body_open = braced(self, close_paren + 1)?;
                 let body_close = self.partner(body_open);
                 if let Some(v) = &loop_var {
@@ -1186,7 +1283,11 @@ impl<'p> Walk<'p> {
                         }
                     }
                 }
-                let body = self.region(body_open, body_close, &inner)?;
+                let mut body = self.region(body_open, body_close, &inner)?;
+                if let (Some((name, op)), "while") = (vote, word) {
+                    // and again at the end of each round, for the next test
+                    body.push(Step::Phase(self.vote_phase(name, op, &inner)?));
+                }
                 let mut otherwise = None;
                 let mut e = body_close + 1;
                 while e < end && self.sig[e].kind == TokenKind::Directive {
@@ -1201,12 +1302,16 @@ impl<'p> Walk<'p> {
                     let steps = self.region(else_open, self.partner(else_open), &other)?;
                     otherwise = Some((Span::from(self.sig[e].start..self.sig[else_open].end), steps));
                 }
-                Ok(Step::Construct {
-                    head: Span::from(head.start()..self.sig[body_open].end),
-                    body,
-                    otherwise,
-                    tail: None,
-                })
+                Ok(before
+                    .map(Step::Phase)
+                    .into_iter()
+                    .chain(std::iter::once(Step::Construct {
+                        head: Span::from(head.start()..self.sig[body_open].end),
+                        body,
+                        otherwise,
+                        tail: None,
+                    }))
+                    .collect())
             }
             _ => Err(refuse(
                 self.sig[k].span(),
@@ -1214,6 +1319,65 @@ impl<'p> Walk<'p> {
                 "put barriers at the top of the body or of a braced `for`, `while` or `if` body",
             )),
         }
+    }
+
+    /// The block vote in the head `sig[from..to)`, if any: its name's index
+    /// and operation (one per head).
+    fn vote_in(&self, from: usize, to: usize) -> Result<Option<(usize, VoteOp)>, Refusal> {
+        let mut found = None;
+        for i in from..to {
+            let Some(op) = VoteOp::of(self.text(i)) else {
+                continue;
+            };
+            if self.text(i + 1) != "(" || self.partner(i + 1) == i + 2 {
+                continue;
+            }
+            if found.is_some() {
+                return Err(refuse(
+                    self.sig[i].span(),
+                    "two block votes in one head of a construct holding a barrier",
+                    "compute one of them in a statement before the construct",
+                ));
+            }
+            found = Some((i, op));
+        }
+        Ok(found)
+    }
+
+    /// A phase that folds the vote's argument (the call's name at `name`)
+    /// over the block's threads; the vote is one of `Phased::votes`, each
+    /// call once, however many phases fold it.
+    fn vote_phase(&mut self, name: usize, op: VoteOp, chain: &[usize]) -> Result<usize, Refusal> {
+        let open = name + 1;
+        let close = self.partner(open);
+        let call = Span::from(self.sig[name].start..self.sig[close].end);
+        if (open + 1..close).any(|i| self.writes(i) || self.text(i) == "__syncthreads") {
+            return Err(refuse(
+                self.sig[name].span(),
+                format!("the argument of `{}` assigns or waits", op.name()),
+                "compute the argument in a statement before the vote",
+            ));
+        }
+        let index = match self.votes.iter().position(|v| v.call == call) {
+            Some(i) => i,
+            None => {
+                self.votes.push(Vote { op, call });
+                self.vote_calls.push((name, close));
+                self.barriers.insert(self.sig[name].start);
+                self.votes.len() - 1
+            }
+        };
+        let id = self.phases.len();
+        self.phases.push(Phase {
+            range: Span::from(self.sig[open + 1].start..self.sig[close - 1].end),
+            returns: Vec::new(),
+            last: false,
+            result: None,
+            vote: Some(index),
+        });
+        self.phase_regions.push(chain.to_vec());
+        self.phase_tokens.push(vec![(open + 1, close)]);
+        Ok(id)
     }
 
     /// The variable a `for` head declares: `for (int s = ...; ...)`.
@@ -1828,6 +1992,9 @@ impl<'p> Walk<'p> {
         } in &self.heads
         {
             for i in *from..*to {
+                if self.vote_calls.iter().any(|&(a, b)| a <= i && i <= b) {
+                    continue; // the vote's result is the block's
+                }
                 let t = self.text(i);
                 if self.sig[i].kind != TokenKind::Ident {
                     if crate::token::MODIFYING_OPERATORS.contains(&t) {
@@ -2239,12 +2406,68 @@ mod tests {
                 "  for (int k = 0; k < f(n); ++k) { __syncthreads(); }\n",
                 "calls `f`",
             ),
+            (
+                "  for (int k = 0; __syncthreads_or(k < n); ++k) { a[k] = 1; }\n",
+                "`for` loop",
+            ),
+            (
+                "  while (__syncthreads_or(a[0]) && __syncthreads_and(a[1])) { a[0] = 0; }\n",
+                "two block votes",
+            ),
+            (
+                "  int k = 0;\n  while (__syncthreads_or(k++ < n)) { a[k] = 1; }\n",
+                "assigns or waits",
+            ),
+            // a vote in a statement, not in a construct's head
+            (
+                "  int c = __syncthreads_count(a[threadIdx.x] > 0);\n  a[0] = c;\n",
+                "does not take",
+            ),
         ];
         for (body, expect) in cases {
             let src = format!("__device__ int f(int x) {{ return x; }}\n__global__ void child(int *a, int n) {{\n{body}}}\n");
             let e = split(&src).expect_err(body);
             assert!(e.why.contains(expect), "{body}: {}", e.why);
         }
+    }
+
+    #[test]
+    fn block_votes_in_heads_fold_every_thread() {
+        // do { } while (__syncthreads_or(changed)): the fold at the body's end
+        let p = split("__global__ void __launch_bounds__(64) child(int *a, int n) {\n  __shared__ int s[64];\n  bool changed;\n  do {\n    changed = false;\n    int v = s[threadIdx.x];\n    __syncthreads();\n    if (v > 0) { s[threadIdx.x] = v - 1; changed = true; }\n  } while (__syncthreads_or(changed));\n  a[threadIdx.x] = s[threadIdx.x];\n}\n")
+            .expect("splits");
+        assert_eq!(p.votes.len(), 1);
+        assert_eq!(p.votes[0].op, VoteOp::Or);
+        let Some(Step::Construct {
+            body,
+            tail: Some(_),
+            ..
+        }) = p.steps.iter().find(|s| matches!(s, Step::Construct { .. }))
+        else {
+            panic!("a do loop: {:?}", p.steps)
+        };
+        let Some(Step::Phase(last)) = body.last() else {
+            panic!("the fold ends the body")
+        };
+        assert_eq!(p.phases[*last].vote, Some(0));
+        let changed = p.vars.iter().find(|v| v.name == "changed").expect("kept");
+        assert!(changed.used_in.contains(last), "{changed:?}");
+        // while (__syncthreads_count(...) > 0): folded before the loop and
+        // at the end of each round; if (__syncthreads_and(...)) before the if
+        let p = split("__global__ void __launch_bounds__(64) child(int *a, int n) {\n  unsigned v = a[threadIdx.x];\n  while (__syncthreads_count(v != 1u) > 0) {\n    if (v != 1u) v = v / 2u;\n  }\n  if (__syncthreads_and(v == 1u)) {\n    a[threadIdx.x] = 0;\n  }\n}\n")
+            .expect("splits");
+        assert_eq!(p.votes.len(), 2);
+        let folds = p.phases.iter().filter(|ph| ph.vote.is_some()).count();
+        assert_eq!(folds, 3);
+        assert!(matches!(p.steps.first(), Some(Step::Phase(q)) if p.phases[*q].vote.is_none()));
+    }
+
+    #[test]
+    fn callee_in_a_uniform_loop_runs_in_place() {
+        let p = split("__device__ void block_sync() { __syncthreads(); }\n__global__ void child(float *a, int n) {\n  for (int k = 0; k < 4; ++k) {\n    int i = k * 512 + blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) a[i] += 1.0f;\n    block_sync();\n  }\n}\n")
+            .expect("splits");
+        assert_eq!(p.inlined.len(), 1);
+        assert!(matches!(p.steps.first(), Some(Step::Construct { .. })));
     }
 
     #[test]

@@ -544,6 +544,10 @@ pub struct Uses {
     pub promote: bool,
     /// The launch-free floor's support (`templates/floor.cuh`).
     pub floor: bool,
+    /// `printf` in generated code before the file's end (a split serial
+    /// version's bound check): `<cstdio>` at the file's start, where the
+    /// aggregation support does not include it already.
+    pub stdio: bool,
 }
 
 impl Uses {
@@ -557,6 +561,7 @@ impl Uses {
             || self.alloc
             || self.promote
             || self.floor
+            || self.stdio
     }
 }
 
@@ -594,6 +599,7 @@ impl Plan {
             alloc: self.sites.iter().any(|s| !s.allocations.is_empty()),
             promote: !self.promotions.is_empty(),
             floor,
+            stdio: self.children.iter().any(|c| c.phased.is_some()),
         };
         for p in &mut self.promotions {
             p.knobs = p.knobs();

@@ -207,7 +207,11 @@ pub fn analyze(
                 || calls_before(program, open, k)
                     .iter()
                     .any(|g| launchers.contains(g));
-            if !launched {
+            // A device function's wait is refused under `--migrate-sync`
+            // whether or not it launches itself: it waits for what its
+            // callers launched (the CUDA guide's
+            // `threadBlockDeviceSynchronize()`), and CDP2 has no such wait.
+            if !launched && function.space.global {
                 continue;
             }
             let call = t.text(view).to_string();

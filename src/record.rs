@@ -53,12 +53,26 @@ fn member_declaration(declaration: &str, name: &str, unnamed: bool) -> String {
         decl = format!("{decl} {name}");
     }
     decl = decayed_array(&decl, name);
-    if let Some(rest) = decl.strip_prefix("const ") {
-        if !rest.contains('*') && !rest.contains('&') {
-            decl = rest.to_string();
-        }
+    if !decl.contains('*') && !decl.contains('&') {
+        decl = without_top_level_cv(&decl);
     }
     decl.replace("* const ", "* ").replace("*const ", "*")
+}
+
+/// A value's declaration without its `const` and `volatile` (`int const n`,
+/// `const volatile unsigned n`), those inside template arguments kept
+/// (`Box<const int> b`): a record member is assigned.
+fn without_top_level_cv(decl: &str) -> String {
+    let mut depth = 0i32;
+    let mut out: Vec<&str> = Vec::new();
+    for word in decl.split_whitespace() {
+        if depth == 0 && matches!(word, "const" | "volatile") {
+            continue;
+        }
+        depth += word.matches('<').count() as i32 - word.matches('>').count() as i32;
+        out.push(word);
+    }
+    out.join(" ")
 }
 
 /// A parameter declared as an array (`int r[]`, `float m[8]`, `int t[][4]`)
@@ -155,6 +169,19 @@ mod tests {
             "int (*t)[ 4 ]"
         );
         assert_eq!(member_declaration("const int n", "n", false), "int n");
+        assert_eq!(member_declaration("int const n", "n", false), "int n");
+        assert_eq!(
+            member_declaration("unsigned const volatile n", "n", false),
+            "unsigned n"
+        );
+        assert_eq!(
+            member_declaration("Box<const int> const b", "b", false),
+            "Box<const int> b"
+        );
+        assert_eq!(
+            member_declaration("int const *p", "p", false),
+            "int const *p"
+        );
         assert_eq!(member_declaration("int *const p", "p", false), "int *p");
         // a name that ends another word is not the declarator
         assert_eq!(member_declaration("my_t t", "t", false), "my_t t");

@@ -1600,6 +1600,31 @@ case! {
 }
 
 case! {
+    name: postwork_wait_in_a_helper_of_the_launching_kernel,
+    input: "
+        // dpopt: --migrate-sync
+        __global__ void child(int *a) { a[threadIdx.x] += 1; }
+
+        __device__ void block_wait(void) {
+          __syncthreads();
+          if (threadIdx.x == 0) cudaDeviceSynchronize();
+        }
+
+        __global__ void parent(int *a) {
+          if (threadIdx.x == 0) child<<<1, 32>>>(a + blockIdx.x * 32);
+          block_wait();
+          a[blockIdx.x * 32 + threadIdx.x] *= 2;
+        }
+    ",
+    kind: SyncNotInKernel { .. },
+    code: "dpopt::postwork_context",
+    severity: Error,
+    line: 6,
+    column: 25,
+    span: "cudaDeviceSynchronize",
+}
+
+case! {
     name: postwork_second_sync,
     input: "
         // dpopt: --migrate-sync

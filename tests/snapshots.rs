@@ -100,6 +100,7 @@ program_snapshots! {
     template_kernel: "tests/fixtures/template_kernel.cu",
     two_block_sites: "tests/fixtures/two_block_sites.cu",
     position_callees: "tests/fixtures/position_callees.cu",
+    block_votes: "tests/fixtures/block_votes.cu",
 }
 
 #[test]

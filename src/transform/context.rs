@@ -207,6 +207,10 @@ pub struct SerialSplitContext {
     pub kept: Vec<SplitVar>,
     /// Those the current phase names (references to their arrays).
     pub refs: Vec<SplitVar>,
+    /// The block votes of construct heads.
+    pub votes: Vec<SplitVote>,
+    /// The vote the current phase folds (parts vote_reset, vote_open).
+    pub vote: Option<SplitVote>,
     /// Each thread has a flag set when it returns.
     pub done: bool,
     pub phase: usize,
@@ -228,6 +232,18 @@ pub struct SerialSplitContext {
 pub struct SplitBind {
     pub declaration: String,
     pub name: String,
+}
+
+/// A block vote of the serial split (`barrier_split::Vote`): its result,
+/// one per block.
+#[derive(Debug, Clone, Serialize)]
+pub struct SplitVote {
+    pub index: usize,
+    /// `__syncthreads_or`, ...
+    pub name: &'static str,
+    /// The fold's start and its operator (`|=`, `&=`, `+=`).
+    pub init: &'static str,
+    pub op: &'static str,
 }
 
 /// A variable of the serial split kept per thread.

@@ -3,9 +3,9 @@
 //! around the user's bytes of each phase, construct head and shared
 //! declaration.
 
-use super::context::{SerialSplitContext, SplitBind, SplitVar};
+use super::context::{SerialSplitContext, SplitBind, SplitVar, SplitVote};
 use super::renderer::Renderer;
-use crate::barrier_split::{Bind, Keep, Phased, Step};
+use crate::barrier_split::{Bind, Keep, Phased, Step, Vote, VoteOp};
 use crate::plan::ChildPlan;
 use crate::source::Span;
 use crate::writer::{Fragment, Sink};
@@ -77,6 +77,8 @@ pub(super) fn serial_split(
         callee: String::new(),
         index: 0,
         binds: Vec::new(),
+        votes: phased.votes.iter().enumerate().map(split_vote).collect(),
+        vote: None,
     };
     // A recursive child's own launches in it are made as written.
     let split_renderer = r.for_split();
@@ -114,7 +116,9 @@ impl<'a> Split<'a, '_> {
         let mut ctx = self.base.clone();
         ctx.part = part;
         let mut text = self.r.templates.render(&ctx);
-        if !text.ends_with('\n') && !matches!(part, "return" | "arg_open" | "block_arg_open") {
+        if !text.ends_with('\n')
+            && !matches!(part, "return" | "arg_open" | "block_arg_open" | "vote_open")
+        {
             text.push('\n');
         }
         text
@@ -188,12 +192,20 @@ impl<'a> Split<'a, '_> {
                     otherwise,
                     tail,
                 } => {
-                    self.user(*head, &[]);
+                    // a block vote in the head reads its fold
+                    let votes: Vec<(Span, String)> = self
+                        .phased
+                        .votes
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| (v.call, format!("dpopt_vote{i}")))
+                        .collect();
+                    self.user(*head, &votes);
                     self.steps(body);
                     self.part("close");
                     if let Some(tail) = tail {
                         // a `do` loop's `while (...);`
-                        self.user(*tail, &[]);
+                        self.user(*tail, &votes);
                         self.out.generated(b"\n");
                     }
                     if let Some((word, body)) = otherwise {
@@ -264,6 +276,10 @@ impl<'a> Split<'a, '_> {
                 ));
             }
         }
+        self.base.vote = phase.vote.map(|v| split_vote((v, &self.phased.votes[v])));
+        if self.base.vote.is_some() {
+            self.part("vote_reset");
+        }
         self.part("phase_open");
         // The caller's recomputed variables, the callee's parameters bound
         // to the arguments (which may name them), then the callee's own.
@@ -297,11 +313,43 @@ impl<'a> Split<'a, '_> {
             self.user(declaration, &[]);
             self.out.generated(b"\n");
         }
-        self.user(phase.range, &overrides);
+        if self.base.vote.is_some() {
+            // each thread folds the vote's argument into its result
+            let (line, file) = self.r.file.line_directive_at(phase.range.start());
+            self.base.line = line;
+            self.base.file = file;
+            self.part("vote_open");
+            self.part("line");
+            let overrides: Vec<(Span, String)> =
+                overrides.iter().chain(&self.positions).cloned().collect();
+            self.r.render_into(
+                &mut self.out,
+                phase.range,
+                Some(self.plan.child),
+                &overrides,
+            );
+            self.part("vote_close");
+        } else {
+            self.user(phase.range, &overrides);
+        }
         if call.is_some() {
             self.part("binds_close");
         }
         self.part("phase_close");
+    }
+}
+
+fn split_vote((index, v): (usize, &Vote)) -> SplitVote {
+    let (init, op) = match v.op {
+        VoteOp::Or => ("0", "|="),
+        VoteOp::And => ("1", "&="),
+        VoteOp::Count => ("0", "+="),
+    };
+    SplitVote {
+        index,
+        name: v.op.name(),
+        init,
+        op,
     }
 }
 
