@@ -205,9 +205,11 @@ fn compile_with(
         let counts = registers_of(&log, &mangled);
         // With `floor` the host launches the kernel's launch-free copy: the
         // kernel itself, never referenced, may be left out by the link.
-        let floored = String::from_utf8_lossy(&std::fs::read(&out).unwrap())
-            .contains(&format!("dpopt_floor_launch_{simple}("));
-        if counts.is_empty() && floored {
+        let text = String::from_utf8_lossy(&std::fs::read(&out).unwrap()).into_owned();
+        let floored = text.contains(&format!("dpopt_floor_launch_{simple}("));
+        // Nor is a kernel whose every launch dpopt rewrote (a recursion
+        // launched only by a parent of the file: its counted copy runs).
+        if counts.is_empty() && (floored || !launched_as_written(&text, simple)) {
             continue;
         }
         if counts.is_empty() {
@@ -222,6 +224,22 @@ fn compile_with(
         }
     }
     Ok(())
+}
+
+/// Does `text` launch kernel `simple` by its own name (`simple<<<`,
+/// `simple<T><<<`, `simple <<<`), not a generated kernel whose name ends
+/// with it?
+fn launched_as_written(text: &str, simple: &str) -> bool {
+    text.match_indices(simple).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let named = !before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        let mut rest = text[at + simple.len()..].trim_start();
+        if rest.starts_with('<') && !rest.starts_with("<<<") {
+            // template arguments
+            rest = rest.find('>').map_or("", |e| rest[e + 1..].trim_start());
+        }
+        named && rest.starts_with("<<<")
+    })
 }
 
 /// Registers a thread may use in a 1,024-thread block (64 Ki per SM).
