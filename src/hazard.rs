@@ -745,10 +745,12 @@ impl<'p> Hazards<'p> {
                 if !self.cloned(&targets) {
                     continue;
                 }
+                // (every target is a free function: `cloned`; `of` caches)
                 let reads = targets.iter().any(|&t| {
-                    let mut memo = HashMap::new();
-                    let mut active = HashSet::new();
-                    let s = self.summary(t, &mut memo, &mut active);
+                    let FnRef::Free(i) = t else {
+                        return false;
+                    };
+                    let s = self.of(i);
                     [
                         Hazard::ThreadBuiltin,
                         Hazard::BlockBuiltin,
