@@ -731,22 +731,27 @@ impl<'p> Walk<'p> {
             || self.block_waits.iter().any(|&(a, _)| lo <= a && a < hi)
     }
 
-    /// Is `sig[i]` the name of a call of a device function of the file that
-    /// waits at barriers or shares memory (one the split may run in place)?
+    /// Is `f` a device function that waits at barriers or shares memory
+    /// (one the split may run in place)?
+    fn waits(&self, f: FunctionId) -> bool {
+        self.program.functions[f].space.device
+            && self
+                .hazards
+                .of(f)
+                .first_of(&[Hazard::Block, Hazard::Shared], |_| true)
+                .is_some()
+    }
+
+    /// Is `sig[i]` the name of a call of such a function?
     fn calls_waiting(&self, i: usize) -> bool {
         self.sig[i].kind == TokenKind::Ident
             && self.text(i + 1) == "("
             && !matches!(self.text(i.wrapping_sub(1)), "." | "->")
-            && self.program.named.get(self.text(i)).is_some_and(|fs| {
-                fs.iter().any(|&f| {
-                    self.program.functions[f].space.device
-                        && self
-                            .hazards
-                            .of(f)
-                            .first_of(&[Hazard::Block, Hazard::Shared], |_| true)
-                            .is_some()
-                })
-            })
+            && self
+                .program
+                .named
+                .get(self.text(i))
+                .is_some_and(|fs| fs.iter().any(|&f| self.waits(f)))
     }
 
     /// Is the statement `sig[k..end)` a barrier of the whole block:
@@ -883,16 +888,10 @@ impl<'p> Walk<'p> {
         }
         let name = self.text(at);
         let candidates = self.program.named.get(name)?;
-        let waits = |f: FunctionId| {
-            self.hazards
-                .of(f)
-                .first_of(&[Hazard::Block, Hazard::Shared], |_| true)
-                .is_some()
-        };
         let callees: Vec<FunctionId> = candidates
             .iter()
             .copied()
-            .filter(|&f| self.program.functions[f].space.device && waits(f))
+            .filter(|&f| self.waits(f))
             .collect();
         let [callee] = callees[..] else {
             return None;

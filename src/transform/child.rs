@@ -262,7 +262,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
     };
     let mut out = Fragment::generated_bytes(render(r, &head));
     let positions = r.position_calls();
-    r.render_into(&mut out, child.body, Some(plan.child), &positions);
+    r.render_into(&mut out, child.body, Some(plan.child), positions);
     if let Some(folds) = &plan.folds {
         // Two more copies of the body: the serial version's (each folded
         // atomic's `atomicAdd(` becomes `fold(at, run, `) and the drains'

@@ -241,7 +241,7 @@ pub fn fragment(r: &Renderer, floor: &FloorKernel, resume_line: usize) -> Fragme
         ctx.template = FLOOR_RBODY;
         out.generated(&render(&ctx));
         r.for_floor()
-            .render_into(&mut out, f.body, Some(floor.kernel), &r.position_calls());
+            .render_into(&mut out, f.body, Some(floor.kernel), r.position_calls());
     }
     ctx.template = FLOOR_LAUNCHER;
     out.generated(&render(&ctx));

@@ -35,7 +35,7 @@ pub fn definition(r: &Renderer, f: FunctionId, resume_line: usize) -> Fragment {
     let mut out = Fragment::generated_bytes(part(r, "open", &function.name, line));
     let head = Span::new(function.start, function.body.start());
     r.render_into(&mut out, head, None, &head_overrides(r, f, head));
-    r.render_into(&mut out, function.body, Some(f), &r.position_calls());
+    r.render_into(&mut out, function.body, Some(f), r.position_calls());
     out.generated(&part(r, "close", "", resume_line));
     out
 }
@@ -52,9 +52,7 @@ pub fn declaration(r: &Renderer, f: FunctionId, resume_line: usize) -> Option<Fr
     let sig = &r.program.sig;
     let from = r.program.sig_index_at(function.first_declared);
     let to = r.program.sig_index_at(function.start);
-    let name = (from..to).find(|&k| {
-        sig[k].text(view) == function.name && sig.get(k + 1).map(|t| t.text(view)) == Some("(")
-    })?;
+    let name = named_at(r, f, from, to)?;
     let close = r.program.brackets.partner(name + 1)?;
     let end = (close..to).find(|&k| sig[k].text(view) == ";")?;
     let range = Span::new(function.first_declared, sig[end].end);
@@ -70,27 +68,35 @@ pub fn declaration(r: &Renderer, f: FunctionId, resume_line: usize) -> Option<Fr
 /// `void`).
 fn head_overrides(r: &Renderer, f: FunctionId, range: Span) -> Vec<(Span, String)> {
     let function = &r.program.functions[f];
-    let view = r.program.view.as_str();
-    let sig = r.program.sig_in(range);
-    let Some(k) = (0..sig.len()).find(|&k| {
-        sig[k].text(view) == function.name && sig.get(k + 1).map(|t| t.text(view)) == Some("(")
-    }) else {
+    let from = r.program.sig_index_at(range.start());
+    let Some(k) = named_at(r, f, from, r.program.sig_index_at(range.end())) else {
         return Vec::new();
     };
-    let open = r.program.sig_index_at(sig[k + 1].start);
+    let sig = &r.program.sig;
+    let open = k + 1;
     let close = r.program.brackets.partner(open).unwrap_or(open + 1);
     let params = text(r, "params");
     let paren = if function.params.is_empty() {
         // `()` or `(void)`: the positions alone.
         (
-            Span::new(r.program.sig[open].start, r.program.sig[close].start),
+            Span::new(sig[open].start, sig[close].start),
             format!("({params}"),
         )
     } else {
-        (r.program.sig[open].span(), format!("({params}, "))
+        (sig[open].span(), format!("({params}, "))
     };
     vec![
         (sig[k].span(), crate::names::position_clone(&function.name)),
         paren,
     ]
+}
+
+/// The significant index of `f`'s name followed by `(` in `sig[from..to)`:
+/// where a declaration or definition of it names it.
+fn named_at(r: &Renderer, f: FunctionId, from: usize, to: usize) -> Option<usize> {
+    let view = r.program.view.as_str();
+    let sig = &r.program.sig;
+    let name = r.program.functions[f].name.as_str();
+    (from..to)
+        .find(|&k| sig[k].text(view) == name && sig.get(k + 1).map(|t| t.text(view)) == Some("("))
 }

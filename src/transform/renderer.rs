@@ -47,6 +47,9 @@ pub struct Renderer<'a> {
     pub split: bool,
     /// Start offset of each rewritten pragma -> index into `plan.sites`.
     site_at: HashMap<usize, SiteId>,
+    /// What copies of bodies write at their calls of callees that read
+    /// positions (`position_calls`).
+    positions: Vec<(Span, String)>,
     /// Start offset of each renamed callee (an aggregated allocation's
     /// `malloc`/`cudaMalloc`, a slice's `free`/`cudaFree`) -> its new name,
     /// in the file and in every copy of a body.
@@ -80,7 +83,9 @@ impl<'a> Renderer<'a> {
             split: false,
             site_at,
             renamed,
+            positions: Vec::new(),
         }
+        .with_positions()
     }
 
     /// The same renderer, for the launch-free copy of a `floor` parent.
@@ -95,6 +100,7 @@ impl<'a> Renderer<'a> {
             split: self.split,
             site_at: self.site_at.clone(),
             renamed: self.renamed.clone(),
+            positions: self.positions.clone(),
         }
     }
 
@@ -110,18 +116,23 @@ impl<'a> Renderer<'a> {
             split: true,
             site_at: self.site_at.clone(),
             renamed: self.renamed.clone(),
+            positions: self.positions.clone(),
         }
     }
 
     /// What a copy of a body writes at its calls of callees that read
     /// positions (`position_clone.rs`): the copy's name, and the positions
     /// as the first arguments.
-    pub fn position_calls(&self) -> Vec<(Span, String)> {
+    pub fn position_calls(&self) -> &[(Span, String)] {
+        &self.positions
+    }
+
+    fn with_positions(mut self) -> Self {
         let calls = &self.plan.positions.calls;
         if calls.is_empty() {
-            return Vec::new();
+            return self;
         }
-        let args = super::position_clone::text(self, "args");
+        let args = super::position_clone::text(&self, "args");
         let mut out = Vec::with_capacity(2 * calls.len());
         for c in calls {
             let name = self.codec.to_text(&self.file.bytes[c.name.range()]);
@@ -129,7 +140,8 @@ impl<'a> Renderer<'a> {
             let sep = if c.empty { "" } else { ", " };
             out.push((c.open, format!("({args}{sep}")));
         }
-        out
+        self.positions = out;
+        self
     }
 
     /// Render `range` (which starts and ends on token boundaries).

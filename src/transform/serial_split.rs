@@ -19,8 +19,6 @@ struct Split<'a, 'r> {
     /// The callee run in place around the phases being written: its
     /// parameters and its body.
     call: Option<(&'a str, &'a [Bind], Span)>,
-    /// The calls of callees that read positions (`Renderer::position_calls`).
-    positions: Vec<(Span, String)>,
 }
 
 /// The serial version of `plan`'s child, split at its barriers.
@@ -89,7 +87,6 @@ pub(super) fn serial_split(
         base,
         out: Fragment::default(),
         call: None,
-        positions: r.position_calls(),
     };
     s.part("head");
     for shared in &phased.shared {
@@ -142,8 +139,11 @@ impl<'a> Split<'a, '_> {
         self.base.line = line;
         self.base.file = file;
         self.part("line");
-        let overrides: Vec<(Span, String)> =
-            overrides.iter().chain(&self.positions).cloned().collect();
+        let overrides: Vec<(Span, String)> = overrides
+            .iter()
+            .chain(self.r.position_calls())
+            .cloned()
+            .collect();
         self.r
             .render_into(&mut self.out, span, Some(self.plan.child), &overrides);
     }
@@ -313,24 +313,14 @@ impl<'a> Split<'a, '_> {
             self.user(declaration, &[]);
             self.out.generated(b"\n");
         }
-        if self.base.vote.is_some() {
-            // each thread folds the vote's argument into its result
-            let (line, file) = self.r.file.line_directive_at(phase.range.start());
-            self.base.line = line;
-            self.base.file = file;
+        // a vote's phase: each thread folds the argument into the result
+        let vote = self.base.vote.is_some();
+        if vote {
             self.part("vote_open");
-            self.part("line");
-            let overrides: Vec<(Span, String)> =
-                overrides.iter().chain(&self.positions).cloned().collect();
-            self.r.render_into(
-                &mut self.out,
-                phase.range,
-                Some(self.plan.child),
-                &overrides,
-            );
+        }
+        self.user(phase.range, &overrides);
+        if vote {
             self.part("vote_close");
-        } else {
-            self.user(phase.range, &overrides);
         }
         if call.is_some() {
             self.part("binds_close");
