@@ -71,6 +71,9 @@ pub struct Phased {
     pub vars: Vec<Var>,
     /// Some thread may return before a later phase: each thread has a flag.
     pub done_flags: bool,
+    /// Every return before a later phase is taken by a whole block together:
+    /// the block has one flag, and the phases after it run no thread.
+    pub block_done: bool,
     /// Threads per block the per-thread arrays hold, when some are needed.
     pub bound: Option<u64>,
     /// Bytes of the buffer that stands for dynamic shared memory, when the
@@ -626,7 +629,13 @@ pub fn phased(
     } = walk.variables(function, &bodies, constants)?;
     let mut steps = steps;
     mark_block_binds(&mut steps, &mut block_binds.into_iter());
-    let done_flags = walk.phases.iter().any(|p| !p.last && !p.returns.is_empty());
+    // A thread that returns before a later phase is marked, so that the later
+    // phases skip it; where every return is taken by a whole block
+    // (`uniform_return`), the block is marked instead.
+    let returns_early = walk.phases.iter().any(|p| !p.last && !p.returns.is_empty());
+    let block_done =
+        returns_early && crate::uniform_return::every_return_block_uniform(program, function);
+    let done_flags = returns_early && !block_done;
     let needs_bound = done_flags
         || vars
             .iter()
@@ -666,12 +675,22 @@ pub fn phased(
         shared: walk.shared,
         vars,
         done_flags,
+        block_done,
         bound,
         dynamic_shared: walk.dynamic_bytes,
         barriers: walk.barriers.len(),
         atomics,
         votes: walk.votes,
     })
+}
+
+impl Phased {
+    /// Does a run of the split serial version hold arrays of a block on the
+    /// stack (threads' variables and return flags kept across barriers,
+    /// shared memory)?
+    pub fn holds_arrays(&self) -> bool {
+        self.bound.is_some() || !self.shared.is_empty() || self.dynamic_shared.is_some()
+    }
 }
 
 impl<'p> Walk<'p> {
@@ -2128,6 +2147,33 @@ impl<'p> Walk<'p> {
         )
     }
 
+    /// For `& name [ index ]` spanning sig `from` to `to` (exclusive) and
+    /// nothing more, the index's range.
+    fn element_address(&self, from: usize, to: usize) -> Option<(usize, usize)> {
+        if to < from + 5
+            || self.text(from) != "&"
+            || self.sig[from + 1].kind != TokenKind::Ident
+            || self.text(from + 2) != "["
+            || self.text(to - 1) != "]"
+        {
+            return None;
+        }
+        let mut depth = 0usize;
+        for i in from + 2..to {
+            match self.text(i) {
+                "[" | "(" => depth += 1,
+                "]" | ")" => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 && i != to - 1 {
+                        return None;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Some((from + 3, to - 1))
+    }
+
     fn text_of(&self, from: usize, to: usize) -> String {
         if from >= to {
             return String::new();
@@ -2137,7 +2183,8 @@ impl<'p> Walk<'p> {
 
     /// An initializer from sig `from` to `to` (exclusive) that gives the same
     /// value in every phase: indices, dimensions, literals, operators, and
-    /// parameters and variables nothing assigns.
+    /// parameters and variables nothing assigns; also an element's address
+    /// `&p[i]` of such a pointer and index (an address, no memory read).
     fn stable(
         &self,
         from: usize,
@@ -2147,6 +2194,11 @@ impl<'p> Walk<'p> {
         recomputable: &HashSet<String>,
         constants: &Constants,
     ) -> bool {
+        if let Some(index) = self.element_address(from, to) {
+            let base = self.text(from + 1);
+            return ((params.contains(&base) && !assigned(base)) || recomputable.contains(base))
+                && self.stable(index.0, index.1, params, assigned, recomputable, constants);
+        }
         self.reading_expr(from, to, &|i, t, prev| {
             if prev == "." {
                 return matches!(t, "x" | "y" | "z");
@@ -2375,6 +2427,34 @@ mod tests {
         assert!(matches!(i.keep, Keep::Recompute { .. }));
         assert!(p.done_flags);
         assert_eq!(p.bound, Some(128));
+    }
+
+    #[test]
+    fn block_uniform_return_marks_the_block() {
+        // the textbook's recursive reduction: the stop condition reads only a
+        // parameter, so the whole block returns together; `odata` is an
+        // element's address, computed again in each phase
+        let p = split(
+            "__global__ void child(int *g_idata, int *g_odata, unsigned int isize) {\n  unsigned int tid = threadIdx.x;\n  int *idata = g_idata + blockIdx.x * blockDim.x;\n  int *odata = &g_odata[blockIdx.x];\n  if (isize == 2) {\n    if (tid == 0) *odata = idata[0] + idata[1];\n    return;\n  }\n  int istride = isize >> 1;\n  if (tid < istride) idata[tid] += idata[tid + istride];\n  __syncthreads();\n  if (tid == 0) *odata = idata[0];\n}\n",
+        )
+        .expect("splits");
+        assert!(p.block_done);
+        assert!(!p.done_flags);
+        assert_eq!(p.bound, None);
+        assert!(!p.holds_arrays());
+        let odata = p.vars.iter().find(|v| v.name == "odata").expect("odata");
+        assert!(
+            matches!(odata.keep, Keep::Recompute { .. }),
+            "{:?}",
+            odata.keep
+        );
+        // a return under a thread's condition still marks each thread
+        let p = split(
+            "__global__ void child(int *a, int n) {\n  if (threadIdx.x >= n) return;\n  a[threadIdx.x] = 1;\n  __syncthreads();\n  a[0] = 2;\n}\n",
+        )
+        .expect("splits");
+        assert!(p.done_flags);
+        assert!(!p.block_done);
     }
 
     #[test]

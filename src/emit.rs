@@ -228,6 +228,11 @@ fn prelude(r: &Renderer) -> Vec<u8> {
         } else {
             ""
         },
+        serial_list: if r.plan.uses.serial_list {
+            crate::transform::templates::SERIAL_LIST
+        } else {
+            ""
+        },
         floor_support: if r.plan.uses.floor {
             crate::transform::templates::FLOOR_SUPPORT
         } else {

@@ -46,6 +46,7 @@ mod record;
 mod thread_count;
 mod token;
 mod transform;
+mod uniform_return;
 mod writer;
 
 // What the command line, the tests, the benchmarks and the fuzzer use.

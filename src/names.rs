@@ -130,6 +130,14 @@ pub struct DeferSymbols {
     pub queue: String,
     /// The launch and serial run of one record.
     pub ops: String,
+    /// Makes a record from a launch's grids, block and arguments.
+    pub make: String,
+    /// A recursive child's lists of listed serial runs (`serial_list.cuh`).
+    pub lists: String,
+    /// The serial run of a launch that found no room, listed.
+    pub runner: String,
+    /// Appends a launch made in a listed run to its list.
+    pub push: String,
 }
 
 impl DeferSymbols {
@@ -138,6 +146,10 @@ impl DeferSymbols {
             record: format!("dpopt_deferred_{child}"),
             queue: format!("dpopt_deferred_{child}_queue"),
             ops: format!("dpopt_deferred_ops_{child}"),
+            make: format!("dpopt_deferred_make_{child}"),
+            lists: format!("dpopt_deferred_{child}_lists"),
+            runner: format!("dpopt_listed_run_{child}"),
+            push: format!("dpopt_listed_push_{child}"),
         }
     }
 }

@@ -486,6 +486,16 @@ pub struct ChildPlan {
     pub elsewhere: Option<usize>,
 }
 
+impl ChildPlan {
+    /// A recursive child with a deferral queue runs a launch that found no
+    /// room as a listed serial run (`serial_list.cuh`): its own launches made
+    /// in that run are listed and made after it, so the stack does not grow
+    /// with the recursion's depth.
+    pub fn lists(&self) -> bool {
+        self.recursive && self.defers
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
     pub sites: Sites,
@@ -534,6 +544,8 @@ pub struct Uses {
     pub bytes: bool,
     /// The queue of deferred launches.
     pub defer: bool,
+    /// Listed serial runs of recursive children (`ChildPlan::lists`).
+    pub serial_list: bool,
     /// `DPOPT_PARENT_BOUNDS`.
     pub bounded: bool,
     /// The statistics counters (any site).
@@ -594,6 +606,7 @@ impl Plan {
             grid_id: aggregations().any(Aggregation::pooled),
             bytes,
             defer: self.children.iter().any(|c| c.defers),
+            serial_list: self.children.iter().any(ChildPlan::lists),
             bounded: !self.bounded.is_empty(),
             stats: !self.sites.is_empty(),
             alloc: self.sites.iter().any(|s| !s.allocations.is_empty()),

@@ -5,7 +5,11 @@
    instead of running serially in its parent thread; one thread at a time (the drainer: a thread that queued one)
    launches the queued children as room frees up, waiting for room at most DPOPT_DEFER_NS_PER_THREAD ns per child
    thread (about what running it serially would take; waits doubling from DPOPT_DEFER_FIRST_NS ns up to 64 us)
-   before running it serially. Smaller children, and launches that find the queue full, run serially at once. */
+   before running it serially (or longer, while the drainer's stack has no room for the serial run:
+   dpopt_stack_room). Smaller children, and launches that find the queue full, run serially at once, unless the
+   thread's stack has no room for that: a small child is then queued too. A serial run's own launches that
+   find no room are queued while a drainer runs it (the drainer takes them in turn, so the stack does not grow
+   with a recursion's depth). */
 #ifndef DPOPT_DEFER_RECORDS
 #  define DPOPT_DEFER_RECORDS 1024
 #endif
@@ -51,7 +55,7 @@ static __device__ __noinline__ void dpopt_defer_drain(dpopt_defer_queue<R> &q)
                         if (r.dpopt_stats) atomicAdd(&r.dpopt_stats[DPOPT_STAT_DIRECT], 1ull);  /* launched */
                         break;
                     }
-                    if (err != cudaErrorLaunchPendingCountExceeded || waited >= budget) {
+                    if (err != cudaErrorLaunchPendingCountExceeded || (waited >= budget && dpopt_stack_room())) {
                         Ops::serial(r);
                         if (r.dpopt_stats) atomicAdd(&r.dpopt_stats[DPOPT_STAT_SERIALIZED], 1ull);  /* run serially after all */
                         break;
@@ -73,7 +77,7 @@ template <typename R, typename Ops>
 static __device__ bool dpopt_defer_push(dpopt_defer_queue<R> &q, const R &r)
 {
     if ((unsigned long long)r.dpopt_ogrid.x * r.dpopt_ogrid.y * r.dpopt_ogrid.z * r.dpopt_block.x * r.dpopt_block.y * r.dpopt_block.z
-        < (DPOPT_DEFER_MIN_THREADS))
+        < (DPOPT_DEFER_MIN_THREADS) && dpopt_stack_room())
         return false;
     unsigned long long slot = atomicAdd(&q.claimed, 0ull);
     for (;;) {

@@ -72,6 +72,34 @@ static __device__ __forceinline__ void dpopt_launch_refused()
     atomicAdd(reinterpret_cast<unsigned long long *>(&dpopt_launches_unfinished), 0ull - (unsigned long long)DPOPT_LAUNCH_UNIT);
 #endif
 }
+/* whether this thread's stack has room for one more level of a serial run (a launch's fallback): the local-space
+   address of a variable of the caller's frame says how much of the stack is in use (a thread's stack grows down
+   from the top of its 16 MiB local window, below DPOPT_STACK_TOP_RESERVED bytes the device keeps there: on an
+   H200 a leaf kernel's first variable lies 592 bytes below the top, and the deepest frame that ran without
+   overflowing lay 832 to 848 bytes more below it than cudaLimitStackSize; bench/probes/stack/stack_capacity.cu). A fallback that would leave less than DPOPT_STACK_RESERVE bytes
+   launches instead, waiting for room: a serial run past the stack's end is an illegal memory access. An
+   address outside the window (another layout) says nothing, and the serial run goes ahead as before. */
+#ifndef DPOPT_STACK_RESERVE
+#  define DPOPT_STACK_RESERVE 512
+#endif
+#ifndef DPOPT_STACK_TOP_RESERVED
+#  define DPOPT_STACK_TOP_RESERVED 576
+#endif
+template <int dpopt_unused = 0>
+static __device__ __noinline__ bool dpopt_stack_room()
+{
+    char dpopt_here;
+    const unsigned long long dpopt_at = (unsigned long long)__cvta_generic_to_local((void *)&dpopt_here);
+    const unsigned long long dpopt_top = 1ull << 24;
+    if (dpopt_at >= dpopt_top || dpopt_top - dpopt_at > (1ull << 20)) return true;  /* not the layout measured */
+    size_t dpopt_limit = 0;
+    if (cudaDeviceGetLimit(&dpopt_limit, cudaLimitStackSize) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return true;
+    }
+    const unsigned long long dpopt_used = dpopt_top - dpopt_at;
+    return dpopt_used + (DPOPT_STACK_RESERVE) <= (unsigned long long)dpopt_limit + (DPOPT_STACK_TOP_RESERVED);
+}
 /* one block of a counted grid: made by every thread at the kernel's start; its destructor, run when a thread
    leaves the kernel however it leaves, subtracts the block's share of the launch once the block's last thread
    leaves (block 0 also the remainder of the division) */

@@ -387,7 +387,7 @@ pub(super) fn check_child(
         if let Some(ret) = facts
             .returns
             .as_ref()
-            .filter(|_| !returns_after_every_barrier(program, child, facts))
+            .filter(|_| !returns_safely(program, child, facts))
         {
             if let Some(finding) = summary.first_of(&[Hazard::Block, Hazard::Unseen], |_| true) {
                 let d = if finding.hazard == Hazard::Unseen {
@@ -437,7 +437,7 @@ pub(super) fn check_child(
         if let Some(ret) = facts
             .returns
             .as_ref()
-            .filter(|_| !returns_after_every_barrier(program, child, facts))
+            .filter(|_| !returns_safely(program, child, facts))
         {
             if let Some(finding) = summary.first_of(&[Hazard::Block], |_| true) {
                 let d = Diagnostic::new(
@@ -457,6 +457,16 @@ pub(super) fn check_child(
         }
     }
     out
+}
+
+/// Can a coarsened block (or the floor's drain block) run the child's
+/// original blocks in turn although it returns early? When every barrier
+/// comes before the first return, or every return is taken by a whole block
+/// together (`uniform_return`).
+fn returns_safely(program: &Program, child: &Function, facts: &ChildFacts) -> bool {
+    returns_after_every_barrier(program, child, facts)
+        || (!facts.summary.has(Hazard::Exit)
+            && crate::uniform_return::every_return_block_uniform(program, child))
 }
 
 /// Does every barrier of the child (and every call to code dpopt cannot

@@ -657,10 +657,16 @@ mod tests {
             codes("  for (int i = 0; i < n; ++i) {\n    __syncthreads();\n    if (a[i] == 0) return;\n  }\n"),
             ["dpopt::return_with_barrier"]
         );
-        // A barrier after the return, in another branch's path.
+        // A barrier after the return, in another branch's path, with a
+        // condition some threads may take and others not.
+        assert_eq!(
+            codes("  if (a[n] > 4) return;\n  a[0] = 1;\n  __syncthreads();\n"),
+            ["dpopt::return_with_barrier"]
+        );
+        // The same return on a parameter: the whole block takes it or none.
         assert_eq!(
             codes("  if (n > 4) return;\n  a[0] = 1;\n  __syncthreads();\n"),
-            ["dpopt::return_with_barrier"]
+            Vec::<&str>::new()
         );
     }
 

@@ -129,6 +129,7 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
         coarse: plan.coarse.then(|| names::coarse(&child.name)),
         counted: counted(r, plan),
         defer: plan.defers.then(|| names::defer(&child.name)),
+        lists: plan.lists().then(|| names::DeferSymbols::of(&child.name)),
         aggregated: plan
             .sites
             .iter()
@@ -179,13 +180,14 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
             defer: names::defer(&child.name),
             serial: names::serial(&child.name),
             coarse: coarse.clone(),
-            recursive: plan.recursive,
+            recursive: plan.lists(),
             depth_macro: depth_macro(child),
             params: p.declared.clone(),
             defer_members: queue.iter().map(|m| m.decl.clone()).collect(),
             defer_names: queue.iter().map(|m| m.name.clone()).collect(),
             defer_args: reads.join(", "),
             defer_reads: reads.iter().map(|r| format!(", {r}")).collect(),
+            args: p.names.clone(),
         })
     } else {
         String::new()
@@ -376,11 +378,18 @@ fn aggregation(r: &Renderer, plan: &ChildPlan, index: SiteId) -> String {
         // With a serial version (some site thresholds this child), a direct
         // launch that finds no room (pending-launch limit) runs serially
         // instead (templates/recover.cu.tera).
-        serial_fn: plan.serial.then(|| names::serial(&child.name)),
+        // A recursive child's runs through its listed runner (no depth).
+        serial_fn: plan.serial.then(|| {
+            if plan.lists() {
+                names::DeferSymbols::of(&child.name).runner
+            } else {
+                names::serial(&child.name)
+            }
+        }),
         // Grid aggregation's fallbacks never defer.
         defer_fn: (plan.defers && aggregation.granularity != crate::pragma::Granularity::Grid)
             .then(|| names::defer(&child.name)),
-        depth: if plan.recursive {
+        depth: if plan.recursive && !plan.lists() {
             format!(", {}", Knob::SerialDepth.name(&child.symbol))
         } else {
             String::new()

@@ -71,6 +71,13 @@ pub struct SiteContext {
     pub coarse: String,
     /// The queue of deferred launches (`""` when the child has none).
     pub defer: String,
+    /// A recursive child's listed serial run for a launch that finds no
+    /// room (`ChildPlan::lists`), in place of the serial version.
+    pub runner: Option<String>,
+    /// In a copy of the recursive child's body: the function that lists a
+    /// launch made in a listed run (`dpopt_depth` at `DPOPT_LISTED_DEPTH`
+    /// and up), made after that run.
+    pub listed: Option<String>,
     /// In the launch-free copy of a `floor` parent: the function that
     /// records a large child for the drain.
     pub floor: Option<String>,
@@ -133,6 +140,9 @@ pub struct DeclarationsContext {
     /// The counted kernel, when some launch of the child is not coarsened.
     pub counted: Option<String>,
     pub defer: Option<String>,
+    /// A recursive child's listed serial runs: the fallback's runner and the
+    /// sites' list push (`ChildPlan::lists`).
+    pub lists: Option<crate::names::DeferSymbols>,
     /// Ids of the child's aggregated sites.
     pub aggregated: Vec<String>,
     /// Every site of the child.
@@ -213,6 +223,9 @@ pub struct SerialSplitContext {
     pub vote: Option<SplitVote>,
     /// Each thread has a flag set when it returns.
     pub done: bool,
+    /// The block has a flag set when it returns (every return is taken by a
+    /// whole block together).
+    pub block_done: bool,
     pub phase: usize,
     /// The phase has a `return`: its label.
     pub label: bool,
@@ -382,6 +395,8 @@ pub struct DeferContext {
     pub defer_names: Vec<String>,
     pub defer_args: String,
     pub defer_reads: String,
+    /// The parameters' names, each after a comma.
+    pub args: String,
 }
 
 /// `aggregation.cu.tera`, `aggregation_block.cu.tera`,
@@ -623,6 +638,8 @@ pub struct PreludeContext {
     pub uses: crate::plan::Uses,
     /// `defer_queue.cuh`, or `""`.
     pub defer_queue: &'static str,
+    /// `serial_list.cuh`, or `""`.
+    pub serial_list: &'static str,
     /// `floor.cuh`, or `""`.
     pub floor_support: &'static str,
     /// `launch_budget.cuh` (a file with sites or promoted chains), or `""`.

@@ -67,6 +67,7 @@ pub(super) fn serial_split(
         kept,
         refs: Vec::new(),
         done: phased.done_flags,
+        block_done: phased.block_done,
         phase: 0,
         label: false,
         line: 0,

@@ -4,7 +4,7 @@ use super::context::{Count, Factor, SiteContext};
 use super::renderer::Renderer;
 use super::{with_newlines, OUTPUT_LINE_MARKER};
 use crate::names::{self, Knob, SiteSymbols};
-use crate::plan::SiteId;
+use crate::plan::{ChildPlan, SiteId};
 use crate::program::FunctionId;
 use crate::source::Span;
 use crate::thread_count::{CountSource, ThreadCount};
@@ -199,17 +199,24 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         .iter()
         .any(|c| site.children().any(|s| s == c.child) && c.recursive);
     let nested = recursive && copy_of.is_some_and(|c| site.children().any(|s| s == c));
-    // In the split serial version of a recursive child, its own launches of
-    // the child are made as written (counted, coarsened where asked), never
-    // serially, aggregated or deferred: each of those paths calls the serial
-    // version again, and the serial version, holding a block's arrays, must
-    // not call itself (a recursion's stack size is not known to ptxas).
-    let launch_only = r.split && nested;
+    let child_plan = r.plan.children.iter().find(|c| c.child == site.child);
+    // In the split serial version of a recursive child that holds a block's
+    // arrays (threads' variables kept across barriers, shared memory), its
+    // own launches of the child are made as written (counted, coarsened
+    // where asked), never serially, aggregated or deferred: each of those
+    // paths calls the serial version again, and a serial version with such
+    // arrays must not call itself (a recursion's stack size is not known to
+    // ptxas: a thread then has cudaLimitStackSize, 1 KiB by default). One
+    // without arrays is thresholded like the body.
+    let launch_only = r.split
+        && nested
+        && child_plan
+            .and_then(|c| c.phased.as_ref())
+            .map_or(true, |p| p.holds_arrays());
     if launch_only {
         // no threshold to compare with: only the counts the grid names
         counts.retain(|c| grid_overrides.iter().any(|(_, v)| *v == c.var));
     }
-    let child_plan = r.plan.children.iter().find(|c| c.child == site.child);
     let defers = child_plan.is_some_and(|c| c.defers);
     let symbols = SiteSymbols::of(&site.id, &child.namespace);
     let floor = (r.floor && site.floor.is_some()).then(|| symbols.floor_push.clone());
@@ -264,6 +271,10 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         },
         depth_limit: nested.then(|| Knob::SerialDepth.name(&child.symbol)),
         coarse: format!("{qualifier}{}", names::coarse(&child.name)),
+        runner: (child_plan.is_some_and(ChildPlan::lists) && !launch_only)
+            .then(|| format!("{qualifier}{}", names::DeferSymbols::of(&child.name).runner)),
+        listed: (child_plan.is_some_and(ChildPlan::lists) && nested && !launch_only)
+            .then(|| format!("{qualifier}{}", names::DeferSymbols::of(&child.name).push)),
         defer: if defers && !launch_only {
             format!("{qualifier}{}", names::defer(&child.name))
         } else {

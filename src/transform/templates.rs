@@ -58,6 +58,7 @@ pub const DEFER: &str = "defer.cu.tera";
 /// The deferred-launch queue's generic code (C++ templates), copied into
 /// the prelude as it is.
 pub const DEFER_QUEUE: &str = include_str!("../../templates/defer_queue.cuh");
+pub const SERIAL_LIST: &str = include_str!("../../templates/serial_list.cuh");
 /// The count of unfinished launches against the pending-launch limit: the
 /// same in every file with sites, copied into the prelude as it is.
 pub const LAUNCH_BUDGET: &str = include_str!("../../templates/launch_budget.cuh");
