@@ -254,6 +254,20 @@ impl Aggregation {
 }
 
 impl Site {
+    /// Does the launch run serially only when it finds no room? A
+    /// recursion's own launch, coarsened or aggregated, without `threshold`
+    /// or `floor`: its child gets a serial version for that where it can run
+    /// serially (`ChildPlan::serial`).
+    pub fn serial_fallback(&self) -> bool {
+        self.parent == self.child
+            && self.threshold.is_none()
+            && self.floor.is_none()
+            && (self.aggregation.is_some()
+                || !matches!(self.coarsen, None | Some(Value::Literal(1))))
+    }
+}
+
+impl Site {
     /// The child and its alternatives.
     pub fn children(&self) -> impl Iterator<Item = FunctionId> + '_ {
         std::iter::once(self.child).chain(self.alternatives.iter().copied())
@@ -660,7 +674,7 @@ impl Plan {
             && sites.iter().any(|&s| {
                 let site = &self.sites[s];
                 match &site.aggregation {
-                    None => site.threshold.is_some(),
+                    None => site.threshold.is_some() || site.serial_fallback(),
                     Some(a) => a.granularity != Granularity::Grid,
                 }
             })

@@ -498,12 +498,22 @@ fn far_notes_get_their_own_snippet() {
 
 /// A recursion coarsened without a fallback warns about the pending-launch
 /// limit (dpopt::coarsen_pending), unless coarsening changes nothing, the
-/// launch has `threshold`'s serial fallback, or the file sets the limit.
+/// launch has a serial fallback (`threshold`'s, or the serial version a
+/// child that can run serially gets for that), or the file sets the limit.
 #[test]
 fn coarsened_recursion_warns_about_the_pending_limit() {
+    // a warp shuffle: the child cannot run serially
     let recursion = |pragma: &str, host: &str| {
-        format!("__global__ void refine(int *a, int d) {{\n  if (threadIdx.x == 0 && d < 3) {{\n#pragma dp {pragma}\n    refine<<<4, 32>>>(a, d + 1);\n  }}\n}}\n{host}")
+        format!("__global__ void refine(int *a, int d) {{\n  a[threadIdx.x] = __shfl_down_sync(0xffffffffu, d, 1);\n  if (threadIdx.x == 0 && d < 3) {{\n#pragma dp {pragma}\n    refine<<<4, 32>>>(a, d + 1);\n  }}\n}}\n{host}")
     };
+    let serializable = |pragma: &str| {
+        format!("__global__ void refine(int *a, int d) {{\n  if (threadIdx.x == 0 && d < 3) {{\n#pragma dp {pragma}\n    refine<<<4, 32>>>(a, d + 1);\n  }}\n}}\n")
+    };
+    for pragma in ["coarsen(4)", "consldt(warp)", "consldt(grid)"] {
+        let (rendered, wrote) = render(&serializable(pragma));
+        assert!(wrote, "{pragma}: {rendered}");
+        assert!(!rendered.contains("_pending"), "{pragma}: {rendered}");
+    }
     let (rendered, wrote) = render(&recursion("coarsen(4)", ""));
     assert!(wrote, "a warning must not stop the output");
     assert!(rendered.contains("dpopt::coarsen_pending"), "{rendered}");
@@ -513,7 +523,6 @@ fn coarsened_recursion_warns_about_the_pending_limit() {
     );
     for (pragma, host) in [
         ("coarsen(1)", ""),
-        ("threshold(64) coarsen(4)", ""),
         (
             "coarsen(4)",
             "int main() { cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 32768); }\n",

@@ -834,6 +834,7 @@ case! {
     name: aggregation_pending,
     input: "
         __global__ void refine(int *a, int n, int depth) {
+          a[threadIdx.x] = __shfl_down_sync(0xffffffffu, n, 1);
           if (threadIdx.x == 0 && depth < 4 && n > 64) {
         #pragma dp consldt(grid)
             refine<<<4, 32>>>(a + blockIdx.x * n / 4, n / 4, depth + 1);
@@ -843,7 +844,7 @@ case! {
     kind: AggregationPending { .. },
     code: "dpopt::aggregation_pending",
     severity: Warning,
-    line: 3,
+    line: 4,
     column: 1,
     span: "#pragma dp consldt(grid)",
 }

@@ -160,24 +160,51 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
     }
     for (child, sites) in by_child {
         // The floor's copy runs a child serially when its work list is full.
-        let serial = sites
+        let serial_sites: Vec<SiteId> = sites
             .iter()
-            .any(|&s| plan.sites[s].threshold.is_some() || plan.sites[s].floor.is_some());
+            .copied()
+            .filter(|&s| plan.sites[s].threshold.is_some() || plan.sites[s].floor.is_some())
+            .collect();
         let coarse = sites.iter().any(|&s| plan.sites[s].coarsen.is_some());
         let function = &program.functions[child];
         // The serial version's per-thread arrays hold the block of every
         // launch that runs serially.
-        let shape = child::serial_shape(
-            program,
-            &constants,
-            child,
-            sites
-                .iter()
-                .map(|&s| &plan.sites[s])
-                .filter(|s| s.threshold.is_some() || s.floor.is_some())
-                .map(|s| (&program.launches[s.launch], s.parent)),
-        );
-        let facts = child::ChildFacts::gather(program, &hazards, &constants, child, shape);
+        let gather = |serial_sites: &[SiteId]| {
+            let shape = child::serial_shape(
+                program,
+                &constants,
+                child,
+                serial_sites
+                    .iter()
+                    .map(|&s| &plan.sites[s])
+                    .map(|s| (&program.launches[s.launch], s.parent)),
+            );
+            child::ChildFacts::gather(program, &hazards, &constants, child, shape)
+        };
+        let mut facts = gather(&serial_sites);
+        let mut serial = !serial_sites.is_empty();
+        // A recursion rewritten at its own launch without `threshold`
+        // (coarsened or aggregated) still gets a serial version where the
+        // child can run serially, for its launches that find no room
+        // (pending-launch limit): without one they failed there.
+        // Their blocks join the serial version's shape, unless that keeps the
+        // child from running serially (then they keep no fallback).
+        let fallbacks = fallback_sites(&plan, &sites, child);
+        if !fallbacks.is_empty() {
+            let all: Vec<SiteId> = serial_sites.iter().chain(&fallbacks).copied().collect();
+            let with = gather(&all);
+            let serializable = fallbacks.iter().all(|&s| {
+                let mut site = plan.sites[s].clone();
+                site.threshold = Some(crate::pragma::Value::Literal(1));
+                !child::check_child(program, &site, function, &with)
+                    .iter()
+                    .any(Diagnostic::is_error)
+            });
+            if serializable {
+                facts = with;
+                serial = true;
+            }
+        }
         for &s in &sites {
             diagnostics.extend(child::check_child(
                 program,
@@ -186,9 +213,12 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
                 &facts,
             ));
         }
-        let recursive = plan.sites.iter().any(|s| {
-            s.child == child && (s.threshold.is_some() || s.floor.is_some()) && s.parent == child
-        });
+        let recursive = serial
+            && plan.sites.iter().any(|s| {
+                s.child == child
+                    && (s.threshold.is_some() || s.floor.is_some() || s.serial_fallback())
+                    && s.parent == child
+            });
         // Before the child's first declaration: in its namespace, and before
         // every parent that launches it. A child defined in another file
         // gets everything at one place of the input (`elsewhere`).
@@ -353,6 +383,15 @@ fn cannot_see(finding: &Finding, clause: &str) -> Diagnostic {
         Some(declared) => d.with_note(*declared, "declared here, defined in another file"),
         None => d,
     }
+}
+
+/// The child's sites of which [`crate::plan::Site::serial_fallback`] holds.
+fn fallback_sites(plan: &Plan, sites: &[SiteId], child: FunctionId) -> Vec<SiteId> {
+    sites
+        .iter()
+        .copied()
+        .filter(|&s| plan.sites[s].child == child && plan.sites[s].serial_fallback())
+        .collect()
 }
 
 #[cfg(test)]

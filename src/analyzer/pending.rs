@@ -25,6 +25,9 @@
 //! same program failed at 2,048 x 2,048 in 12 of 14 runs, where the original
 //! ran within the default limit, and with `threshold(128)` added it gave the
 //! original's image (bench/results/2026-11-28-h200-position-callees.txt).
+//! A recursion whose child can run serially gets a serial version for its
+//! launches that find no room even without `threshold`
+//! (`Site::serial_fallback`): neither warning applies to it.
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::plan::Plan;
@@ -58,7 +61,7 @@ pub(super) fn check(program: &Program, plan: &Plan) -> Vec<Diagnostic> {
         if coarsen_only {
             continue; // dpopt::coarsen_pending below
         }
-        if site.aggregation.is_some() && site.threshold.is_none() {
+        if site.aggregation.is_some() && site.threshold.is_none() && !serial(plan, site.child) {
             warned.push(site.child);
             out.push(Diagnostic::new(
                 DiagnosticKind::AggregationPending {
@@ -102,11 +105,15 @@ pub(super) fn check(program: &Program, plan: &Plan) -> Vec<Diagnostic> {
         {
             continue;
         }
-        let Some(launch) = program
-            .launches
-            .iter()
-            .find(|l| l.function == Some(site.child))
-        else {
+        // a launch of a child with a serial version runs serially when it
+        // finds no room
+        let Some(launch) = program.launches.with_ids().find_map(|(id, l)| {
+            let covered = plan
+                .sites
+                .iter()
+                .any(|s| s.launch == id && serial(plan, s.child));
+            (l.function == Some(site.child) && !covered).then_some(l)
+        }) else {
             continue;
         };
         let kernel = program.functions[site.child].name.clone();
@@ -122,4 +129,9 @@ pub(super) fn check(program: &Program, plan: &Plan) -> Vec<Diagnostic> {
         );
     }
     out
+}
+
+/// Has the child a serial version, which its launches that find no room run?
+fn serial(plan: &Plan, child: crate::program::FunctionId) -> bool {
+    plan.children.iter().any(|c| c.child == child && c.serial)
 }
