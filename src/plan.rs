@@ -254,20 +254,22 @@ impl Aggregation {
 }
 
 impl Site {
-    /// Does the launch run serially only when it finds no room? A
-    /// recursion's own launch, coarsened or aggregated, without `threshold`
+    /// Does the launch run serially only when it finds no room? An
+    /// aggregated launch, or a recursion's coarsened one, without `threshold`
     /// or `floor`: its child gets a serial version for that where it can run
-    /// serially (`ChildPlan::serial`).
+    /// serially (`ChildPlan::serial`). An aggregated launch's fallback is in
+    /// its launcher (a function of its own); a coarsened launch's is in the
+    /// parent, where the serial version's call raised the parent's registers
+    /// (sssp's from 32 to 38): only a recursion's, which goes through its
+    /// listed runner, has one.
     pub fn serial_fallback(&self) -> bool {
-        self.parent == self.child
-            && self.threshold.is_none()
+        self.threshold.is_none()
             && self.floor.is_none()
             && (self.aggregation.is_some()
-                || !matches!(self.coarsen, None | Some(Value::Literal(1))))
+                || (self.parent == self.child
+                    && !matches!(self.coarsen, None | Some(Value::Literal(1)))))
     }
-}
 
-impl Site {
     /// The child and its alternatives.
     pub fn children(&self) -> impl Iterator<Item = FunctionId> + '_ {
         std::iter::once(self.child).chain(self.alternatives.iter().copied())

@@ -183,10 +183,10 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         };
         let mut facts = gather(&serial_sites);
         let mut serial = !serial_sites.is_empty();
-        // A recursion rewritten at its own launch without `threshold`
-        // (coarsened or aggregated) still gets a serial version where the
-        // child can run serially, for its launches that find no room
-        // (pending-launch limit): without one they failed there.
+        // A launch coarsened or aggregated without `threshold` still gets a
+        // serial version where the child can run serially, for its launches
+        // that find no room (pending-launch limit): without one they failed
+        // there (a recursion's, and the launches a recursion's blocks make).
         // Their blocks join the serial version's shape, unless that keeps the
         // child from running serially (then they keep no fallback).
         let fallbacks = fallback_sites(&plan, &sites, child);
