@@ -669,6 +669,40 @@ mod tests {
     }
 
     #[test]
+    fn launches_without_threshold_fall_back_where_the_child_runs_serially() {
+        let child = |pragma: &str, body: &str, recursive: bool| {
+            let launch = if recursive { "refine" } else { "leaf" };
+            format!(
+                "__global__ void leaf(int *a, int d) {{ a[threadIdx.x] += d; }}\n__global__ void refine(int *a, int d) {{\n{body}  if (threadIdx.x == 0 && d < 3) {{\n#pragma dp {pragma}\n    {launch}<<<4, 32>>>(a, d + 1);\n  }}\n}}\n"
+            )
+        };
+        let serial = |text: &str| {
+            let (plan, diagnostics) = analysis(text);
+            assert!(
+                !diagnostics.iter().any(Diagnostic::is_error),
+                "{diagnostics:?}"
+            );
+            let c = &plan.children[0];
+            (c.serial, c.lists())
+        };
+        // an aggregated recursion: a serial version, its fallbacks listed
+        assert_eq!(serial(&child("consldt(warp)", "", true)), (true, true));
+        assert_eq!(serial(&child("consldt(grid)", "", true)), (true, false));
+        // a recursion's coarsened launch
+        assert_eq!(serial(&child("coarsen(4)", "", true)), (true, true));
+        // an aggregated launch of another kernel: the serial version, no lists
+        assert_eq!(serial(&child("consldt(warp)", "", false)), (true, false));
+        // a coarsened launch of another kernel keeps none (registers)
+        assert_eq!(serial(&child("coarsen(4)", "", false)), (false, false));
+        // a child that cannot run serially (a warp shuffle) gets none
+        let shuffle = "  a[threadIdx.x] = __shfl_down_sync(0xffffffffu, d, 1);\n";
+        assert_eq!(
+            serial(&child("consldt(warp)", shuffle, true)),
+            (false, false)
+        );
+    }
+
+    #[test]
     fn coarsening_takes_a_child_that_returns_only_after_its_barriers() {
         let codes = |child_body: &str| {
             let text = format!(
