@@ -254,6 +254,18 @@ pub enum Resolution {
 }
 
 impl Program {
+    /// Is `name` assigned, incremented or has its address taken in
+    /// `function`'s body?
+    pub fn assigns(&self, function: &Function, name: &str) -> bool {
+        let view = self.view.as_str();
+        let body = self.sig_in(function.body);
+        body.iter().enumerate().any(|(i, t)| {
+            t.kind == crate::token::TokenKind::Ident
+                && t.text(view) == name
+                && crate::token::is_modified_at(body, i, view)
+        })
+    }
+
     /// The (group, branch) stack of `#if` branches at a byte offset.
     pub fn condition_at(&self, offset: usize) -> Vec<(usize, usize)> {
         let k = self.conditions.partition_point(|c| c.0 < offset);

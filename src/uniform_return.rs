@@ -17,12 +17,20 @@
 //! thread.
 
 use crate::program::{Function, Program};
-use crate::token::{is_call_at, is_modified_at, Token, TokenKind};
+use crate::token::{is_call_at, Token, TokenKind};
 
 /// Is every `return` of `child` taken by all threads of a block or by none?
 pub fn every_return_block_uniform(program: &Program, child: &Function) -> bool {
     let view = program.view.as_str();
     let body = program.sig_in(child.body);
+    // The `)` closing the `(` at body index `open` (`Program::brackets`).
+    let base = program.sig_index_at(child.body.start());
+    let closing_paren = |open: usize| {
+        (body.get(open)?.text(view) == "(")
+            .then(|| program.brackets.partner(base + open))
+            .flatten()
+            .map(|k| k - base)
+    };
     if body
         .iter()
         .any(|t| t.kind == TokenKind::Ident && t.text(view) == "goto")
@@ -53,7 +61,7 @@ pub fn every_return_block_uniform(program: &Program, child: &Function) -> bool {
                 last_if.pop();
             }
             "if" if t.kind == TokenKind::Ident => {
-                let Some(close) = closing_paren(body, i + 1, view) else {
+                let Some(close) = closing_paren(i + 1) else {
                     return false;
                 };
                 let uniform = chain.take().unwrap_or(true)
@@ -87,7 +95,7 @@ pub fn every_return_block_uniform(program: &Program, child: &Function) -> bool {
                 // A loop or switch without braces: its statement is not
                 // uniform either; a `return` in it is refused below only
                 // when it follows at once (`while (c) return;`).
-                if let Some(close) = closing_paren(body, i + 1, view) {
+                if let Some(close) = closing_paren(i + 1) {
                     if body
                         .get(close + 1)
                         .is_some_and(|n| n.text(view) == "return")
@@ -106,31 +114,9 @@ pub fn every_return_block_uniform(program: &Program, child: &Function) -> bool {
     true
 }
 
-/// The index of the `)` closing the `(` at `open`.
-fn closing_paren(tokens: &[Token], open: usize, view: &str) -> Option<usize> {
-    if tokens.get(open)?.text(view) != "(" {
-        return None;
-    }
-    let mut depth = 0usize;
-    for (k, t) in tokens.iter().enumerate().skip(open) {
-        match t.text(view) {
-            "(" => depth += 1,
-            ")" => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(k);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
 /// Is the condition the same for every thread of a block?
 fn uniform_condition(program: &Program, child: &Function, tokens: &[Token]) -> bool {
     let view = program.view.as_str();
-    let body = program.sig_in(child.body);
     !tokens.is_empty()
         && tokens.iter().enumerate().all(|(k, t)| {
             let s = t.text(view);
@@ -180,12 +166,7 @@ fn uniform_condition(program: &Program, child: &Function, tokens: &[Token]) -> b
                                     | "false"
                                     | "nullptr"
                             )
-                            || (param
-                                && !body.iter().enumerate().any(|(i, b)| {
-                                    b.kind == TokenKind::Ident
-                                        && b.text(view) == s
-                                        && is_modified_at(body, i, view)
-                                })))
+                            || (param && !program.assigns(child, s)))
                 }
                 _ => false,
             }

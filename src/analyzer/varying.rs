@@ -85,22 +85,10 @@ pub(super) fn varying_arguments(
                     !called
                         && (macro_like
                             || type_word
-                            || (param && params_uniform && !assigned_in(program, parent_fn, s)))
+                            || (param && params_uniform && !program.assigns(parent_fn, s)))
                 }
                 _ => false,
             })
         })
         .collect()
-}
-
-/// Is `name` assigned, incremented or has its address taken in `function`?
-fn assigned_in(program: &Program, function: &Function, name: &str) -> bool {
-    let view = program.view.as_str();
-    let body = program.sig_in(function.body);
-    body.iter().enumerate().any(|(i, t)| {
-        if t.kind != TokenKind::Ident || t.text(view) != name {
-            return false;
-        }
-        crate::token::is_modified_at(body, i, view)
-    })
 }

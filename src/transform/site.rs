@@ -218,6 +218,9 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         counts.retain(|c| grid_overrides.iter().any(|(_, v)| *v == c.var));
     }
     let defers = child_plan.is_some_and(|c| c.defers);
+    // A recursive child's fallback runs listed (`ChildPlan::lists`).
+    let lists = child_plan.is_some_and(ChildPlan::lists) && !launch_only;
+    let queue = names::DeferSymbols::of(&child.name);
     let symbols = SiteSymbols::of(&site.id, &child.namespace);
     let floor = (r.floor && site.floor.is_some()).then(|| symbols.floor_push.clone());
     // A recursive floor site: its serial version is the copy's, which runs
@@ -271,10 +274,8 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         },
         depth_limit: nested.then(|| Knob::SerialDepth.name(&child.symbol)),
         coarse: format!("{qualifier}{}", names::coarse(&child.name)),
-        runner: (child_plan.is_some_and(ChildPlan::lists) && !launch_only)
-            .then(|| format!("{qualifier}{}", names::DeferSymbols::of(&child.name).runner)),
-        listed: (child_plan.is_some_and(ChildPlan::lists) && nested && !launch_only)
-            .then(|| format!("{qualifier}{}", names::DeferSymbols::of(&child.name).push)),
+        runner: lists.then(|| format!("{qualifier}{}", queue.runner)),
+        listed: (lists && nested).then(|| format!("{qualifier}{}", queue.push)),
         defer: if defers && !launch_only {
             format!("{qualifier}{}", names::defer(&child.name))
         } else {
