@@ -205,6 +205,18 @@ pub enum DiagnosticKind {
         name: String,
         clause: String,
     },
+    /// A clause value names something declared only inside functions (a
+    /// parameter or a local): the generated code uses it at file scope.
+    ValueNotConstant {
+        name: String,
+        clause: String,
+    },
+    /// `child_threads(EXPR)` names something the parent cannot see at the
+    /// launch (a local of another function, or one declared after it).
+    NameNotVisible {
+        name: String,
+        parent: String,
+    },
     ThresholdDecided {
         kernel: String,
         threads: i128,
@@ -456,6 +468,8 @@ impl DiagnosticKind {
             KernelClauseDiffers { clause, .. } => clause.differ_code(),
             ThresholdDecided { .. } => "dpopt::threshold_decided",
             UnseenName { .. } => "dpopt::unseen_name",
+            ValueNotConstant { .. } => "dpopt::value_not_constant",
+            NameNotVisible { .. } => "dpopt::name_not_visible",
             Unterminated { .. } => "dpopt::unterminated",
             UnreadableToken { .. } => "dpopt::unreadable_token",
             PragmaInMacro { .. } => "dpopt::pragma_in_macro",
@@ -638,6 +652,12 @@ impl DiagnosticKind {
             },
             UnseenName { name, clause } => format!(
                 "`{name}` in `{clause}` is not declared or defined in this file"
+            ),
+            ValueNotConstant { name, clause } => format!(
+                "`{name}` in `{clause}` is declared only inside a function: a clause value must be a constant the whole file sees"
+            ),
+            NameNotVisible { name, parent } => format!(
+                "`{name}` in `child_threads` is not visible at the launch in `{parent}`"
             ),
             AmbiguousKernel { kernel, count, arity } => format!(
                 "`{kernel}` with {arity} argument(s) may be any of {count} definitions in this file"
@@ -839,6 +859,12 @@ impl DiagnosticKind {
             UnseenName { name, .. } => format!(
                 "nvcc rejects the output unless a header or the command line defines it (`-D{name}=64`); otherwise define it in this file (`#define {name} 64`) or write the number"
             ),
+            ValueNotConstant { name, .. } => format!(
+                "the generated code uses the value outside the parent (in its own kernels and `static_assert`s): write the number, a macro (`#define {name} 64`) or a `constexpr` at file scope"
+            ),
+            NameNotVisible { .. } => {
+                "the expression is evaluated in the parent just before the launch: write it with the parent's parameters, its locals declared before the launch, or names declared at file scope".to_string()
+            }
             AmbiguousKernel { .. } => {
                 "dpopt tells overloads apart by namespace and argument count only: qualify the launch (`ns::kernel<<<...>>>`) or give the overloads different names".to_string()
             }

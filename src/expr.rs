@@ -72,7 +72,8 @@ struct ExprParser<'a> {
     depth: usize,
 }
 
-const CAST_WORDS: &[&str] = &[
+/// Type words a cast may be written with (`(unsigned)n`).
+pub(crate) const CAST_WORDS: &[&str] = &[
     "int",
     "unsigned",
     "signed",

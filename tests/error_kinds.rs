@@ -1126,6 +1126,52 @@ case! {
 }
 
 case! {
+    name: value_not_constant,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, const int *n, int th) {
+          int m = n[threadIdx.x];
+        #pragma dp threshold(th) coarsen(2)
+          child<<<(m + 255) / 256, 256>>>(a, m);
+        }
+    ",
+    kind: ValueNotConstant { .. },
+    code: "dpopt::value_not_constant",
+    severity: Error,
+    line: 8,
+    column: 22,
+    span: "th",
+}
+
+case! {
+    name: name_not_visible,
+    input: "
+        __global__ void child(int *a, int n) {
+          int i = blockIdx.x * blockDim.x + threadIdx.x;
+          if (i < n) a[i] = i;
+        }
+
+        __global__ void parent(int *a, const int *n) {
+          int m = n[threadIdx.x];
+        #pragma dp threshold(64) child_threads(m + len)
+          child<<<(m + 255) / 256, 256>>>(a, m);
+          int len = 2;
+          a[0] = len;
+        }
+    ",
+    kind: NameNotVisible { .. },
+    code: "dpopt::name_not_visible",
+    severity: Error,
+    line: 8,
+    column: 44,
+    span: "len",
+}
+
+case! {
     name: pragma_in_macro,
     input: "
         #define DP(x) _Pragma(#x)
@@ -2142,6 +2188,8 @@ fn tested_as(kind: &DiagnosticKind) -> &'static str {
         FixedConfigurationHazard { .. } => "dpopt::fixed_configuration",
         ThresholdDecided { .. } => "dpopt::threshold_decided",
         UnseenName { .. } => "dpopt::unseen_name",
+        ValueNotConstant { .. } => "dpopt::value_not_constant",
+        NameNotVisible { .. } => "dpopt::name_not_visible",
         AmbiguousKernel { .. } => "dpopt::ambiguous_kernel",
         TooDeep { .. } => "dpopt::too_deep",
         Unterminated { .. } => "dpopt::unterminated",
@@ -2318,6 +2366,14 @@ fn one_of_each() -> Vec<DiagnosticKind> {
         UnseenName {
             name: s(),
             clause: s(),
+        },
+        ValueNotConstant {
+            name: s(),
+            clause: s(),
+        },
+        NameNotVisible {
+            name: s(),
+            parent: s(),
         },
         AmbiguousKernel {
             kernel: s(),

@@ -94,7 +94,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
                 continue;
             }
         };
-        diagnostics.extend(names::unseen_names(program, &directive));
+        diagnostics.extend(names::clause_names(program, pragma, &directive));
         // Launch promotion: its own sites and markers (`promote.rs`).
         if directive.is_acquire() {
             markers.push(index);

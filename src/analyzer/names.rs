@@ -1,46 +1,175 @@
-//! Names in clause values that nothing in the file declares.
+//! Names in clause values: ones that nothing in the file declares (a
+//! warning: a header or `-D` may supply them), and ones the generated code
+//! cannot see where it uses them (an error).
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
-use crate::pragma::{Directive, Value};
-use crate::program::Program;
+use crate::expr::CAST_WORDS;
+use crate::lexer::lex_text;
+use crate::pragma::{ClauseName, ClauseValue, Directive, Value};
+use crate::program::{PragmaSite, Program};
 use crate::source::Span;
 use crate::token::{SigIdx, TokenKind};
 
 /// Names in clause values (`threshold(TH)`) that nothing in the file
 /// declares or defines: they compile only if a header or `-D` supplies them,
 /// which dpopt cannot see, so it says so.
-pub(super) fn unseen_names(program: &Program, directive: &Directive) -> Vec<Diagnostic> {
+///
+/// A name the file declares only inside functions is an error: a clause
+/// value must be a constant of the whole file (the generated kernels and
+/// `static_assert`s use it), and `child_threads(EXPR)` is evaluated in the
+/// parent before the launch, so its names must be the parent's (declared
+/// before the pragma) or the file's.
+pub(super) fn clause_names(
+    program: &Program,
+    pragma: &PragmaSite,
+    directive: &Directive,
+) -> Vec<Diagnostic> {
     let view = program.view.as_str();
     let mut out = Vec::new();
+    let span_of = |clause_span: Span, name: &str| {
+        let text = &view[clause_span.range()];
+        // Past the clause's own name: `n` in `child_threads(n)`.
+        let open = text.find('(').map_or(0, |i| i + 1);
+        word_at(&text[open..], name)
+            .map(|at| {
+                let start = clause_span.start() + open + at;
+                Span::new(start, start + name.len())
+            })
+            .unwrap_or(clause_span)
+    };
+    let unseen = |name: &str, clause: ClauseName, span: Span| {
+        Diagnostic::new(
+            DiagnosticKind::UnseenName {
+                name: name.to_string(),
+                clause: clause.spelling().to_string(),
+            },
+            span,
+            "not declared in this file",
+        )
+    };
+    let parent = program
+        .functions
+        .iter()
+        .find(|f| f.body.range().contains(&pragma.span.start()));
     for clause in &directive.clauses {
         for value in clause.value.values() {
             let Value::Macro(name) = value else {
                 continue;
             };
-            if name == "warpSize"
-                || name.ends_with("_MAX")
-                || declared_in_file(program, name.as_str())
-            {
+            let name = name.as_str();
+            if name == "warpSize" || name.ends_with("_MAX") {
                 continue;
             }
-            let text = &view[clause.span.range()];
-            let span = word_at(text, name.as_str())
-                .map(|at| {
-                    let start = clause.span.start() + at;
-                    Span::new(start, start + name.len())
+            let span = span_of(clause.span, name);
+            if !declared_in_file(program, name) {
+                out.push(unseen(name, clause.name, span));
+            } else if !visible_in_file(program, name) {
+                out.push(Diagnostic::new(
+                    DiagnosticKind::ValueNotConstant {
+                        name: name.to_string(),
+                        clause: clause.name.spelling().to_string(),
+                    },
+                    span,
+                    "a parameter or local",
+                ));
+            }
+        }
+        let ClauseValue::Expression(expr) = &clause.value else {
+            continue;
+        };
+        for name in expression_names(expr) {
+            let span = span_of(clause.span, name);
+            if !declared_in_file(program, name) {
+                out.push(unseen(name, clause.name, span));
+                continue;
+            }
+            let in_parent =
+                |at: usize| parent.is_some_and(|f| (f.start..pragma.span.start()).contains(&at));
+            if !visible_in_file(program, name)
+                && !program.sig.iter().any(|t| {
+                    t.kind == TokenKind::Ident && t.text(view) == name && in_parent(t.start)
                 })
-                .unwrap_or(clause.span);
-            out.push(Diagnostic::new(
-                DiagnosticKind::UnseenName {
-                    name: name.clone(),
-                    clause: clause.name.spelling().to_string(),
-                },
-                span,
-                "not declared in this file",
-            ));
+            {
+                out.push(Diagnostic::new(
+                    DiagnosticKind::NameNotVisible {
+                        name: name.to_string(),
+                        parent: parent.map_or_else(String::new, |f| f.name.clone()),
+                    },
+                    span,
+                    "not declared in the parent before the launch",
+                ));
+            }
         }
     }
     out
+}
+
+/// The names an expression reads as variables or constants: not what it
+/// calls, not members (`e.end`, `p->n`, `ns::x`), not type words.
+fn expression_names(expr: &str) -> Vec<&str> {
+    const OTHER_WORDS: &[&str] = &[
+        "sizeof",
+        "alignof",
+        "true",
+        "false",
+        "nullptr",
+        "threadIdx",
+        "blockIdx",
+        "blockDim",
+        "gridDim",
+        "warpSize",
+    ];
+    let tokens: Vec<_> = lex_text(expr)
+        .into_iter()
+        .filter(|t| t.kind.is_significant())
+        .collect();
+    let text = |i: usize| &expr[tokens[i].range()];
+    let mut names: Vec<&str> = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let name = &expr[t.range()];
+        let member = i > 0 && matches!(text(i - 1), "." | "->" | "::");
+        let call = tokens
+            .get(i + 1)
+            .is_some_and(|_| matches!(text(i + 1), "(" | "<" | "::"));
+        if t.kind == TokenKind::Ident
+            && !member
+            && !call
+            && !CAST_WORDS.contains(&name)
+            && !OTHER_WORDS.contains(&name)
+            && !name.ends_with("_MAX")
+            && !names.contains(&name)
+        {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// Is `name` a macro, or declared somewhere outside every function of the
+/// file (at namespace or class scope)?
+fn visible_in_file(program: &Program, name: &str) -> bool {
+    let view = program.view.as_str();
+    let inside_function = |at: usize| {
+        program
+            .functions
+            .iter()
+            .any(|f| (f.start..f.body.end()).contains(&at))
+    };
+    program.defines.iter().any(|(n, _)| n == name)
+        || program.sig.iter().enumerate().any(|(i, t)| match t.kind {
+            TokenKind::Ident => t.text(view) == name && !inside_function(t.start),
+            TokenKind::Directive => {
+                !program.pragmas.iter().any(|p| p.token == SigIdx(i))
+                    && defines_word(t.text(view), name)
+            }
+            _ => false,
+        })
+}
+
+/// Does a directive's text name `name` (continuation lines spliced)?
+fn defines_word(text: &str, name: &str) -> bool {
+    word_at(text, name).is_some()
+        || text.contains('\\') && word_at(&crate::phases::without_splices(text), name).is_some()
 }
 
 /// Does any code token or any directive other than a `#pragma dp` name `name`?
@@ -50,12 +179,8 @@ fn declared_in_file(program: &Program, name: &str) -> bool {
         || program.sig.iter().enumerate().any(|(i, t)| match t.kind {
             TokenKind::Ident => t.text(view) == name,
             TokenKind::Directive => {
-                !program.pragmas.iter().any(|p| p.token == SigIdx(i)) && {
-                    let text = t.text(view);
-                    word_at(text, name).is_some()
-                        || text.contains('\\')
-                            && word_at(&crate::phases::without_splices(text), name).is_some()
-                }
+                !program.pragmas.iter().any(|p| p.token == SigIdx(i))
+                    && defines_word(t.text(view), name)
             }
             _ => false,
         })
