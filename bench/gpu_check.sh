@@ -277,6 +277,15 @@ CORPUS_VARIANTS
   echo "pending_overflow dp defer-all pending_overflow__dp -DDPOPT_DEFER_MIN_THREADS=1" >> "$BUILD/jobs.txt"
   echo "pending_overflow dp defer-all-q16 pending_overflow__dp -DDPOPT_DEFER_MIN_THREADS=1,-DDPOPT_DEFER_RECORDS=16" >> "$BUILD/jobs.txt"
   echo "pending_overflow dp defer-all-stats pending_overflow__dp -DDPOPT_DEFER_MIN_THREADS=1,-DDPOPT_STATS" >> "$BUILD/jobs.txt"
+  # The same launch coarsened alone (no threshold): its launches that find
+  # no room run the child's serial version through its out-of-line call
+  # (dpopt_serial_call_child), or are deferred.
+  sed 's/^#pragma dp threshold(32)$/#pragma dp coarsen(4)/' tests/fixtures/pending_overflow.cu > "$BUILD/tmp.cu"
+  "$dpopt" transform "$BUILD/tmp.cu" -o "$BUILD/src/pending_overflow__dpC.cu"
+  rm -f "$BUILD/tmp.cu"
+  echo "pending_overflow dpC coarsen-only pending_overflow__dpC -" >> "$BUILD/jobs.txt"
+  echo "pending_overflow dpC coarsen-only-stats pending_overflow__dpC -DDPOPT_STATS" >> "$BUILD/jobs.txt"
+  echo "pending_overflow dpC coarsen-only-serial pending_overflow__dpC -DDPOPT_DEFER_MIN_THREADS=2000000000" >> "$BUILD/jobs.txt"
   # A program in two files: the parent's host launch is in host.cu, which
   # knows nothing of dpopt (the .extra file names the second source).
   cp tests/multi_tu/host.cu "$BUILD/src/two_files_host.cu"

@@ -138,6 +138,8 @@ pub struct DeferSymbols {
     pub runner: String,
     /// Appends a launch made in a listed run to its list.
     pub push: String,
+    /// The serial version, out of line (`Plan::serial_call`).
+    pub serial_call: String,
 }
 
 impl DeferSymbols {
@@ -150,6 +152,7 @@ impl DeferSymbols {
             lists: format!("dpopt_deferred_{child}_lists"),
             runner: format!("dpopt_listed_run_{child}"),
             push: format!("dpopt_listed_push_{child}"),
+            serial_call: format!("dpopt_serial_call_{child}"),
         }
     }
 }

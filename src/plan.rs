@@ -255,19 +255,25 @@ impl Aggregation {
 
 impl Site {
     /// Does the launch run serially only when it finds no room? An
-    /// aggregated launch, or a recursion's coarsened one, without `threshold`
-    /// or `floor`: its child gets a serial version for that where it can run
-    /// serially (`ChildPlan::serial`). An aggregated launch's fallback is in
-    /// its launcher (a function of its own); a coarsened launch's is in the
-    /// parent, where the serial version's call raised the parent's registers
-    /// (sssp's from 32 to 38): only a recursion's, which goes through its
-    /// listed runner, has one.
+    /// aggregated or coarsened launch without `threshold` or `floor`: its
+    /// child gets a serial version for that where it can run serially
+    /// (`ChildPlan::serial`). The fallback is out of line, so that the
+    /// parent's registers stay as they are: an aggregated launch's is in its
+    /// launcher (a function of its own), a recursion's coarsened launch goes
+    /// through its listed runner, and another coarsened launch calls the
+    /// child's `__noinline__` serial call (`Plan::serial_call`; inline, the
+    /// serial version raised sssp's parent from 32 registers to 38).
     pub fn serial_fallback(&self) -> bool {
         self.threshold.is_none()
             && self.floor.is_none()
             && (self.aggregation.is_some()
-                || (self.parent == self.child
-                    && !matches!(self.coarsen, None | Some(Value::Literal(1)))))
+                || !matches!(self.coarsen, None | Some(Value::Literal(1))))
+    }
+
+    /// A coarsened launch, not aggregated, that runs serially only when it
+    /// finds no room (`serial_fallback`).
+    pub fn coarsened_fallback(&self) -> bool {
+        self.serial_fallback() && self.aggregation.is_none()
     }
 
     /// The child and its alternatives.
@@ -661,6 +667,15 @@ impl Plan {
         }
         renamed.sort_by_key(|(callee, _)| callee.start());
         renamed
+    }
+
+    /// Does the child have a `__noinline__` call of its serial version
+    /// (`dpopt_serial_call_<child>`, templates/defer.cu.tera)? For the
+    /// coarsened launches of a child outside its recursion that run serially
+    /// only when they find no room: a recursive child's go through its listed
+    /// runner.
+    pub fn serial_call(&self, c: &ChildPlan) -> bool {
+        c.defers && !c.lists() && c.sites.iter().any(|&s| self.sites[s].coarsened_fallback())
     }
 
     /// Whether a child with these sites has a queue of deferred launches

@@ -52,6 +52,16 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
             }
         }
         let text = String::from_utf8_lossy(&bytes).into_owned();
+        if path.parent().is_some_and(|p| p.ends_with("corpus")) {
+            // Each corpus program with every launch coarsened alone: its
+            // launches that find no room call the child's serial version out
+            // of line (a child defined twice under `#if` has it in both).
+            let t = common::with_pragmas(&text, "#pragma dp coarsen(4)");
+            let file = dpopt::source::SourceFile::new("x.cu", t.clone().into_bytes());
+            if !transform(&file, "x.cu", false).has_errors() {
+                jobs.push((format!("{}_C", common::stem(&path)), t.into_bytes()));
+            }
+        }
         if path.parent().is_some_and(|p| p.ends_with("examples")) && common::is_promoted(&text) {
             // The promotion variants of the benchmark suite: basic and
             // aggregated, each with and without `#pragma dp acquire`.

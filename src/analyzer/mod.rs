@@ -189,7 +189,7 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
         // there (a recursion's, and the launches a recursion's blocks make).
         // Their blocks join the serial version's shape, unless that keeps the
         // child from running serially (then they keep no fallback).
-        let fallbacks = fallback_sites(&plan, &sites, child);
+        let fallbacks = fallback_sites(program, &plan, &sites, child);
         if !fallbacks.is_empty() {
             let all: Vec<SiteId> = serial_sites.iter().chain(&fallbacks).copied().collect();
             let with = gather(&all);
@@ -385,12 +385,25 @@ fn cannot_see(finding: &Finding, clause: &str) -> Diagnostic {
     }
 }
 
-/// The child's sites of which [`crate::plan::Site::serial_fallback`] holds.
-fn fallback_sites(plan: &Plan, sites: &[SiteId], child: FunctionId) -> Vec<SiteId> {
+/// The child's sites (it, or one of its alternatives, is their child) of
+/// which [`crate::plan::Site::serial_fallback`] holds. A template child has no deferral queue, so no out-of-line serial call
+/// (`Plan::serial_call`): its coarsened launches outside its recursion keep
+/// no fallback, which inline would raise the parent's registers.
+fn fallback_sites(
+    program: &Program,
+    plan: &Plan,
+    sites: &[SiteId],
+    child: FunctionId,
+) -> Vec<SiteId> {
+    let template = program.functions[child].template_header.is_some();
     sites
         .iter()
         .copied()
-        .filter(|&s| plan.sites[s].child == child && plan.sites[s].serial_fallback())
+        .filter(|&s| {
+            let site = &plan.sites[s];
+            site.serial_fallback()
+                && !(template && site.coarsened_fallback() && site.parent != child)
+        })
         .collect()
 }
 
@@ -683,8 +696,10 @@ mod tests {
                 "{diagnostics:?}"
             );
             let c = &plan.children[0];
-            (c.serial, c.lists())
+            assert!(!(plan.serial_call(c) && c.lists()));
+            (c.serial, c.lists() || plan.serial_call(c))
         };
+        // (serial version, fallback out of line: listed or the serial call)
         // an aggregated recursion: a serial version, its fallbacks listed
         assert_eq!(serial(&child("consldt(warp)", "", true)), (true, true));
         assert_eq!(serial(&child("consldt(grid)", "", true)), (true, false));
@@ -692,8 +707,17 @@ mod tests {
         assert_eq!(serial(&child("coarsen(4)", "", true)), (true, true));
         // an aggregated launch of another kernel: the serial version, no lists
         assert_eq!(serial(&child("consldt(warp)", "", false)), (true, false));
-        // a coarsened launch of another kernel keeps none (registers)
-        assert_eq!(serial(&child("coarsen(4)", "", false)), (false, false));
+        // a coarsened launch of another kernel: the serial version, called
+        // out of line (registers)
+        assert_eq!(serial(&child("coarsen(4)", "", false)), (true, true));
+        // ... unless the child is a template (no queue, no out-of-line call)
+        let template = child("coarsen(4)", "", false)
+            .replace(
+                "__global__ void leaf(int *a",
+                "template <int K>\n__global__ void leaf(int *a",
+            )
+            .replace("leaf<<<", "leaf<2><<<");
+        assert_eq!(serial(&template), (false, false));
         // a child that cannot run serially (a warp shuffle) gets none
         let shuffle = "  a[threadIdx.x] = __shfl_down_sync(0xffffffffu, d, 1);\n";
         assert_eq!(

@@ -25,9 +25,9 @@
 //! same program failed at 2,048 x 2,048 in 12 of 14 runs, where the original
 //! ran within the default limit, and with `threshold(128)` added it gave the
 //! original's image (bench/results/2026-11-28-h200-position-callees.txt).
-//! A recursion whose child can run serially gets a serial version for its
-//! launches that find no room even without `threshold`
-//! (`Site::serial_fallback`): neither warning applies to it.
+//! A coarsened or aggregated launch whose child can run serially gets a
+//! serial version for its launches that find no room even without
+//! `threshold` (`Site::serial_fallback`): neither warning applies to it.
 
 use crate::diagnostic::{Diagnostic, DiagnosticKind};
 use crate::plan::Plan;

@@ -181,6 +181,7 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
             serial: names::serial(&child.name),
             coarse: coarse.clone(),
             recursive: plan.lists(),
+            serial_call: r.plan.serial_call(plan),
             depth_macro: depth_macro(child),
             params: p.declared.clone(),
             defer_members: queue.iter().map(|m| m.decl.clone()).collect(),

@@ -388,6 +388,8 @@ pub struct DeferContext {
     pub serial: String,
     pub coarse: Option<String>,
     pub recursive: bool,
+    /// The serial version out of line (`Plan::serial_call`).
+    pub serial_call: bool,
     pub depth_macro: String,
     pub params: String,
     /// Record members, their names, and the reads of them as arguments.

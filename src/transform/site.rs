@@ -274,7 +274,19 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
         },
         depth_limit: nested.then(|| Knob::SerialDepth.name(&child.symbol)),
         coarse: format!("{qualifier}{}", names::coarse(&child.name)),
-        runner: lists.then(|| format!("{qualifier}{}", queue.runner)),
+        // A recursive child's listed runner; for a coarsened launch of
+        // another child that runs serially only when it finds no room, the
+        // child's out-of-line serial call.
+        runner: if lists {
+            Some(format!("{qualifier}{}", queue.runner))
+        } else if site.coarsened_fallback()
+            && !launch_only
+            && child_plan.is_some_and(|c| r.plan.serial_call(c))
+        {
+            Some(format!("{qualifier}{}", queue.serial_call))
+        } else {
+            None
+        },
         listed: (lists && nested).then(|| format!("{qualifier}{}", queue.push)),
         defer: if defers && !launch_only {
             format!("{qualifier}{}", names::defer(&child.name))
