@@ -95,6 +95,11 @@ pub fn defer(child: &str) -> String {
     format!("dpopt_defer_{child}")
 }
 
+/// The serial version called out of line (`Plan::serial_call`).
+pub fn serial_call(child: &str) -> String {
+    format!("dpopt_serial_call_{child}")
+}
+
 /// What replaces `malloc` (or `cudaMalloc`) at an aggregated allocation
 /// call (`templates/alloc.cuh`): the helper of its granularity, with the
 /// call's tag (block granularity keeps its round state per call) and
@@ -138,8 +143,6 @@ pub struct DeferSymbols {
     pub runner: String,
     /// Appends a launch made in a listed run to its list.
     pub push: String,
-    /// The serial version, out of line (`Plan::serial_call`).
-    pub serial_call: String,
 }
 
 impl DeferSymbols {
@@ -152,7 +155,6 @@ impl DeferSymbols {
             lists: format!("dpopt_deferred_{child}_lists"),
             runner: format!("dpopt_listed_run_{child}"),
             push: format!("dpopt_listed_push_{child}"),
-            serial_call: format!("dpopt_serial_call_{child}"),
         }
     }
 }

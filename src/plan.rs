@@ -670,12 +670,12 @@ impl Plan {
     }
 
     /// Does the child have a `__noinline__` call of its serial version
-    /// (`dpopt_serial_call_<child>`, templates/defer.cu.tera)? For the
-    /// coarsened launches of a child outside its recursion that run serially
-    /// only when they find no room: a recursive child's go through its listed
-    /// runner.
+    /// (`dpopt_serial_call_<child>`, templates/definitions.cu.tera)? For the
+    /// coarsened launches of a child that is no recursion, which run serially
+    /// only when they find no room (a recursive child's go through its listed
+    /// runner, where it has one).
     pub fn serial_call(&self, c: &ChildPlan) -> bool {
-        c.defers && !c.lists() && c.sites.iter().any(|&s| self.sites[s].coarsened_fallback())
+        c.serial && !c.recursive && c.sites.iter().any(|&s| self.sites[s].coarsened_fallback())
     }
 
     /// Whether a child with these sites has a queue of deferred launches

@@ -386,16 +386,20 @@ fn cannot_see(finding: &Finding, clause: &str) -> Diagnostic {
 }
 
 /// The child's sites (it, or one of its alternatives, is their child) of
-/// which [`crate::plan::Site::serial_fallback`] holds. A template child has no deferral queue, so no out-of-line serial call
-/// (`Plan::serial_call`): its coarsened launches outside its recursion keep
-/// no fallback, which inline would raise the parent's registers.
+/// which [`crate::plan::Site::serial_fallback`] holds. A recursive template
+/// child has no deferral queue, so no listed runner, and no out-of-line
+/// serial call (`Plan::serial_call`): its coarsened launches outside its
+/// recursion keep no fallback, which inline would raise the parent's
+/// registers.
 fn fallback_sites(
     program: &Program,
     plan: &Plan,
     sites: &[SiteId],
     child: FunctionId,
 ) -> Vec<SiteId> {
-    let template = program.functions[child].template_header.is_some();
+    // a recursive template child: no listed runner, no serial call
+    let template = program.functions[child].template_header.is_some()
+        && sites.iter().any(|&s| plan.sites[s].parent == child);
     sites
         .iter()
         .copied()
@@ -710,14 +714,14 @@ mod tests {
         // a coarsened launch of another kernel: the serial version, called
         // out of line (registers)
         assert_eq!(serial(&child("coarsen(4)", "", false)), (true, true));
-        // ... unless the child is a template (no queue, no out-of-line call)
+        // ... a template child too (the call is a template)
         let template = child("coarsen(4)", "", false)
             .replace(
                 "__global__ void leaf(int *a",
                 "template <int K>\n__global__ void leaf(int *a",
             )
             .replace("leaf<<<", "leaf<2><<<");
-        assert_eq!(serial(&template), (false, false));
+        assert_eq!(serial(&template), (true, true));
         // a child that cannot run serially (a warp shuffle) gets none
         let shuffle = "  a[threadIdx.x] = __shfl_down_sync(0xffffffffu, d, 1);\n";
         assert_eq!(

@@ -129,6 +129,10 @@ pub fn declarations(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Vec<u
         coarse: plan.coarse.then(|| names::coarse(&child.name)),
         counted: counted(r, plan),
         defer: plan.defers.then(|| names::defer(&child.name)),
+        serial_call: r
+            .plan
+            .serial_call(plan)
+            .then(|| names::serial_call(&child.name)),
         lists: plan.lists().then(|| names::DeferSymbols::of(&child.name)),
         aggregated: plan
             .sites
@@ -181,7 +185,6 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
             serial: names::serial(&child.name),
             coarse: coarse.clone(),
             recursive: plan.lists(),
-            serial_call: r.plan.serial_call(plan),
             depth_macro: depth_macro(child),
             params: p.declared.clone(),
             defer_members: queue.iter().map(|m| m.decl.clone()).collect(),
@@ -248,6 +251,10 @@ pub fn definitions(r: &Renderer, plan: &ChildPlan, resume_line: usize) -> Fragme
         params: p.declared,
         arg_names: p.names,
         serial,
+        serial_call: r
+            .plan
+            .serial_call(plan)
+            .then(|| names::serial_call(&child.name)),
         serial_bound: plan.guard.as_ref().map(|g| g.bound.clone()),
         serial_index_only: plan.guard.as_ref().is_some_and(|g| g.index_only),
         coarse,

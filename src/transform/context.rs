@@ -140,6 +140,8 @@ pub struct DeclarationsContext {
     /// The counted kernel, when some launch of the child is not coarsened.
     pub counted: Option<String>,
     pub defer: Option<String>,
+    /// The serial version called out of line (`Plan::serial_call`).
+    pub serial_call: Option<String>,
     /// A recursive child's listed serial runs: the fallback's runner and the
     /// sites' list push (`ChildPlan::lists`).
     pub lists: Option<crate::names::DeferSymbols>,
@@ -283,6 +285,8 @@ pub struct DefinitionsContext {
     pub params: String,
     pub arg_names: String,
     pub serial: Option<String>,
+    /// The serial version called out of line (`Plan::serial_call`).
+    pub serial_call: Option<String>,
     /// The bound of the child's leading `if (i >= n) return;` guard.
     pub serial_bound: Option<String>,
     /// With `serial_bound`, the body names the thread indices only in the
@@ -388,8 +392,6 @@ pub struct DeferContext {
     pub serial: String,
     pub coarse: Option<String>,
     pub recursive: bool,
-    /// The serial version out of line (`Plan::serial_call`).
-    pub serial_call: bool,
     pub depth_macro: String,
     pub params: String,
     /// Record members, their names, and the reads of them as arguments.

@@ -283,7 +283,11 @@ pub fn site_code(r: &Renderer, index: SiteId, copy_of: Option<FunctionId>, out: 
             && !launch_only
             && child_plan.is_some_and(|c| r.plan.serial_call(c))
         {
-            Some(format!("{qualifier}{}", queue.serial_call))
+            Some(format!(
+                "{qualifier}{}{}",
+                names::serial_call(&child.name),
+                launch.template_args.as_deref().unwrap_or("")
+            ))
         } else {
             None
         },
