@@ -238,13 +238,15 @@ pub struct Shared {
 pub enum Keep {
     /// Its declaration, copied to the start of each later phase that uses it.
     Recompute { declaration: Span },
-    /// Kept per thread: `storage name[bound]array`; in its own phase the
-    /// declaration from its first token to `replace.end()` becomes `with`.
+    /// Kept per thread: `storage name[bound]array`; in its own phase each
+    /// span of `rewrites` becomes its text (the declaration up to the name
+    /// becomes the name; in a statement of several declarators, the first
+    /// kept one also turns the statement's commas into `;`, giving the
+    /// declarators that are not kept their type again).
     Store {
         storage: String,
         array: String,
-        replace: Span,
-        with: String,
+        rewrites: Vec<(Span, String)>,
     },
     /// An assigned parameter, kept per thread from the start of each block.
     Param { storage: String },
@@ -1625,6 +1627,56 @@ impl<'p> Walk<'p> {
             .collect()
     }
 
+    /// The commas of a declaration statement of several declarators,
+    /// some kept per thread (`stored`): each becomes `;`, followed by the
+    /// statement's type where the next declarator is not kept (it is then
+    /// declared in a statement of its own).
+    fn comma_rewrites(
+        &self,
+        s: usize,
+        decls: &[Declarator],
+        stored: &[bool],
+    ) -> Result<Vec<(Span, String)>, Refusal> {
+        let base = base_type(self.sig, self.view, s, &decls[0]);
+        let words: Vec<&str> = base.map(|i| self.text(i)).collect();
+        // a template type with `<` in an initializer: which commas separate
+        // declarators is not certain
+        let end = decls
+            .last()
+            .map_or(s, |d| d.init_to.max(d.array_end).max(d.at + 1));
+        let certain =
+            split_top_level(&self.sig[s..end], self.view, Angles::Operators).len() == decls.len();
+        if !certain
+            || words.is_empty()
+            || words
+                .iter()
+                .any(|w| matches!(*w, "auto" | "static" | "extern"))
+        {
+            return Err(refuse(
+                self.sig[decls[0].at].span(),
+                format!(
+                    "`{}` lives across a barrier and is declared with others in one statement whose type dpopt cannot repeat",
+                    decls[0].name
+                ),
+                "declare the variables that live across the barrier in statements of their own",
+            ));
+        }
+        Ok(decls
+            .iter()
+            .zip(stored)
+            .skip(1)
+            .map(|(d, &kept)| {
+                let comma = self.sig[d.start - 1].span();
+                let with = if kept {
+                    ";".to_string()
+                } else {
+                    format!("; {}", words.join(" "))
+                };
+                (comma, with)
+            })
+            .collect())
+    }
+
     fn variables(
         &self,
         function: &crate::program::Function,
@@ -1806,14 +1858,31 @@ impl<'p> Walk<'p> {
             if all_stable {
                 recomputable = trial;
             }
-            for d in &decls {
-                let used_in: Vec<usize> = (phase + 1..self.phases.len())
-                    .filter(|&q| {
-                        self.phase_regions[q].starts_with(chain)
-                            && uses[q].contains(d.name.as_str())
-                            && !own[q].contains(&d.name)
-                    })
-                    .collect();
+            let used_ins: Vec<Vec<usize>> = decls
+                .iter()
+                .map(|d| {
+                    (phase + 1..self.phases.len())
+                        .filter(|&q| {
+                            self.phase_regions[q].starts_with(chain)
+                                && uses[q].contains(d.name.as_str())
+                                && !own[q].contains(&d.name)
+                        })
+                        .collect()
+                })
+                .collect();
+            // In a statement of several declarators where some are kept per
+            // thread: the others declared again after the commas, which
+            // become `;` (`int a = f(), b = a + 1;` -> `a = f(); int b = a + 1;`).
+            let stored: Vec<bool> = used_ins
+                .iter()
+                .map(|u| !all_stable && !u.is_empty())
+                .collect();
+            let mut commas = if decls.len() > 1 && stored.contains(&true) {
+                Some(self.comma_rewrites(*s, &decls, &stored)?)
+            } else {
+                None
+            };
+            for (d, used_in) in decls.iter().zip(used_ins) {
                 let stable = all_stable;
                 if used_in.is_empty() {
                     continue;
@@ -1843,14 +1912,18 @@ impl<'p> Walk<'p> {
                         declaration: statement,
                     }
                 } else {
-                    if decls.len() > 1 {
-                        return Err(refuse(
-                            self.sig[d.at].span(),
-                            format!("`{}` lives across a barrier and is declared with others in one statement", d.name),
-                            format!("declare `{}` in a statement of its own", d.name),
-                        ));
-                    }
-                    let storage = storage_type(self.sig, view, *s, d.at).ok_or_else(|| {
+                    // the statement's type, then (after the first
+                    // declarator) the declarator's own `*`s
+                    let storage = if d.start == *s {
+                        storage_type(self.sig, view, *s, d.at)
+                    } else {
+                        let words: Vec<&str> = base_type(self.sig, view, *s, &decls[0])
+                            .chain(d.start..d.at)
+                            .map(|i| self.text(i))
+                            .collect();
+                        type_text(&words)
+                    };
+                    let storage = storage.ok_or_else(|| {
                         refuse(
                             self.sig[d.at].span(),
                             format!("`{}` lives across a barrier, so it is kept per thread, which needs a named type that is not a reference (not `auto`, not `static`)", d.name),
@@ -1879,22 +1952,29 @@ impl<'p> Walk<'p> {
                     } else {
                         String::new()
                     };
-                    let (replace, with) = if d.init {
+                    let own_end = if d.array { d.array_end - 1 } else { d.at };
+                    let mut rewrites = vec![if d.init {
                         (
-                            Span::from(self.sig[*s].start..self.sig[d.at].end),
+                            Span::from(self.sig[d.start].start..self.sig[d.at].end),
                             d.name.clone(),
                         )
-                    } else {
+                    } else if decls.len() == 1 {
                         (
                             statement,
                             format!("/* dpopt: `{}` kept per thread */", d.name),
                         )
-                    };
+                    } else {
+                        (
+                            Span::from(self.sig[d.start].start..self.sig[own_end].end),
+                            format!("/* dpopt: `{}` kept per thread */", d.name),
+                        )
+                    }];
+                    // the statement's commas go with its first kept declarator
+                    rewrites.extend(commas.take().unwrap_or_default());
                     Keep::Store {
                         storage,
                         array,
-                        replace,
-                        with,
+                        rewrites,
                     }
                 };
                 vars.push(Var {
@@ -1929,8 +2009,7 @@ impl<'p> Walk<'p> {
                 keep: Keep::Store {
                     storage: storage.clone(),
                     array: String::new(),
-                    replace: *at,
-                    with: name.clone(),
+                    rewrites: vec![(*at, name.clone())],
                 },
                 declared_in: None,
                 used_in,
@@ -2225,6 +2304,9 @@ impl<'p> Walk<'p> {
 #[derive(Debug, Clone, Default)]
 struct Declarator {
     name: String,
+    /// Significant index of the declarator's first token (the statement's
+    /// first, for the first declarator).
+    start: usize,
     /// Significant index of the name.
     at: usize,
     /// `= ...` follows.
@@ -2250,7 +2332,19 @@ fn declarators(sig: &[Token], view: &str, s: usize, e: usize) -> Option<Vec<Decl
     if sig[s].kind != TokenKind::Ident || NOT_A_TYPE.contains(&first) {
         return None;
     }
-    let parts = split_top_level(&sig[s..e - 1], view, Angles::Brackets);
+    // `<` is a template's bracket only where the type has one (before the
+    // first declarator's `=`, `(`, `{`, `[` or `,`); in initializers it is
+    // an operator (`int i = ..., v = i < n ? a[i] : 0, w;`)
+    let templated = sig[s..e - 1]
+        .iter()
+        .take_while(|t| !matches!(t.text(view), "=" | "(" | "{" | "[" | ","))
+        .any(|t| t.text(view) == "<");
+    let angles = if templated {
+        Angles::Brackets
+    } else {
+        Angles::Operators
+    };
+    let parts = split_top_level(&sig[s..e - 1], view, angles);
     let mut out = Vec::new();
     let mut offset = s;
     for (n, part) in parts.iter().enumerate() {
@@ -2284,6 +2378,7 @@ fn declarators(sig: &[Token], view: &str, s: usize, e: usize) -> Option<Vec<Decl
         let at = offset + q - 1;
         let mut d = Declarator {
             name: part[q - 1].text(view).to_string(),
+            start: offset,
             at,
             ..Default::default()
         };
@@ -2308,6 +2403,15 @@ fn declarators(sig: &[Token], view: &str, s: usize, e: usize) -> Option<Vec<Decl
         offset += part.len() + 1;
     }
     Some(out)
+}
+
+/// The declaration's own type (`const int` of `const int *p = a, n = 0;`):
+/// its first tokens up to the first declarator's `*` or `&`.
+fn base_type(sig: &[Token], view: &str, s: usize, first: &Declarator) -> std::ops::Range<usize> {
+    let end = (s..first.at)
+        .find(|&i| matches!(sig[i].text(view), "*" | "&" | "&&"))
+        .unwrap_or(first.at);
+    s..end
 }
 
 /// The type of a variable kept per thread, from its declaration's type
@@ -2410,6 +2514,38 @@ mod tests {
     }
 
     #[test]
+    fn declarators_of_one_statement_are_kept_apart() {
+        let p = split(
+            "__global__ void child(const int *a, int *b, int n) {\n  __shared__ int s[128];\n  int i = blockIdx.x * blockDim.x + threadIdx.x, v = i < n ? a[i] : 0, t = 2, *q = b + i, w;\n  w = v * t;\n  s[threadIdx.x] = v;\n  __syncthreads();\n  if (i < n) *q = v + w + s[0];\n}\n",
+        )
+        .expect("splits");
+        let kept: Vec<(&str, &str)> = p
+            .vars
+            .iter()
+            .filter_map(|v| match &v.keep {
+                Keep::Store { storage, .. } => Some((v.name.as_str(), storage.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            kept,
+            [("i", "int"), ("v", "int"), ("q", "int *"), ("w", "int")]
+        );
+        // `i`'s rewrites hold the commas: `;`, `; int` before `t` (not kept), `;`
+        let Keep::Store { rewrites, .. } = &p.vars[0].keep else {
+            panic!("{:?}", p.vars[0]);
+        };
+        let texts: Vec<&str> = rewrites.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(texts, ["i", ";", "; int", ";", ";"]);
+        // a template type with `<` in an initializer: refused
+        let e = split(
+            "__global__ void child(const int *a, int *b, int n) {\n  __shared__ int s[128];\n  Pair<int, int> i = make(threadIdx.x < n, a[0]), j;\n  s[threadIdx.x] = 1;\n  __syncthreads();\n  b[0] = i.x + s[0];\n}\n",
+        );
+        let why = e.expect_err("refused").why;
+        assert!(why.contains("declared with others"), "{why}");
+    }
+
+    #[test]
     fn loaded_value_is_kept_and_early_return_flags() {
         let p = split(
             "__global__ void child(const int *a, int *b, int n) {\n  __shared__ int s[64];\n  const int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n  const int v = a[i];\n  s[threadIdx.x] = v;\n  __syncthreads();\n  b[i] = v + s[0];\n}\n",
@@ -2417,9 +2553,12 @@ mod tests {
         .expect("splits");
         let v = p.vars.iter().find(|v| v.name == "v").expect("v");
         match &v.keep {
-            Keep::Store { storage, with, .. } => {
+            Keep::Store {
+                storage, rewrites, ..
+            } => {
                 assert_eq!(storage, "int");
-                assert_eq!(with, "v");
+                assert_eq!(rewrites.len(), 1);
+                assert_eq!(rewrites[0].1, "v");
             }
             k => panic!("{k:?}"),
         }

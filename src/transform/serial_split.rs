@@ -252,8 +252,8 @@ impl<'a> Split<'a, '_> {
                 {
                     recompute.push(*declaration);
                 }
-                Keep::Store { replace, with, .. } if here => {
-                    overrides.push((*replace, with.clone()));
+                Keep::Store { rewrites, .. } if here => {
+                    overrides.extend(rewrites.iter().cloned());
                     self.base.refs.extend(kept(self));
                 }
                 Keep::Store { .. } | Keep::Param { .. } if used => {
