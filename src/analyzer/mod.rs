@@ -783,4 +783,51 @@ mod tests {
             .collect();
         assert_eq!(unseen, [("dpopt::unseen_name", "CF")]);
     }
+
+    #[test]
+    fn clause_names_the_parent_cannot_see_are_errors_unless_a_header_may_define_them() {
+        let codes = |pragma: &str| {
+            let text = format!(
+                "__global__ void child(int *a, int n) {{\n  int i = threadIdx.x;\n  if (i < n * ITEMS && n > TH) a[i] = 1;\n}}\n\
+                 __global__ void parent(int *a, int th, int m) {{\n  int k = m + 1;\n{pragma}\n  child<<<(m + 63) / 64, 64>>>(a, m);\n  int late = k;\n  a[0] = late;\n}}\n"
+            );
+            let (_, diagnostics) = analysis(&text);
+            let mut codes: Vec<&'static str> = diagnostics
+                .iter()
+                .map(|d| d.kind.code())
+                .filter(|c| c.contains("name") || c.contains("constant"))
+                .collect();
+            codes.dedup();
+            codes
+        };
+        // used in functions, declared in none: a header's macro, perhaps
+        assert_eq!(
+            codes("#pragma dp threshold(TH) child_threads(m * ITEMS)"),
+            Vec::<&str>::new()
+        );
+        // the parent's parameter as a clause value
+        assert_eq!(
+            codes("#pragma dp threshold(th)"),
+            ["dpopt::value_not_constant"]
+        );
+        // the parent's parameter and local before the launch: seen there
+        assert_eq!(
+            codes("#pragma dp threshold(64) child_threads(th + k)"),
+            Vec::<&str>::new()
+        );
+        // another function's local, and a local declared after the launch
+        assert_eq!(
+            codes("#pragma dp threshold(64) child_threads(i)"),
+            ["dpopt::name_not_visible"]
+        );
+        assert_eq!(
+            codes("#pragma dp threshold(64) child_threads(late)"),
+            ["dpopt::name_not_visible"]
+        );
+        // declared nowhere
+        assert_eq!(
+            codes("#pragma dp threshold(64) child_threads(q)"),
+            ["dpopt::unseen_name"]
+        );
+    }
 }

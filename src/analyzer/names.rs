@@ -63,7 +63,9 @@ pub(super) fn clause_names(
             let span = span_of(clause.span, name);
             if !declared_in_file(program, name) {
                 out.push(unseen(name, clause.name, span));
-            } else if !visible_in_file(program, name) {
+            } else if !visible_in_file(program, name)
+                && declared_in_functions(program, name).next().is_some()
+            {
                 out.push(Diagnostic::new(
                     DiagnosticKind::ValueNotConstant {
                         name: name.to_string(),
@@ -83,12 +85,19 @@ pub(super) fn clause_names(
                 out.push(unseen(name, clause.name, span));
                 continue;
             }
-            let in_parent =
-                |at: usize| parent.is_some_and(|f| (f.start..pragma.span.start()).contains(&at));
+            // declared only in functions (a parameter, a local), none of
+            // them the parent before the launch: a name used in functions but
+            // declared in none may be a header's macro
+            let in_parent = |d: &Declared| match d {
+                Declared::Param(f) => parent.is_some_and(|p| std::ptr::eq(p, *f)),
+                Declared::Local(at) => {
+                    parent.is_some_and(|f| (f.start..pragma.span.start()).contains(at))
+                }
+            };
+            let mut declared = declared_in_functions(program, name).peekable();
             if !visible_in_file(program, name)
-                && !program.sig.iter().any(|t| {
-                    t.kind == TokenKind::Ident && t.text(view) == name && in_parent(t.start)
-                })
+                && declared.peek().is_some()
+                && !declared.any(|d| in_parent(&d))
             {
                 out.push(Diagnostic::new(
                     DiagnosticKind::NameNotVisible {
@@ -143,6 +152,38 @@ fn expression_names(expr: &str) -> Vec<&str> {
         }
     }
     names
+}
+
+/// Where a function of the file declares a name.
+enum Declared<'p> {
+    /// A parameter of this function.
+    Param(&'p crate::program::Function),
+    /// A local, at this byte offset.
+    Local(usize),
+}
+
+/// The declarations of `name` in the file's functions: its parameters, and
+/// locals after a type word (`int n = ...`; `promote::declared_at`).
+fn declared_in_functions<'p>(
+    program: &'p Program,
+    name: &'p str,
+) -> impl Iterator<Item = Declared<'p>> + 'p {
+    let view = program.view.as_str();
+    let params = program
+        .functions
+        .iter()
+        .filter(move |f| f.params.iter().any(|p| p.name.as_deref() == Some(name)))
+        .map(Declared::Param);
+    let locals = program.functions.iter().flat_map(move |f| {
+        let body = f.body_tokens.clone();
+        body.filter(move |&i| {
+            program.sig[i].kind == TokenKind::Ident
+                && program.sig[i].text(view) == name
+                && super::promote::declared_at(&program.sig, i, view)
+        })
+        .map(move |i| Declared::Local(program.sig[i].start))
+    });
+    params.chain(locals)
 }
 
 /// Is `name` a macro, or declared somewhere outside every function of the

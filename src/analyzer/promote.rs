@@ -504,7 +504,7 @@ fn element_address(tokens: &[Token], i: usize, view: &str) -> bool {
 /// `size_t`, `float4`, ... with `*`, `&` or `const` between) and before what
 /// ends a declarator? (Words dpopt cannot tell from variables, such as a
 /// class name, are not read as types: `n * data[i]` is a product.)
-fn declared_at(tokens: &[Token], i: usize, view: &str) -> bool {
+pub(super) fn declared_at(tokens: &[Token], i: usize, view: &str) -> bool {
     const TYPES: &[&str] = &[
         "int", "unsigned", "signed", "long", "short", "char", "float", "double", "bool", "auto",
         "size_t", "dim3", "uint3", "int2", "int4", "float2", "float3", "float4",
