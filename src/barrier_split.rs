@@ -88,11 +88,10 @@ pub struct Phased {
     /// The calls whose callee's body the split runs in place (the callee's
     /// name where called, in call order).
     pub inlined: Vec<Span>,
-    /// Variables computed once per block (`int nt = min(d, N);` whose only
-    /// writes are construct heads, `for (; nt > 1; nt /= 2)`): the phase
-    /// that declares each and its declaration, which runs before that
-    /// phase's threads.
-    pub uniform: Vec<(usize, Span)>,
+    /// Variables computed once per block (`int nt = min(d, N);` or `int s;`
+    /// whose only writes are construct heads, `for (; nt > 1; nt /= 2)`),
+    /// declared before the threads of the phase that declares them.
+    pub uniform: Vec<Uniform>,
     /// The block votes in construct heads (`while (__syncthreads_or(x))`,
     /// `do { ... } while (__syncthreads_count(p) > 0);`, `if
     /// (__syncthreads_and(ok))`): each a phase that folds the argument of
@@ -262,11 +261,34 @@ pub struct Var {
     pub used_in: Vec<usize>,
 }
 
+/// A variable computed once per block (`Phased::uniform`): every thread
+/// would give it the same value, and only construct heads, which run once
+/// per block, assign it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uniform {
+    /// The phase whose declarations hold it.
+    pub phase: usize,
+    /// What runs before that phase's threads.
+    pub declaration: BlockDeclaration,
+    /// The phase's own text rewritten, where the declaration was.
+    pub rewrites: Vec<(Span, String)>,
+}
+
+/// The declaration of a variable computed once per block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockDeclaration {
+    /// The user's statement as it stands (`int s;`, `int nt = min(d, 64);`).
+    Statement(Span),
+    /// One declarator of a statement of several, with the statement's type
+    /// (`unsigned s;` out of `unsigned tid = threadIdx.x, s;`).
+    Declarator(String),
+}
+
 /// What `Walk::variables` finds.
 struct Variables {
     vars: Vec<Var>,
     /// Declarations computed once per block (`Phased::uniform`).
-    uniform: Vec<(usize, Span)>,
+    uniform: Vec<Uniform>,
     /// Per call run in place, per parameter: bound once per block.
     block_binds: Vec<Vec<bool>>,
 }
@@ -1769,58 +1791,54 @@ impl<'p> Walk<'p> {
             block_binds.push(flags);
         }
         let in_head = |i: usize| self.heads.iter().any(|h| h.from <= i && i < h.to);
-        let mut uniform: Vec<(usize, Span)> = Vec::new();
-        for (phase, _, s, e) in &self.declarations {
+        let declared_once = |name: &str| {
+            self.declarations
+                .iter()
+                .flat_map(|(_, _, ds, de)| {
+                    declarators(self.sig, view, *ds, *de).unwrap_or_default()
+                })
+                .filter(|x| x.name == name)
+                .count()
+                == 1
+        };
+        // Declarators computed once per block: no initializer, or one that
+        // reads only what the block computes once; written only in heads.
+        let mut uniform_names: HashSet<String> = HashSet::new();
+        for (_, _, s, e) in &self.declarations {
             let decls = declarators(self.sig, view, *s, *e).unwrap_or_default();
-            let [d] = decls.as_slice() else {
-                continue;
-            };
             if references
-                || !d.init
-                || d.array
-                || d.paren_init
                 || (*s..*e).any(|i| matches!(self.text(i), "__shared__" | "static" | "&" | "&&"))
-                || params.contains(&d.name.as_str())
-                || self
-                    .declarations
-                    .iter()
-                    .filter(|(_, _, ds, de)| {
-                        declarators(self.sig, view, *ds, *de)
-                            .unwrap_or_default()
-                            .iter()
-                            .any(|x| x.name == d.name)
-                    })
-                    .count()
-                    != 1
             {
                 continue;
             }
-            let writes: Vec<usize> = tokens()
-                .filter(|&i| {
-                    self.text(i) == d.name && !self.declared_at.contains(&i) && self.writes(i)
-                })
-                .collect();
-            if writes.is_empty() || !writes.iter().all(|&i| in_head(i)) {
-                continue;
-            }
-            let names = &block_names;
-            if self.uniform_expr(d.init_from, d.init_to, constants, &|t| {
-                child_params.contains(&t) || names.contains(t)
-            }) {
-                block_names.insert(d.name.clone());
-                uniform.push((*phase, Span::from(self.sig[*s].start..self.sig[*e - 1].end)));
+            for d in &decls {
+                if d.array
+                    || d.paren_init
+                    || params.contains(&d.name.as_str())
+                    || !declared_once(&d.name)
+                {
+                    continue;
+                }
+                let writes: Vec<usize> = tokens()
+                    .filter(|&i| {
+                        self.text(i) == d.name && !self.declared_at.contains(&i) && self.writes(i)
+                    })
+                    .collect();
+                if writes.is_empty() || !writes.iter().all(|&i| in_head(i)) {
+                    continue;
+                }
+                let names = &block_names;
+                if !d.init
+                    || self.uniform_expr(d.init_from, d.init_to, constants, &|t| {
+                        child_params.contains(&t) || names.contains(t)
+                    })
+                {
+                    block_names.insert(d.name.clone());
+                    uniform_names.insert(d.name.clone());
+                }
             }
         }
-        let uniform_names: HashSet<String> = uniform
-            .iter()
-            .filter_map(|(_, st)| {
-                let (a, b) = (
-                    self.program.sig_index_at(st.start()),
-                    self.program.sig_index_at(st.end()),
-                );
-                declarators(self.sig, view, a, b).and_then(|d| d.first().map(|d| d.name.clone()))
-            })
-            .collect();
+        let mut uniform: Vec<Uniform> = Vec::new();
         let mut vars: Vec<Var> = Vec::new();
         let mut per_thread: Vec<(String, Vec<usize>, usize)> = Vec::new();
         let mut recomputable: HashSet<String> = HashSet::new();
@@ -1828,16 +1846,32 @@ impl<'p> Walk<'p> {
             let decls = declarators(self.sig, view, *s, *e).unwrap_or_default();
             let statement = Span::from(self.sig[*s].start..self.sig[*e - 1].end);
             let shared = (*s..*e).any(|i| self.text(i) == "__shared__");
-            if shared || decls.iter().any(|d| uniform_names.contains(&d.name)) {
+            let block: Vec<bool> = decls
+                .iter()
+                .map(|d| uniform_names.contains(&d.name))
+                .collect();
+            if shared {
                 continue;
             }
-            for d in &decls {
+            if block == [true] {
+                uniform.push(Uniform {
+                    phase: *phase,
+                    declaration: BlockDeclaration::Statement(statement),
+                    rewrites: vec![(
+                        statement,
+                        "/* dpopt: computed once per block, above */".to_string(),
+                    )],
+                });
+                continue;
+            }
+            for (d, _) in decls.iter().zip(&block).filter(|(_, &b)| !b) {
                 per_thread.push((d.name.clone(), chain.clone(), *phase));
             }
             // Computed again (the whole statement) when every declarator's
             // initializer gives the same value in every phase.
             let mut trial = recomputable.clone();
             let all_stable = !references
+                && !block.contains(&true)
                 && decls.iter().all(|d| {
                     let ok = d.init
                         && !d.array
@@ -1860,8 +1894,10 @@ impl<'p> Walk<'p> {
             }
             let used_ins: Vec<Vec<usize>> = decls
                 .iter()
-                .map(|d| {
+                .zip(&block)
+                .map(|(d, &b)| {
                     (phase + 1..self.phases.len())
+                        .filter(|_| !b)
                         .filter(|&q| {
                             self.phase_regions[q].starts_with(chain)
                                 && uses[q].contains(d.name.as_str())
@@ -1873,15 +1909,41 @@ impl<'p> Walk<'p> {
             // In a statement of several declarators where some are kept per
             // thread: the others declared again after the commas, which
             // become `;` (`int a = f(), b = a + 1;` -> `a = f(); int b = a + 1;`).
+            // Those computed once per block are taken out of the statement
+            // the same way (`int tid = threadIdx.x, s;` -> `int tid =
+            // threadIdx.x; /* ... */;` and `int s;` before the threads).
             let stored: Vec<bool> = used_ins
                 .iter()
-                .map(|u| !all_stable && !u.is_empty())
+                .zip(&block)
+                .map(|(u, &b)| b || (!all_stable && !u.is_empty()))
                 .collect();
             let mut commas = if decls.len() > 1 && stored.contains(&true) {
                 Some(self.comma_rewrites(*s, &decls, &stored)?)
             } else {
                 None
             };
+            for (d, _) in decls.iter().zip(&block).filter(|(_, &b)| b) {
+                let last = if d.init { d.init_to - 1 } else { d.at };
+                let own = self.text_of(d.start, last + 1);
+                let text = if d.start == *s {
+                    format!("{own};")
+                } else {
+                    let words: Vec<&str> = base_type(self.sig, view, *s, &decls[0])
+                        .map(|i| self.text(i))
+                        .collect();
+                    format!("{} {own};", words.join(" "))
+                };
+                let mut rewrites = vec![(
+                    Span::from(self.sig[d.start].start..self.sig[last].end),
+                    format!("/* dpopt: `{}` computed once per block, above */", d.name),
+                )];
+                rewrites.extend(commas.take().unwrap_or_default());
+                uniform.push(Uniform {
+                    phase: *phase,
+                    declaration: BlockDeclaration::Declarator(text),
+                    rewrites,
+                });
+            }
             for (d, used_in) in decls.iter().zip(used_ins) {
                 let stable = all_stable;
                 if used_in.is_empty() {
@@ -2752,6 +2814,57 @@ mod tests {
         // may not read
         let e = split(&src.replace("l[tid] = v[tid];", "l[tid] = v[tid]; nt += 0;"))
             .expect_err("nt assigned per thread");
+        assert!(e.why.contains("head"), "{}", e.why);
+    }
+
+    #[test]
+    fn loop_variables_declared_before_their_loop_are_computed_once_per_block() {
+        // `unsigned int s;` apart, and `s` among a statement's declarators
+        // (`int idx = ..., s;`), assigned only in the barrier loop's head
+        let alone = "__global__ void child(int *a) {\n  __shared__ int t[128];\n  unsigned int tid = threadIdx.x;\n  unsigned int s;\n  t[tid] = a[tid];\n  __syncthreads();\n  for (s = blockDim.x / 2; s > 0; s >>= 1) {\n    if (tid < s) t[tid] += t[tid + s];\n    __syncthreads();\n  }\n  if (tid == 0) a[blockIdx.x] = t[0];\n}\n";
+        let p = split(alone).expect("splits");
+        assert!(
+            matches!(
+                p.uniform.as_slice(),
+                [Uniform {
+                    declaration: BlockDeclaration::Statement(_),
+                    ..
+                }]
+            ),
+            "{:?}",
+            p.uniform
+        );
+        assert!(p.vars.iter().all(|v| v.name != "s"), "{:?}", p.vars);
+        let among = "__global__ void child(double *a, int n) {\n  __shared__ double t[128];\n  int idx = blockIdx.x * blockDim.x + threadIdx.x, s, *unused = 0;\n  t[threadIdx.x] = idx < n ? a[idx] : 0.;\n  __syncthreads();\n  for (s = blockDim.x / 2; s > 0; s >>= 1) {\n    if (threadIdx.x < s) t[threadIdx.x] += t[threadIdx.x + s];\n    __syncthreads();\n  }\n  if (threadIdx.x == 0) a[idx] = t[0];\n}\n";
+        let p = split(among).expect("splits");
+        let [Uniform {
+            declaration: BlockDeclaration::Declarator(text),
+            rewrites,
+            ..
+        }] = p.uniform.as_slice()
+        else {
+            panic!("{:?}", p.uniform);
+        };
+        assert_eq!(text, "int s;");
+        // `s` out of the statement; `idx` kept per thread; `unused` declared
+        // again with the statement's type
+        let texts: Vec<&str> = rewrites.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "/* dpopt: `s` computed once per block, above */",
+                ";",
+                "; int"
+            ]
+        );
+        assert!(p.vars.iter().any(|v| v.name == "idx"));
+        // a head that gives it a value of one thread: refused as before
+        let e = split(&among.replace("for (s = blockDim.x / 2;", "for (s = idx;"))
+            .expect_err("per thread");
+        assert!(e.why.contains("head"), "{}", e.why);
+        // assigned in a phase too: a variable of each thread
+        let e = split(&alone.replace("t[tid] = a[tid];", "t[tid] = a[tid]; s = tid;"))
+            .expect_err("per thread");
         assert!(e.why.contains("head"), "{}", e.why);
     }
 

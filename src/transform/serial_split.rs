@@ -5,7 +5,7 @@
 
 use super::context::{SerialSplitContext, SplitBind, SplitVar, SplitVote};
 use super::renderer::Renderer;
-use crate::barrier_split::{Bind, Keep, Phased, Step, Vote, VoteOp};
+use crate::barrier_split::{Bind, BlockDeclaration, Keep, Phased, Step, Vote, VoteOp};
 use crate::plan::ChildPlan;
 use crate::source::Span;
 use crate::writer::{Fragment, Sink};
@@ -266,16 +266,14 @@ impl<'a> Split<'a, '_> {
             overrides.push((*span, with.clone()));
         }
         // Variables computed once per block, before the phase's threads.
-        for &(q, declaration) in &self.phased.uniform {
-            if q == p {
-                self.part("uniform");
-                self.user(declaration, &[]);
-                self.out.generated(b"\n");
-                overrides.push((
-                    declaration,
-                    "/* dpopt: computed once per block, above */".to_string(),
-                ));
+        for u in self.phased.uniform.iter().filter(|u| u.phase == p) {
+            self.part("uniform");
+            match &u.declaration {
+                BlockDeclaration::Statement(declaration) => self.user(*declaration, &[]),
+                BlockDeclaration::Declarator(text) => self.out.generated(text.as_bytes()),
             }
+            self.out.generated(b"\n");
+            overrides.extend(u.rewrites.iter().cloned());
         }
         self.base.vote = phase.vote.map(|v| split_vote((v, &self.phased.votes[v])));
         if self.base.vote.is_some() {
