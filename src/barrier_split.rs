@@ -46,7 +46,7 @@ use crate::hazard::{Hazard, Hazards};
 use crate::program::{FunctionId, Program};
 use crate::source::Span;
 use crate::token::{is_modified_at, split_top_level, Angles, Token, TokenKind};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// What the launches that run a child serially state about its blocks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -848,13 +848,40 @@ impl<'p> Walk<'p> {
             }
             let end = self.statement_end(k, close);
             let barrier = self.is_barrier(k, end);
+            let vote = if barrier {
+                None
+            } else {
+                self.statement_vote(k, end)
+            };
             // A compound statement holding a barrier runs once per block;
             // a barrier inside any other statement is reported below as one
             // the split does not take.
             let construct = !barrier
+                && vote.is_none()
                 && matches!(self.text(k), "for" | "while" | "if" | "{" | "do" | "switch")
                 && self.has_barrier(k, end);
-            if barrier || construct {
+            if let Some((name, op)) = vote {
+                // The phase before, the vote's fold over the block's
+                // threads, then the statement in the next phase, reading
+                // the fold where it called the vote.
+                if !self.same_conditions(self.sig[k].start) {
+                    return Err(refuse(
+                        self.sig[name].span(),
+                        "a block vote stands inside an `#if` group of the body",
+                        "keep barriers outside `#if` groups, or remove `threshold`/`floor`",
+                    ));
+                }
+                steps.push(Step::Phase(self.phase(
+                    phase_start,
+                    self.sig[k].start,
+                    std::mem::take(&mut statements),
+                    chain,
+                )));
+                steps.push(Step::Phase(self.vote_phase(name, op, chain)?));
+                self.shared_declaration(k, end)?;
+                statements.push((k, end));
+                phase_start = self.sig[k].start;
+            } else if barrier || construct {
                 let at = self.sig[k].start;
                 if !self.same_conditions(at) || !self.same_conditions(self.sig[end - 1].end) {
                     return Err(refuse(
@@ -1363,6 +1390,58 @@ impl<'p> Walk<'p> {
         }
     }
 
+    /// The one block vote of a statement that holds no other barrier and
+    /// runs it once (`int any = __syncthreads_or(bad);`, `flags |=
+    /// __syncthreads_count(p) << 1;`, or in an `if`'s head: `if
+    /// (!__syncthreads_or(x)) return;`): its name's index and operation.
+    /// Not in loops, `switch` or braces, whose votes the constructs take.
+    fn statement_vote(&self, k: usize, end: usize) -> Option<(usize, VoteOp)> {
+        if matches!(
+            self.text(k),
+            "for" | "while" | "do" | "switch" | "{" | "return" | "else"
+        ) {
+            return None;
+        }
+        let votes: Vec<usize> = (k..end)
+            .filter(|&i| {
+                VoteOp::of(self.text(i)).is_some()
+                    && self.text(i + 1) == "("
+                    && self.partner(i + 1) != i + 2
+            })
+            .collect();
+        let [name] = votes.as_slice() else {
+            return None;
+        };
+        let name = *name;
+        let close = self.partner(name + 1);
+        if self.text(k) == "if" && !(k + 1 < name && close < self.partner(k + 1)) {
+            return None; // the vote is in the body: the construct's
+        }
+        // no other barrier in the statement, and no loop around the vote
+        let (vote_lo, vote_hi) = (self.sig[name].start, self.sig[close].end);
+        let other_wait = (k..end).any(|i| {
+            (i < name || i > close)
+                && (self.text(i) == "__syncthreads"
+                    || self.calls_waiting(i)
+                    || matches!(self.text(i), "for" | "while" | "do"))
+        }) || self.block_waits.iter().any(|&(a, _)| {
+            self.sig[k].start <= a && a < self.sig[end - 1].end && !(vote_lo <= a && a < vote_hi)
+        });
+        (!other_wait).then(|| (name, VoteOp::of(self.text(name)).expect("a vote")))
+    }
+
+    /// The index in `votes` of the block vote that `sig[from..to)` is,
+    /// whole (an initializer `__syncthreads_or(x)`).
+    fn vote_of(&self, from: usize, to: usize) -> Option<usize> {
+        let at = self
+            .vote_calls
+            .iter()
+            .position(|&(name, close)| name == from && close + 1 == to)?;
+        let (name, close) = self.vote_calls[at];
+        let call = Span::from(self.sig[name].start..self.sig[close].end);
+        self.votes.iter().position(|v| v.call == call)
+    }
+
     /// The block vote in the head `sig[from..to)`, if any: its name's index
     /// and operation (one per head).
     fn vote_in(&self, from: usize, to: usize) -> Result<Option<(usize, VoteOp)>, Refusal> {
@@ -1824,11 +1903,14 @@ impl<'p> Walk<'p> {
                         self.text(i) == d.name && !self.declared_at.contains(&i) && self.writes(i)
                     })
                     .collect();
-                if writes.is_empty() || !writes.iter().all(|&i| in_head(i)) {
+                // `const bool any = __syncthreads_or(changed);`: the fold
+                let vote_init = d.init && self.vote_of(d.init_from, d.init_to).is_some();
+                if (writes.is_empty() && !vote_init) || !writes.iter().all(|&i| in_head(i)) {
                     continue;
                 }
                 let names = &block_names;
                 if !d.init
+                    || vote_init
                     || self.uniform_expr(d.init_from, d.init_to, constants, &|t| {
                         child_params.contains(&t) || names.contains(t)
                     })
@@ -1842,6 +1924,8 @@ impl<'p> Walk<'p> {
         let mut vars: Vec<Var> = Vec::new();
         let mut per_thread: Vec<(String, Vec<usize>, usize)> = Vec::new();
         let mut recomputable: HashSet<String> = HashSet::new();
+        // Each recomputable variable's phase and declaration statement.
+        let mut recomputed_by: HashMap<String, (usize, Span)> = HashMap::new();
         for (phase, chain, s, e) in &self.declarations {
             let decls = declarators(self.sig, view, *s, *e).unwrap_or_default();
             let statement = Span::from(self.sig[*s].start..self.sig[*e - 1].end);
@@ -1891,6 +1975,9 @@ impl<'p> Walk<'p> {
                 });
             if all_stable {
                 recomputable = trial;
+                for d in &decls {
+                    recomputed_by.insert(d.name.clone(), (*phase, statement));
+                }
             }
             let used_ins: Vec<Vec<usize>> = decls
                 .iter()
@@ -1924,7 +2011,12 @@ impl<'p> Walk<'p> {
             };
             for (d, _) in decls.iter().zip(&block).filter(|(_, &b)| b) {
                 let last = if d.init { d.init_to - 1 } else { d.at };
-                let own = self.text_of(d.start, last + 1);
+                let own = match self.vote_of(d.init_from, d.init_to) {
+                    Some(v) if d.init => {
+                        format!("{} dpopt_vote{v}", self.text_of(d.start, d.init_from))
+                    }
+                    _ => self.text_of(d.start, last + 1),
+                };
                 let text = if d.start == *s {
                     format!("{own};")
                 } else {
@@ -2098,6 +2190,24 @@ impl<'p> Walk<'p> {
                     self.program.sig_index_at(declaration.start()),
                     self.program.sig_index_at(declaration.end()),
                 );
+                // one no later phase names itself (`const int base = ...;
+                // float *ptr = a + base;` with only `ptr` read after a
+                // barrier): recomputed too
+                for &name in &names {
+                    if let Some(&(phase, statement)) = recomputed_by.get(name) {
+                        if name != v.name && !vars.iter().any(|w| w.name == name) {
+                            vars.push(Var {
+                                name: name.to_string(),
+                                keep: Keep::Recompute {
+                                    declaration: statement,
+                                },
+                                declared_in: Some(phase),
+                                used_in: Vec::new(),
+                            });
+                            changed = true;
+                        }
+                    }
+                }
                 for w in vars.iter_mut() {
                     if w.name != v.name && names.contains(w.name.as_str()) {
                         for &q in &v.used_in {
@@ -2698,9 +2808,9 @@ mod tests {
                 "  int k = 0;\n  while (__syncthreads_or(k++ < n)) { a[k] = 1; }\n",
                 "assigns or waits",
             ),
-            // a vote in a statement, not in a construct's head
+            // two votes in one statement
             (
-                "  int c = __syncthreads_count(a[threadIdx.x] > 0);\n  a[0] = c;\n",
+                "  int c = __syncthreads_count(a[threadIdx.x] > 0) + __syncthreads_or(a[0]);\n  a[0] = c;\n",
                 "does not take",
             ),
         ];
@@ -2866,6 +2976,56 @@ mod tests {
         let e = split(&alone.replace("t[tid] = a[tid];", "t[tid] = a[tid]; s = tid;"))
             .expect_err("per thread");
         assert!(e.why.contains("head"), "{}", e.why);
+    }
+
+    #[test]
+    fn a_recomputed_variable_recomputes_what_its_initializer_reads() {
+        // `base` is read after the barrier only through `ptr`
+        let p = split("__global__ void child(float *logits) {\n  __shared__ float s[128];\n  const int base = blockIdx.x * 512;\n  float *ptr = logits + base;\n  s[threadIdx.x] = ptr[threadIdx.x];\n  __syncthreads();\n  ptr[threadIdx.x] = s[0];\n}\n")
+            .expect("splits");
+        let recomputed: Vec<(&str, &[usize])> = p
+            .vars
+            .iter()
+            .filter(|v| matches!(v.keep, Keep::Recompute { .. }))
+            .map(|v| (v.name.as_str(), v.used_in.as_slice()))
+            .collect();
+        assert_eq!(recomputed, [("ptr", &[1][..]), ("base", &[1][..])]);
+    }
+
+    #[test]
+    fn block_votes_in_statements_are_phases() {
+        let src = "__global__ void child(float *v, int n, int *status) {\n  __shared__ float m[128];\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  int bad = i < n && isnan(v[i]);\n  int error = __syncthreads_or(bad);\n  unsigned flags = 0;\n  flags |= (unsigned)__syncthreads_count(bad) << 1;\n  if (!error) return;\n  m[threadIdx.x] = i < n ? v[i] : 0.f;\n  __syncthreads();\n  if (error && threadIdx.x == 0) status[blockIdx.x] = flags;\n  if (!__syncthreads_and(m[0] > 0.f)) return;\n  if (i < n) v[i] = m[0];\n}\n";
+        let p = split(src).expect("splits");
+        let ops: Vec<&str> = p.votes.iter().map(|v| v.op.name()).collect();
+        assert_eq!(
+            ops,
+            [
+                "__syncthreads_or",
+                "__syncthreads_count",
+                "__syncthreads_and"
+            ]
+        );
+        // `error`, the fold of a vote nothing assigns after: once per block
+        assert!(
+            matches!(
+                p.uniform.as_slice(),
+                [Uniform {
+                    declaration: BlockDeclaration::Statement(_),
+                    ..
+                }]
+            ),
+            "{:?}",
+            p.uniform
+        );
+        // a vote inside a loop of the statement, or two in one statement:
+        // not a statement's vote (refused as before)
+        for bad in [
+            "  int error = __syncthreads_or(bad) + __syncthreads_and(bad);\n",
+            "  int error = 0; for (int k = 0; k < 2; ++k) error += __syncthreads_or(bad);\n",
+        ] {
+            let src = src.replace("  int error = __syncthreads_or(bad);\n", bad);
+            assert!(split(&src).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -114,63 +114,122 @@ pub fn every_return_block_uniform(program: &Program, child: &Function) -> bool {
     true
 }
 
+/// The block votes: every thread of the block gets the same result.
+const VOTES: [&str; 3] = [
+    "__syncthreads_or",
+    "__syncthreads_and",
+    "__syncthreads_count",
+];
+
 /// Is the condition the same for every thread of a block?
 fn uniform_condition(program: &Program, child: &Function, tokens: &[Token]) -> bool {
     let view = program.view.as_str();
-    !tokens.is_empty()
-        && tokens.iter().enumerate().all(|(k, t)| {
-            let s = t.text(view);
-            match t.kind {
-                TokenKind::Number | TokenKind::Char => true,
-                // no memory read: other threads may write what one reads
-                TokenKind::Punct if matches!(s, "[" | "->") => false,
-                TokenKind::Punct
-                    if matches!(s, "*" | "&")
-                        && (k == 0
-                            || (tokens[k - 1].kind == TokenKind::Punct
-                                && !matches!(tokens[k - 1].text(view), ")" | "]"))) =>
-                {
-                    false
-                }
-                TokenKind::Punct => !matches!(
-                    s,
-                    "=" | "+="
-                        | "-="
-                        | "*="
-                        | "/="
-                        | "%="
-                        | "&="
-                        | "|="
-                        | "^="
-                        | "<<="
-                        | ">>="
-                        | "++"
-                        | "--"
-                ),
-                TokenKind::Ident => {
-                    let member = k > 0 && matches!(tokens[k - 1].text(view), "." | "->");
-                    let macro_like = s.chars().any(|c| c.is_ascii_uppercase())
-                        && s.chars()
-                            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
-                    let param = child.params.iter().any(|p| p.name.as_deref() == Some(s));
-                    !is_call_at(tokens, k, view)
-                        && (member
-                            || macro_like
-                            || matches!(
-                                s,
-                                "blockIdx"
-                                    | "blockDim"
-                                    | "gridDim"
-                                    | "sizeof"
-                                    | "true"
-                                    | "false"
-                                    | "nullptr"
-                            )
-                            || (param && !program.assigns(child, s)))
-                }
-                _ => false,
+    if tokens.is_empty() {
+        return false;
+    }
+    let mut k = 0;
+    while k < tokens.len() {
+        let t = &tokens[k];
+        let s = t.text(view);
+        let ok = match t.kind {
+            TokenKind::Number | TokenKind::Char => true,
+            // no memory read: other threads may write what one reads
+            TokenKind::Punct if matches!(s, "[" | "->") => false,
+            TokenKind::Punct
+                if matches!(s, "*" | "&")
+                    && (k == 0
+                        || (tokens[k - 1].kind == TokenKind::Punct
+                            && !matches!(tokens[k - 1].text(view), ")" | "]"))) =>
+            {
+                false
             }
-        })
+            TokenKind::Punct => !crate::token::MODIFYING_OPERATORS.contains(&s),
+            // a block vote: its argument is the thread's, its result the block's
+            TokenKind::Ident if VOTES.contains(&s) && is_call_at(tokens, k, view) => {
+                let Some(close) = closing(tokens, k + 1, view) else {
+                    return false;
+                };
+                k = close + 1;
+                continue;
+            }
+            TokenKind::Ident => {
+                let member = k > 0 && matches!(tokens[k - 1].text(view), "." | "->");
+                let macro_like = s.chars().any(|c| c.is_ascii_uppercase())
+                    && s.chars()
+                        .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+                let param = child.params.iter().any(|p| p.name.as_deref() == Some(s));
+                !is_call_at(tokens, k, view)
+                    && (member
+                        || macro_like
+                        || matches!(
+                            s,
+                            "blockIdx"
+                                | "blockDim"
+                                | "gridDim"
+                                | "sizeof"
+                                | "true"
+                                | "false"
+                                | "nullptr"
+                        )
+                        || (param && !program.assigns(child, s))
+                        || vote_local(program, child, s))
+            }
+            _ => false,
+        };
+        if !ok {
+            return false;
+        }
+        k += 1;
+    }
+    true
+}
+
+/// The `)` closing the `(` at `tokens[open]`.
+fn closing(tokens: &[Token], open: usize, view: &str) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, t) in tokens.iter().enumerate().skip(open) {
+        match t.text(view) {
+            "(" => depth += 1,
+            ")" => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(k);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Is `name` a local of `child` declared once with a block vote as its
+/// whole initializer (`int error = __syncthreads_or(count);`) and never
+/// assigned or given away by address after?
+fn vote_local(program: &Program, child: &Function, name: &str) -> bool {
+    let view = program.view.as_str();
+    let body = program.sig_in(child.body);
+    let mut declared = 0;
+    for (i, t) in body.iter().enumerate() {
+        if t.kind != TokenKind::Ident
+            || t.text(view) != name
+            || (i > 0 && matches!(body[i - 1].text(view), "." | "->" | "::"))
+        {
+            continue;
+        }
+        let text = |k: usize| body.get(k).map_or("", |t| t.text(view));
+        let declaration = i > 0
+            && body[i - 1].kind == TokenKind::Ident
+            && text(i - 1) != "return"
+            && text(i + 1) == "="
+            && VOTES.contains(&text(i + 2))
+            && closing(body, i + 3, view).is_some_and(|c| text(c + 1) == ";");
+        if declaration {
+            declared += 1;
+        } else if crate::token::is_modified_at(body, i, view) || text(i - 1) == "&" {
+            return false;
+        }
+    }
+    declared == 1
 }
 
 #[cfg(test)]
@@ -198,6 +257,13 @@ mod tests {
             "  if (n > 4) { if (m == 1) return; } else if (MAX_N < n) { return; }"
         ));
         assert!(uniform("  __syncthreads();\n  a[threadIdx.x] = 0;"));
+        // a block vote, or a local it initializes and nothing assigns after
+        assert!(uniform(
+            "  int bad = a[threadIdx.x] < 0;\n  int error = __syncthreads_or(bad);\n  if (!error) return;\n  __syncthreads();"
+        ));
+        assert!(uniform(
+            "  if (!__syncthreads_and(a[threadIdx.x] > 0)) { return; }\n  __syncthreads();"
+        ));
     }
 
     #[test]
@@ -222,5 +288,13 @@ mod tests {
         ));
         assert!(!uniform("  while (n) return;"));
         assert!(!uniform("  if (n) goto done;\n done: return;"));
+        // a vote's local assigned again by one thread
+        assert!(!uniform(
+            "  int error = __syncthreads_or(a[threadIdx.x]);\n  if (threadIdx.x == 0) error = 0;\n  if (error) return;"
+        ));
+        // a vote's argument alone is the thread's
+        assert!(!uniform(
+            "  int e = __syncthreads_or(a[0]) + a[threadIdx.x];\n  if (e) return;"
+        ));
     }
 }

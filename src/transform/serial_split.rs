@@ -135,6 +135,16 @@ impl<'a> Split<'a, '_> {
     }
 
     /// The user's bytes of `span` (builtins replaced), after a `#line`.
+    /// Each block vote's call, read as its fold (`dpopt_vote0`).
+    fn vote_reads(&self) -> Vec<(Span, String)> {
+        self.phased
+            .votes
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (v.call, format!("dpopt_vote{i}")))
+            .collect()
+    }
+
     fn user(&mut self, span: Span, overrides: &[(Span, String)]) {
         let (line, file) = self.r.file.line_directive_at(span.start());
         self.base.line = line;
@@ -194,13 +204,7 @@ impl<'a> Split<'a, '_> {
                     tail,
                 } => {
                     // a block vote in the head reads its fold
-                    let votes: Vec<(Span, String)> = self
-                        .phased
-                        .votes
-                        .iter()
-                        .enumerate()
-                        .map(|(i, v)| (v.call, format!("dpopt_vote{i}")))
-                        .collect();
+                    let votes = self.vote_reads();
                     self.user(*head, &votes);
                     self.steps(body);
                     self.part("close");
@@ -240,6 +244,8 @@ impl<'a> Split<'a, '_> {
                 "/* dpopt: __shared__, an array of each block's run */".to_string(),
             )
         }));
+        // a block vote in a statement reads the fold of the phase before
+        overrides.extend(self.vote_reads());
         let mut recompute = Vec::new();
         self.base.refs = Vec::new();
         for (index, v) in self.phased.vars.iter().enumerate() {
@@ -269,7 +275,10 @@ impl<'a> Split<'a, '_> {
         for u in self.phased.uniform.iter().filter(|u| u.phase == p) {
             self.part("uniform");
             match &u.declaration {
-                BlockDeclaration::Statement(declaration) => self.user(*declaration, &[]),
+                BlockDeclaration::Statement(declaration) => {
+                    let votes = self.vote_reads();
+                    self.user(*declaration, &votes);
+                }
                 BlockDeclaration::Declarator(text) => self.out.generated(text.as_bytes()),
             }
             self.out.generated(b"\n");
@@ -284,6 +293,8 @@ impl<'a> Split<'a, '_> {
         // to the arguments (which may name them), then the callee's own.
         let call = self.call;
         let inside = |d: &Span| call.is_some_and(|(_, _, body)| body.contains(d.start()));
+        // in the order of the source, where each comes after those it reads
+        recompute.sort_by_key(|d| d.start());
         let (callee_own, caller): (Vec<Span>, Vec<Span>) = recompute.into_iter().partition(inside);
         for declaration in caller {
             self.user(declaration, &[]);
