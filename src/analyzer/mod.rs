@@ -214,10 +214,9 @@ pub fn analyze(file: &SourceFile, program: &Program) -> Analysis {
             ));
         }
         let recursive = serial
-            && plan.sites.iter().any(|s| {
+            && recursion_sites(&plan, &sites, child).any(|s| {
                 s.child == child
                     && (s.threshold.is_some() || s.floor.is_some() || s.serial_fallback())
-                    && s.parent == child
             });
         // Before the child's first declaration: in its namespace, and before
         // every parent that launches it. A child defined in another file
@@ -385,6 +384,19 @@ fn cannot_see(finding: &Finding, clause: &str) -> Diagnostic {
     }
 }
 
+/// The launches of `child` among `sites` that the child itself makes: a
+/// recursion's (what `ChildPlan::recursive` and `fallback_sites` ask).
+fn recursion_sites<'p>(
+    plan: &'p Plan,
+    sites: &'p [SiteId],
+    child: FunctionId,
+) -> impl Iterator<Item = &'p crate::plan::Site> + 'p {
+    sites
+        .iter()
+        .map(|&s| &plan.sites[s])
+        .filter(move |s| s.parent == child)
+}
+
 /// The child's sites (it, or one of its alternatives, is their child) of
 /// which [`crate::plan::Site::serial_fallback`] holds. A recursive template
 /// child has no deferral queue, so no listed runner, and no out-of-line
@@ -399,7 +411,7 @@ fn fallback_sites(
 ) -> Vec<SiteId> {
     // a recursive template child: no listed runner, no serial call
     let template = program.functions[child].template_header.is_some()
-        && sites.iter().any(|&s| plan.sites[s].parent == child);
+        && recursion_sites(plan, sites, child).next().is_some();
     sites
         .iter()
         .copied()
