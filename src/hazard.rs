@@ -1378,6 +1378,34 @@ impl<'p> Hazards<'p> {
                 declared,
             })
         };
+        // `volatile` memory (a parameter's or the body's): warp-synchronous
+        // code (`volatile int *v = sdata; v[tid] += v[tid + 16]; ...` with
+        // no barrier between the steps) needs the threads of a warp in
+        // lockstep, as a warp operation does; or another thread's write
+        // polled, which one thread running the others in turn never sees.
+        // Not a `volatile` scalar of the thread (`volatile float r = a * b;`).
+        let shared_or_pointer = |k: usize| {
+            let stop = |j: usize| matches!(self.text(j), ";" | "{" | "}" | "," | "=" | ")" | "(");
+            let after = (k + 1..close)
+                .take_while(|&j| !stop(j))
+                .any(|j| self.text(j) == "*");
+            let before = (head..k)
+                .rev()
+                .take_while(|&j| !stop(j))
+                .any(|j| matches!(self.text(j), "*" | "__shared__"));
+            after || before
+        };
+        if let Some(k) = (head..close).find(|&k| {
+            matches!(self.text(k), "volatile" | "__volatile__")
+                && !matches!(self.text(k.wrapping_sub(1)), "asm" | "__asm__" | "__asm")
+                && shared_or_pointer(k)
+        }) {
+            items.push(found(
+                Hazard::Warp,
+                sig[k].span(),
+                "volatile".to_string(),
+            ));
+        }
         let mut i = open + 1;
         while i < close {
             let t = sig[i];
@@ -2186,6 +2214,28 @@ mod tests {
             hazard_at(text, "k", Hazard::Block).as_deref(),
             Some("cub::CTA_SYNC")
         );
+    }
+
+    #[test]
+    fn volatile_memory_is_warp_synchronous() {
+        // NVIDIA's unrolled reduction: a volatile pointer to shared memory,
+        // in the body or a callee's parameter; a volatile shared array; a
+        // cast to a volatile pointer
+        for text in [
+            "__global__ void k(int *a) {\n  __shared__ int s[64];\n  s[threadIdx.x] = a[threadIdx.x];\n  __syncthreads();\n  if (threadIdx.x < 32) { volatile int *v = s; v[threadIdx.x] += v[threadIdx.x + 32]; }\n}\n",
+            "__device__ void w(volatile int *v, int t) { v[t] += v[t + 16]; }\n__global__ void k(int *a) {\n  __shared__ int s[64];\n  w(s, threadIdx.x);\n}\n",
+            "__global__ void k(int *a) {\n  __shared__ volatile int s[64];\n  s[threadIdx.x] = a[0];\n}\n",
+            "__global__ void k(int *a) {\n  while (((volatile int *)a)[0] == 0) {}\n}\n",
+        ] {
+            assert_eq!(
+                hazard_at(text, "k", Hazard::Warp).as_deref(),
+                Some("volatile"),
+                "{text}"
+            );
+        }
+        // a thread's own volatile scalar, and `asm volatile`: not
+        let text = "__global__ void k(float *a) {\n  volatile float r = a[0] * a[1];\n  asm volatile(\"membar.cta;\");\n  a[2] = r;\n}\n";
+        assert_eq!(hazard_at(text, "k", Hazard::Warp), None);
     }
 
     #[test]
