@@ -1017,7 +1017,7 @@ impl<'p> Walk<'p> {
             let decls = declarators(self.sig, self.view, k, end);
             match decls.as_deref() {
                 Some([d]) if d.init && !d.array && d.at + 2 == at => {
-                    let storage = storage_type(self.sig, self.view, k, d.at).ok_or_else(|| {
+                    let storage = declarator_type(self.sig, self.view, k, d, d).ok_or_else(|| {
                         refuse(
                             self.sig[d.at].span(),
                             format!("`{}` takes the result of `{name}`, whose body the split runs in place, so it is kept per thread, which needs a named type that is not a reference", d.name),
@@ -2066,17 +2066,7 @@ impl<'p> Walk<'p> {
                         declaration: statement,
                     }
                 } else {
-                    // the statement's type, then (after the first
-                    // declarator) the declarator's own `*`s
-                    let storage = if d.start == *s {
-                        storage_type(self.sig, view, *s, d.at)
-                    } else {
-                        let words: Vec<&str> = base_type(self.sig, view, *s, &decls[0])
-                            .chain(d.start..d.at)
-                            .map(|i| self.text(i))
-                            .collect();
-                        type_text(&words)
-                    };
+                    let storage = declarator_type(self.sig, view, *s, &decls[0], d);
                     let storage = storage.ok_or_else(|| {
                         refuse(
                             self.sig[d.at].span(),
@@ -2586,11 +2576,25 @@ fn base_type(sig: &[Token], view: &str, s: usize, first: &Declarator) -> std::op
     s..end
 }
 
-/// The type of a variable kept per thread, from its declaration's type
-/// tokens `sig[s..name)`: `const` of the variable itself left out; `None`
-/// for `auto`, references and storage classes.
-fn storage_type(sig: &[Token], view: &str, s: usize, name: usize) -> Option<String> {
-    let words: Vec<&str> = sig[s..name].iter().map(|t| t.text(view)).collect();
+/// The type of a variable kept per thread, declared by `d` in the statement
+/// at `s` whose first declarator is `first`: the statement's own type
+/// (`base_type`), then the declarator's own `*`s (`int *p` of `int n, *p;`);
+/// `const` of the variable itself left out; `None` for `auto`, references
+/// and storage classes.
+fn declarator_type(
+    sig: &[Token],
+    view: &str,
+    s: usize,
+    first: &Declarator,
+    d: &Declarator,
+) -> Option<String> {
+    let base = base_type(sig, view, s, first);
+    let own = if d.start == s {
+        base.end..d.at
+    } else {
+        d.start..d.at
+    };
+    let words: Vec<&str> = base.chain(own).map(|i| sig[i].text(view)).collect();
     type_text(&words)
 }
 

@@ -1400,11 +1400,7 @@ impl<'p> Hazards<'p> {
                 && !matches!(self.text(k.wrapping_sub(1)), "asm" | "__asm__" | "__asm")
                 && shared_or_pointer(k)
         }) {
-            items.push(found(
-                Hazard::Warp,
-                sig[k].span(),
-                "volatile".to_string(),
-            ));
+            items.push(found(Hazard::Warp, sig[k].span(), "volatile".to_string()));
         }
         let mut i = open + 1;
         while i < close {

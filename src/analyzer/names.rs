@@ -61,11 +61,10 @@ pub(super) fn clause_names(
                 continue;
             }
             let span = span_of(clause.span, name);
-            if !declared_in_file(program, name) {
+            let o = occurs(program, name);
+            if !o.anywhere() {
                 out.push(unseen(name, clause.name, span));
-            } else if !visible_in_file(program, name)
-                && declared_in_functions(program, name).next().is_some()
-            {
+            } else if !o.file_scope && declared_in_functions(program, name).next().is_some() {
                 out.push(Diagnostic::new(
                     DiagnosticKind::ValueNotConstant {
                         name: name.to_string(),
@@ -81,7 +80,8 @@ pub(super) fn clause_names(
         };
         for name in expression_names(expr) {
             let span = span_of(clause.span, name);
-            if !declared_in_file(program, name) {
+            let o = occurs(program, name);
+            if !o.anywhere() {
                 out.push(unseen(name, clause.name, span));
                 continue;
             }
@@ -95,10 +95,7 @@ pub(super) fn clause_names(
                 }
             };
             let mut declared = declared_in_functions(program, name).peekable();
-            if !visible_in_file(program, name)
-                && declared.peek().is_some()
-                && !declared.any(|d| in_parent(&d))
-            {
+            if !o.file_scope && declared.peek().is_some() && !declared.any(|d| in_parent(&d)) {
                 out.push(Diagnostic::new(
                     DiagnosticKind::NameNotVisible {
                         name: name.to_string(),
@@ -186,9 +183,23 @@ fn declared_in_functions<'p>(
     params.chain(locals)
 }
 
-/// Is `name` a macro, or declared somewhere outside every function of the
-/// file (at namespace or class scope)?
-fn visible_in_file(program: &Program, name: &str) -> bool {
+/// Where a name occurs in the file, outside `#pragma dp` lines.
+#[derive(Debug, Clone, Copy, Default)]
+struct Occurs {
+    /// In a directive (a macro), or a token outside every function (at
+    /// namespace or class scope): visible to every function after it.
+    file_scope: bool,
+    /// A token inside a function.
+    in_functions: bool,
+}
+
+impl Occurs {
+    fn anywhere(self) -> bool {
+        self.file_scope || self.in_functions
+    }
+}
+
+fn occurs(program: &Program, name: &str) -> Occurs {
     let view = program.view.as_str();
     let inside_function = |at: usize| {
         program
@@ -196,35 +207,38 @@ fn visible_in_file(program: &Program, name: &str) -> bool {
             .iter()
             .any(|f| (f.start..f.body.end()).contains(&at))
     };
-    program.defines.iter().any(|(n, _)| n == name)
-        || program.sig.iter().enumerate().any(|(i, t)| match t.kind {
-            TokenKind::Ident => t.text(view) == name && !inside_function(t.start),
-            TokenKind::Directive => {
-                !program.pragmas.iter().any(|p| p.token == SigIdx(i))
-                    && defines_word(t.text(view), name)
+    let mut o = Occurs {
+        file_scope: program.defines.iter().any(|(n, _)| n == name),
+        ..Occurs::default()
+    };
+    for (i, t) in program.sig.iter().enumerate() {
+        match t.kind {
+            TokenKind::Ident if t.text(view) == name => {
+                if inside_function(t.start) {
+                    o.in_functions = true;
+                } else {
+                    o.file_scope = true;
+                }
             }
-            _ => false,
-        })
+            TokenKind::Directive
+                if !program.pragmas.iter().any(|p| p.token == SigIdx(i))
+                    && defines_word(t.text(view), name) =>
+            {
+                o.file_scope = true;
+            }
+            _ => {}
+        }
+        if o.file_scope && o.in_functions {
+            break;
+        }
+    }
+    o
 }
 
 /// Does a directive's text name `name` (continuation lines spliced)?
 fn defines_word(text: &str, name: &str) -> bool {
     word_at(text, name).is_some()
         || text.contains('\\') && word_at(&crate::phases::without_splices(text), name).is_some()
-}
-
-/// Does any code token or any directive other than a `#pragma dp` name `name`?
-fn declared_in_file(program: &Program, name: &str) -> bool {
-    let view = program.view.as_str();
-    program.defines.iter().any(|(n, _)| n == name)
-        || program.sig.iter().enumerate().any(|(i, t)| match t.kind {
-            TokenKind::Ident => t.text(view) == name,
-            TokenKind::Directive => {
-                !program.pragmas.iter().any(|p| p.token == SigIdx(i))
-                    && defines_word(t.text(view), name)
-            }
-            _ => false,
-        })
 }
 
 /// Offset of `word` in `text` as a whole identifier.
