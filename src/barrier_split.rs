@@ -2931,23 +2931,24 @@ mod tests {
         assert!(e.why.contains("head"), "{}", e.why);
     }
 
+    /// One variable computed once per block, its whole statement.
+    fn one_uniform_statement(p: &Phased) -> bool {
+        matches!(
+            p.uniform.as_slice(),
+            [Uniform {
+                declaration: BlockDeclaration::Statement(_),
+                ..
+            }]
+        )
+    }
+
     #[test]
     fn loop_variables_declared_before_their_loop_are_computed_once_per_block() {
         // `unsigned int s;` apart, and `s` among a statement's declarators
         // (`int idx = ..., s;`), assigned only in the barrier loop's head
         let alone = "__global__ void child(int *a) {\n  __shared__ int t[128];\n  unsigned int tid = threadIdx.x;\n  unsigned int s;\n  t[tid] = a[tid];\n  __syncthreads();\n  for (s = blockDim.x / 2; s > 0; s >>= 1) {\n    if (tid < s) t[tid] += t[tid + s];\n    __syncthreads();\n  }\n  if (tid == 0) a[blockIdx.x] = t[0];\n}\n";
         let p = split(alone).expect("splits");
-        assert!(
-            matches!(
-                p.uniform.as_slice(),
-                [Uniform {
-                    declaration: BlockDeclaration::Statement(_),
-                    ..
-                }]
-            ),
-            "{:?}",
-            p.uniform
-        );
+        assert!(one_uniform_statement(&p), "{:?}", p.uniform);
         assert!(p.vars.iter().all(|v| v.name != "s"), "{:?}", p.vars);
         let among = "__global__ void child(double *a, int n) {\n  __shared__ double t[128];\n  int idx = blockIdx.x * blockDim.x + threadIdx.x, s, *unused = 0;\n  t[threadIdx.x] = idx < n ? a[idx] : 0.;\n  __syncthreads();\n  for (s = blockDim.x / 2; s > 0; s >>= 1) {\n    if (threadIdx.x < s) t[threadIdx.x] += t[threadIdx.x + s];\n    __syncthreads();\n  }\n  if (threadIdx.x == 0) a[idx] = t[0];\n}\n";
         let p = split(among).expect("splits");
@@ -3010,17 +3011,7 @@ mod tests {
             ]
         );
         // `error`, the fold of a vote nothing assigns after: once per block
-        assert!(
-            matches!(
-                p.uniform.as_slice(),
-                [Uniform {
-                    declaration: BlockDeclaration::Statement(_),
-                    ..
-                }]
-            ),
-            "{:?}",
-            p.uniform
-        );
+        assert!(one_uniform_statement(&p), "{:?}", p.uniform);
         // a vote inside a loop of the statement, or two in one statement:
         // not a statement's vote (refused as before)
         for bad in [

@@ -23,14 +23,7 @@ use crate::token::{is_call_at, Token, TokenKind};
 pub fn every_return_block_uniform(program: &Program, child: &Function) -> bool {
     let view = program.view.as_str();
     let body = program.sig_in(child.body);
-    // The `)` closing the `(` at body index `open` (`Program::brackets`).
-    let base = program.sig_index_at(child.body.start());
-    let closing_paren = |open: usize| {
-        (body.get(open)?.text(view) == "(")
-            .then(|| program.brackets.partner(base + open))
-            .flatten()
-            .map(|k| k - base)
-    };
+    let closing_paren = |open: usize| closing(program, body, open);
     if body
         .iter()
         .any(|t| t.kind == TokenKind::Ident && t.text(view) == "goto")
@@ -146,7 +139,7 @@ fn uniform_condition(program: &Program, child: &Function, tokens: &[Token]) -> b
             TokenKind::Punct => !crate::token::MODIFYING_OPERATORS.contains(&s),
             // a block vote: its argument is the thread's, its result the block's
             TokenKind::Ident if VOTES.contains(&s) && is_call_at(tokens, k, view) => {
-                let Some(close) = closing(tokens, k + 1, view) else {
+                let Some(close) = closing(program, tokens, k + 1) else {
                     return false;
                 };
                 k = close + 1;
@@ -184,22 +177,17 @@ fn uniform_condition(program: &Program, child: &Function, tokens: &[Token]) -> b
     true
 }
 
-/// The `)` closing the `(` at `tokens[open]`.
-fn closing(tokens: &[Token], open: usize, view: &str) -> Option<usize> {
-    let mut depth = 0usize;
-    for (k, t) in tokens.iter().enumerate().skip(open) {
-        match t.text(view) {
-            "(" => depth += 1,
-            ")" => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(k);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+/// The `)` closing the `(` at `tokens[open]`, `tokens` a run of the
+/// program's significant tokens (`Program::brackets`).
+fn closing(program: &Program, tokens: &[Token], open: usize) -> Option<usize> {
+    let view = program.view.as_str();
+    (tokens.get(open)?.text(view) == "(").then_some(())?;
+    let base = program.sig_index_at(tokens.first()?.start);
+    program
+        .brackets
+        .partner(base + open)
+        .map(|k| k - base)
+        .filter(|&k| k < tokens.len())
 }
 
 /// Is `name` a local of `child` declared once with a block vote as its
@@ -222,7 +210,7 @@ fn vote_local(program: &Program, child: &Function, name: &str) -> bool {
             && text(i - 1) != "return"
             && text(i + 1) == "="
             && VOTES.contains(&text(i + 2))
-            && closing(body, i + 3, view).is_some_and(|c| text(c + 1) == ";");
+            && closing(program, body, i + 3).is_some_and(|c| text(c + 1) == ";");
         if declaration {
             declared += 1;
         } else if crate::token::is_modified_at(body, i, view) || text(i - 1) == "&" {
