@@ -1402,17 +1402,13 @@ impl<'p> Walk<'p> {
         ) {
             return None;
         }
-        let votes: Vec<usize> = (k..end)
-            .filter(|&i| {
-                VoteOp::of(self.text(i)).is_some()
-                    && self.text(i + 1) == "("
-                    && self.partner(i + 1) != i + 2
-            })
+        let votes: Vec<(usize, VoteOp)> = (k..end)
+            .filter_map(|i| Some((i, self.vote_call_at(i)?)))
             .collect();
-        let [name] = votes.as_slice() else {
+        let [(name, op)] = votes.as_slice() else {
             return None;
         };
-        let name = *name;
+        let (name, op) = (*name, *op);
         let close = self.partner(name + 1);
         if self.text(k) == "if" && !(k + 1 < name && close < self.partner(k + 1)) {
             return None; // the vote is in the body: the construct's
@@ -1427,7 +1423,13 @@ impl<'p> Walk<'p> {
         }) || self.block_waits.iter().any(|&(a, _)| {
             self.sig[k].start <= a && a < self.sig[end - 1].end && !(vote_lo <= a && a < vote_hi)
         });
-        (!other_wait).then(|| (name, VoteOp::of(self.text(name)).expect("a vote")))
+        (!other_wait).then_some((name, op))
+    }
+
+    /// The block vote called at `sig[i]` (its name, with an argument).
+    fn vote_call_at(&self, i: usize) -> Option<VoteOp> {
+        let op = VoteOp::of(self.text(i))?;
+        (self.text(i + 1) == "(" && self.partner(i + 1) != i + 2).then_some(op)
     }
 
     /// The index in `votes` of the block vote that `sig[from..to)` is,
@@ -1447,12 +1449,9 @@ impl<'p> Walk<'p> {
     fn vote_in(&self, from: usize, to: usize) -> Result<Option<(usize, VoteOp)>, Refusal> {
         let mut found = None;
         for i in from..to {
-            let Some(op) = VoteOp::of(self.text(i)) else {
+            let Some(op) = self.vote_call_at(i) else {
                 continue;
             };
-            if self.text(i + 1) != "(" || self.partner(i + 1) == i + 2 {
-                continue;
-            }
             if found.is_some() {
                 return Err(refuse(
                     self.sig[i].span(),
