@@ -254,6 +254,8 @@ pub enum Keep {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Var {
     pub name: String,
+    /// The body that declares it.
+    pub scope: Scope,
     pub keep: Keep,
     /// The phase that declares it (`None` for a parameter).
     pub declared_in: Option<usize>,
@@ -283,6 +285,14 @@ pub enum BlockDeclaration {
     /// (`unsigned s;` out of `unsigned tid = threadIdx.x, s;`).
     Declarator(String),
 }
+
+/// Where a name is declared: `None` for the child's body, `Some(k)` for
+/// the body of the k-th call whose callee the split runs in place (each call
+/// its own scope, also where one callee is called twice). The generated code
+/// nests them as the source does: a callee's phase declares the caller's
+/// variables that its arguments read, then, in a brace of its own, the
+/// callee's parameters and variables, so the same name may stand in both.
+pub type Scope = Option<usize>;
 
 /// What `Walk::variables` finds.
 struct Variables {
@@ -414,6 +424,8 @@ struct Head {
     chain: Vec<usize>,
     /// The variable a `for` head declares.
     loop_var: Option<String>,
+    /// The regions its body stands in (`chain` and the body's own).
+    body: Vec<usize>,
 }
 
 /// A call whose callee's body the split runs in place.
@@ -423,8 +435,6 @@ struct Inline {
     name_span: Span,
     /// The phases of the callee's body.
     phases: std::ops::Range<usize>,
-    /// Significant-token ranges of the arguments.
-    args: Vec<(usize, usize)>,
     /// The parameters' names.
     params: Vec<String>,
     /// Each parameter's argument (significant-token range).
@@ -453,6 +463,8 @@ struct Walk<'p> {
     barriers: HashSet<usize>,
     shared: Vec<Shared>,
     shared_names: HashSet<String>,
+    /// The scope (`Walk::scope`) of each `__shared__` name.
+    shared_scopes: HashSet<(Scope, String)>,
     /// Declarations at the top of a region: (phase, region chain, statement
     /// sig range).
     declarations: Vec<(usize, Vec<usize>, usize, usize)>,
@@ -506,6 +518,7 @@ pub fn phased(
         barriers: HashSet::new(),
         shared: Vec::new(),
         shared_names: HashSet::new(),
+        shared_scopes: HashSet::new(),
         declarations: Vec::new(),
         heads: Vec::new(),
         regions: 0,
@@ -718,6 +731,24 @@ impl Phased {
 }
 
 impl<'p> Walk<'p> {
+    /// The scope of what the walk is reading now: the child's body, or the
+    /// callee being run in place (its index in `inlines` once pushed).
+    fn scope(&self) -> Scope {
+        self.inlining.map(|_| self.inlines.len())
+    }
+
+    /// The scope of phase `q`.
+    fn phase_scope(&self, q: usize) -> Scope {
+        self.inlines.iter().position(|i| i.phases.contains(&q))
+    }
+
+    /// The scope of what stands in the regions `chain`.
+    fn chain_scope(&self, chain: &[usize]) -> Scope {
+        self.inlines
+            .iter()
+            .position(|i| chain.starts_with(&i.chain))
+    }
+
     fn text(&self, i: usize) -> &'p str {
         self.sig.get(i).map_or("", |t| t.text(self.view))
     }
@@ -1106,7 +1137,6 @@ impl<'p> Walk<'p> {
         inner.push(self.regions);
         self.regions += 1;
         let first_phase = self.phases.len();
-        let first_declaration = self.declarations.len();
         self.inlining = Some(span);
         // the callee's own `#if` groups
         let conditions = std::mem::replace(
@@ -1150,30 +1180,10 @@ impl<'p> Walk<'p> {
                 "end the callee with its only `return`",
             ));
         }
-        // The callee's declarations may not hide what its arguments name.
-        let arg_names: BTreeSet<&str> = args
-            .iter()
-            .flat_map(|&(a, b)| self.names_in(a, b))
-            .collect();
-        for (_, _, ds, de) in &self.declarations[first_declaration..] {
-            for d in declarators(self.sig, self.view, *ds, *de).unwrap_or_default() {
-                if arg_names.contains(d.name.as_str()) {
-                    return Err(refuse(
-                        self.sig[d.at].span(),
-                        format!(
-                            "`{name}` declares `{}`, which its call's arguments name too",
-                            d.name
-                        ),
-                        "rename the callee's variable",
-                    ));
-                }
-            }
-        }
         self.inlines.push(Inline {
             callee,
             name_span: span,
             phases,
-            args,
             params,
             bind_args,
             chain: inner,
@@ -1296,6 +1306,7 @@ impl<'p> Walk<'p> {
                     to: close_paren,
                     chain: chain.to_vec(),
                     loop_var: None,
+                    body: inner.clone(),
                 });
                 let vote = self.vote_in(paren + 1, close_paren)?;
                 let mut body = self.region(body_open, body_close, &inner)?;
@@ -1325,6 +1336,7 @@ impl<'p> Walk<'p> {
                     to: close_paren,
                     chain: chain.to_vec(),
                     loop_var: loop_var.clone(),
+                    body: inner.clone(),
                 });
                 let vote = self.vote_in(paren + 1, close_paren)?;
                 if let (Some((name, _)), "for") = (vote, word) {
@@ -1525,7 +1537,19 @@ impl<'p> Walk<'p> {
                 "declare shared variables without initializers",
             ));
         }
+        let statement = Span::from(self.sig[k].start..self.sig[end - 1].end);
+        let scope = self.scope();
+        // A callee run in place twice declares its shared variables once:
+        // a device function's `__shared__` variable is one per block however
+        // often the block calls it, as in CUDA.
+        if self.shared.iter().any(|s| s.statement == statement) {
+            for d in decls {
+                self.shared_scopes.insert((scope, d.name));
+            }
+            return Ok(());
+        }
         for d in decls {
+            self.shared_scopes.insert((scope, d.name.clone()));
             if !self.shared_names.insert(d.name.clone()) {
                 return Err(refuse(
                     self.sig[d.at].span(),
@@ -1535,7 +1559,7 @@ impl<'p> Walk<'p> {
             }
         }
         self.shared.push(Shared {
-            statement: Span::from(self.sig[k].start..self.sig[end - 1].end),
+            statement,
             keyword: self.sig[at].span(),
             dynamic: None,
         });
@@ -1592,6 +1616,11 @@ impl<'p> Walk<'p> {
             ));
         }
         let name = self.text(kept[n - 3]).to_string();
+        let statement = Span::from(self.sig[k].start..self.sig[end - 1].end);
+        self.shared_scopes.insert((self.scope(), name.clone()));
+        if self.shared.iter().any(|s| s.statement == statement) {
+            return Ok(()); // a callee run in place twice
+        }
         if self.shared_names.contains(&name) {
             return Err(refuse(
                 self.sig[kept[n - 3]].span(),
@@ -1607,7 +1636,7 @@ impl<'p> Walk<'p> {
         self.shared_names.insert(name.clone());
         self.dynamic_bytes = Some(bytes);
         self.shared.push(Shared {
-            statement: Span::from(self.sig[k].start..self.sig[end - 1].end),
+            statement,
             keyword: self.sig[at].span(),
             dynamic: Some((element, name)),
         });
@@ -1784,24 +1813,31 @@ impl<'p> Walk<'p> {
         constants: &Constants,
     ) -> Result<Variables, Refusal> {
         let view = self.view;
-        // The child's parameters and those of the callees run in place
-        // (bound again in each of their phases, never assigned).
-        let params: Vec<&str> = function
-            .params
-            .iter()
-            .filter_map(|p| p.name.as_deref())
-            .chain(
-                self.inlines
-                    .iter()
-                    .flat_map(|i| i.params.iter().map(String::as_str)),
-            )
-            .collect();
-        let tokens = || bodies.iter().flat_map(|&(open, close)| open..close);
-        // Written somewhere other than in its declarations.
-        let assigned = |name: &str| {
-            tokens()
+        // Per scope (`slot`: the child's body first, then each call run in
+        // place): its parameters, the child's or the callee's (bound again
+        // in each of its phases, never assigned), and its body's tokens.
+        let slot = |scope: Scope| scope.map_or(0, |k| k + 1);
+        let scopes = self.inlines.len() + 1;
+        let params: Vec<Vec<&str>> = std::iter::once(
+            function
+                .params
+                .iter()
+                .filter_map(|p| p.name.as_deref())
+                .collect(),
+        )
+        .chain(
+            self.inlines
+                .iter()
+                .map(|i| i.params.iter().map(String::as_str).collect()),
+        )
+        .collect();
+        // Written in its scope's body somewhere other than in its declarations.
+        let assigned_in = |scope: Scope, name: &str| {
+            let (open, close) = bodies[slot(scope)];
+            (open..close)
                 .any(|i| self.text(i) == name && !self.declared_at.contains(&i) && self.writes(i))
         };
+        let tokens = || bodies.iter().flat_map(|&(open, close)| open..close);
         // A reference bound to a variable could assign it unseen.
         let references = bodies.iter().any(|&(_, close)| {
             tokens().any(|i| {
@@ -1813,24 +1849,35 @@ impl<'p> Walk<'p> {
                     && self.sig[i - 1].kind == TokenKind::Ident
             })
         });
-        let mut uses: Vec<BTreeSet<&str>> = self
+        let phase_scopes: Vec<Scope> = (0..self.phases.len())
+            .map(|q| self.phase_scope(q))
+            .collect();
+        // The names each phase reads in its own scope.
+        let uses: Vec<BTreeSet<&str>> = self
             .phase_tokens
             .iter()
             .map(|st| st.iter().flat_map(|&(s, e)| self.names_in(s, e)).collect())
             .collect();
-        // A callee's phases evaluate the call's arguments; its final phase
-        // assigns the call's target.
-        for i in &self.inlines {
-            let names: BTreeSet<&str> = i
-                .args
+        // The caller's names a callee's phase reads: the arguments of the
+        // parameters it may bind (those its statements or the callee's
+        // declarations name), and in its final phase the call's target.
+        let mut caller_uses: Vec<BTreeSet<&str>> = vec![BTreeSet::new(); self.phases.len()];
+        for (k, i) in self.inlines.iter().enumerate() {
+            let declared: BTreeSet<&str> = self
+                .declarations
                 .iter()
-                .flat_map(|&(a, b)| self.names_in(a, b))
+                .filter(|(phase, ..)| phase_scopes[*phase] == Some(k))
+                .flat_map(|&(_, _, s, e)| self.names_in(s, e))
                 .collect();
             for q in i.phases.clone() {
-                uses[q].extend(names.iter().copied());
+                for (p, &(a, b)) in i.params.iter().zip(&i.bind_args) {
+                    if uses[q].contains(p.as_str()) || declared.contains(p.as_str()) {
+                        caller_uses[q].extend(self.names_in(a, b));
+                    }
+                }
             }
             if let (Some(q), Some(t)) = (i.ret_phase, &i.target) {
-                uses[q].insert(t.as_str());
+                caller_uses[q].insert(t.as_str());
             }
         }
         // Names each phase declares at its top (they shadow outer ones there).
@@ -1840,39 +1887,55 @@ impl<'p> Walk<'p> {
                 own[*phase].insert(d.name);
             }
         }
+        // Does phase `q` read the variable `name` of `scope`?
+        let reads = |q: usize, scope: Scope, name: &str| {
+            if phase_scopes[q] == scope {
+                uses[q].contains(name) && !own[q].contains(name)
+            } else {
+                scope.is_none() && caller_uses[q].contains(name)
+            }
+        };
+        let shared_in =
+            |scope: Scope, name: &str| self.shared_scopes.contains(&(scope, name.to_string()));
         // What a block computes once: the arguments of callees run in place
         // that read nothing of one thread, then the variables whose value
         // every thread computes alike and which only construct heads assign.
-        let child_params: Vec<&str> = function
-            .params
+        let child_params: Vec<&str> = params[0]
             .iter()
-            .filter_map(|p| p.name.as_deref())
-            .filter(|p| !assigned(p))
+            .copied()
+            .filter(|p| !assigned_in(None, p))
             .collect();
-        let mut block_names: HashSet<String> = HashSet::new();
+        let mut block_names: Vec<HashSet<String>> = vec![HashSet::new(); scopes];
         let mut block_binds: Vec<Vec<bool>> = Vec::new();
-        for i in &self.inlines {
+        for (k, i) in self.inlines.iter().enumerate() {
             let flags: Vec<bool> = i
                 .bind_args
                 .iter()
                 .map(|&(a, b)| {
                     self.uniform_expr(a, b, constants, &|t| {
-                        child_params.contains(&t) || self.shared_names.contains(t)
+                        child_params.contains(&t) || shared_in(None, t)
                     })
                 })
                 .collect();
             for (p, &f) in i.params.iter().zip(&flags) {
                 if f {
-                    block_names.insert(p.clone());
+                    block_names[k + 1].insert(p.clone());
                 }
             }
             block_binds.push(flags);
         }
         let in_head = |i: usize| self.heads.iter().any(|h| h.from <= i && i < h.to);
-        let declared_once = |name: &str| {
+        let decl_scopes: Vec<Scope> = self
+            .declarations
+            .iter()
+            .map(|(phase, ..)| phase_scopes[*phase])
+            .collect();
+        let declared_once = |scope: Scope, name: &str| {
             self.declarations
                 .iter()
-                .flat_map(|(_, _, ds, de)| {
+                .zip(&decl_scopes)
+                .filter(|(_, &s)| s == scope)
+                .flat_map(|((_, _, ds, de), _)| {
                     declarators(self.sig, view, *ds, *de).unwrap_or_default()
                 })
                 .filter(|x| x.name == name)
@@ -1881,8 +1944,9 @@ impl<'p> Walk<'p> {
         };
         // Declarators computed once per block: no initializer, or one that
         // reads only what the block computes once; written only in heads.
-        let mut uniform_names: HashSet<String> = HashSet::new();
-        for (_, _, s, e) in &self.declarations {
+        let mut uniform_names: Vec<HashSet<String>> = vec![HashSet::new(); scopes];
+        for ((_, _, s, e), &scope) in self.declarations.iter().zip(&decl_scopes) {
+            let sp = slot(scope);
             let decls = declarators(self.sig, view, *s, *e).unwrap_or_default();
             if references
                 || (*s..*e).any(|i| matches!(self.text(i), "__shared__" | "static" | "&" | "&&"))
@@ -1892,12 +1956,13 @@ impl<'p> Walk<'p> {
             for d in &decls {
                 if d.array
                     || d.paren_init
-                    || params.contains(&d.name.as_str())
-                    || !declared_once(&d.name)
+                    || params[sp].contains(&d.name.as_str())
+                    || !declared_once(scope, &d.name)
                 {
                     continue;
                 }
-                let writes: Vec<usize> = tokens()
+                let (open, close) = bodies[sp];
+                let writes: Vec<usize> = (open..close)
                     .filter(|&i| {
                         self.text(i) == d.name && !self.declared_at.contains(&i) && self.writes(i)
                     })
@@ -1907,31 +1972,32 @@ impl<'p> Walk<'p> {
                 if (writes.is_empty() && !vote_init) || !writes.iter().all(|&i| in_head(i)) {
                     continue;
                 }
-                let names = &block_names;
+                let names = &block_names[sp];
                 if !d.init
                     || vote_init
                     || self.uniform_expr(d.init_from, d.init_to, constants, &|t| {
-                        child_params.contains(&t) || names.contains(t)
+                        (scope.is_none() && child_params.contains(&t)) || names.contains(t)
                     })
                 {
-                    block_names.insert(d.name.clone());
-                    uniform_names.insert(d.name.clone());
+                    block_names[sp].insert(d.name.clone());
+                    uniform_names[sp].insert(d.name.clone());
                 }
             }
         }
         let mut uniform: Vec<Uniform> = Vec::new();
         let mut vars: Vec<Var> = Vec::new();
-        let mut per_thread: Vec<(String, Vec<usize>, usize)> = Vec::new();
-        let mut recomputable: HashSet<String> = HashSet::new();
+        let mut per_thread: Vec<(Scope, String, Vec<usize>)> = Vec::new();
+        let mut recomputable: Vec<HashSet<String>> = vec![HashSet::new(); scopes];
         // Each recomputable variable's phase and declaration statement.
-        let mut recomputed_by: HashMap<String, (usize, Span)> = HashMap::new();
-        for (phase, chain, s, e) in &self.declarations {
+        let mut recomputed_by: HashMap<(Scope, String), (usize, Span)> = HashMap::new();
+        for ((phase, chain, s, e), &scope) in self.declarations.iter().zip(&decl_scopes) {
+            let sp = slot(scope);
             let decls = declarators(self.sig, view, *s, *e).unwrap_or_default();
             let statement = Span::from(self.sig[*s].start..self.sig[*e - 1].end);
             let shared = (*s..*e).any(|i| self.text(i) == "__shared__");
             let block: Vec<bool> = decls
                 .iter()
-                .map(|d| uniform_names.contains(&d.name))
+                .map(|d| uniform_names[sp].contains(&d.name))
                 .collect();
             if shared {
                 continue;
@@ -1948,11 +2014,12 @@ impl<'p> Walk<'p> {
                 continue;
             }
             for (d, _) in decls.iter().zip(&block).filter(|(_, &b)| !b) {
-                per_thread.push((d.name.clone(), chain.clone(), *phase));
+                per_thread.push((scope, d.name.clone(), chain.clone()));
             }
             // Computed again (the whole statement) when every declarator's
             // initializer gives the same value in every phase.
-            let mut trial = recomputable.clone();
+            let mut trial = recomputable[sp].clone();
+            let assigned = |t: &str| assigned_in(scope, t);
             let all_stable = !references
                 && !block.contains(&true)
                 && decls.iter().all(|d| {
@@ -1962,7 +2029,7 @@ impl<'p> Walk<'p> {
                         && self.stable(
                             d.init_from,
                             d.init_to,
-                            &params,
+                            &params[sp],
                             &assigned,
                             &trial,
                             constants,
@@ -1973,9 +2040,9 @@ impl<'p> Walk<'p> {
                     ok
                 });
             if all_stable {
-                recomputable = trial;
+                recomputable[sp] = trial;
                 for d in &decls {
-                    recomputed_by.insert(d.name.clone(), (*phase, statement));
+                    recomputed_by.insert((scope, d.name.clone()), (*phase, statement));
                 }
             }
             let used_ins: Vec<Vec<usize>> = decls
@@ -1985,9 +2052,7 @@ impl<'p> Walk<'p> {
                     (phase + 1..self.phases.len())
                         .filter(|_| !b)
                         .filter(|&q| {
-                            self.phase_regions[q].starts_with(chain)
-                                && uses[q].contains(d.name.as_str())
-                                && !own[q].contains(&d.name)
+                            self.phase_regions[q].starts_with(chain) && reads(q, scope, &d.name)
                         })
                         .collect()
                 })
@@ -2040,7 +2105,7 @@ impl<'p> Walk<'p> {
                 if used_in.is_empty() {
                     continue;
                 }
-                if params.contains(&d.name.as_str()) {
+                if params[sp].contains(&d.name.as_str()) {
                     return Err(refuse(
                         self.sig[d.at].span(),
                         format!(
@@ -2050,7 +2115,7 @@ impl<'p> Walk<'p> {
                         "rename the variable",
                     ));
                 }
-                if vars.iter().any(|v| v.name == d.name) {
+                if vars.iter().any(|v| v.name == d.name && v.scope == scope) {
                     return Err(refuse(
                         self.sig[d.at].span(),
                         format!(
@@ -2122,10 +2187,57 @@ impl<'p> Walk<'p> {
                 };
                 vars.push(Var {
                     name: d.name.clone(),
+                    scope,
                     keep,
                     declared_in: Some(*phase),
                     used_in,
                 });
+            }
+        }
+        // What each callee declares or binds: the names its final `return`
+        // (which assigns the call's target inside the callee's scope) and
+        // the caller's variables read in its phases may not take.
+        let callee_names: Vec<BTreeSet<&str>> = self
+            .inlines
+            .iter()
+            .enumerate()
+            .map(|(k, i)| {
+                let mut names: BTreeSet<&str> = i.params.iter().map(String::as_str).collect();
+                for ((_, _, s, e), &scope) in self.declarations.iter().zip(&decl_scopes) {
+                    if scope == Some(k) {
+                        for d in declarators(self.sig, view, *s, *e).unwrap_or_default() {
+                            names.insert(self.text(d.at));
+                        }
+                    }
+                }
+                names.extend(
+                    self.heads
+                        .iter()
+                        .filter(|h| self.chain_scope(&h.chain) == Some(k))
+                        .filter_map(|h| h.loop_var.as_deref()),
+                );
+                names.extend(
+                    self.shared_scopes
+                        .iter()
+                        .filter(|(s, _)| *s == Some(k))
+                        .map(|(_, n)| n.as_str()),
+                );
+                names
+            })
+            .collect();
+        for (k, i) in self.inlines.iter().enumerate() {
+            let result = i
+                .target
+                .as_deref()
+                .map(|t| (t, i.name_span))
+                .or(i.declared.as_ref().map(|(n, _, at)| (n.as_str(), *at)));
+            if let Some((name, at)) = result.filter(|(n, _)| callee_names[k].contains(n)) {
+                let callee = &self.program.view[i.name_span.range()];
+                return Err(refuse(
+                    at,
+                    format!("`{name}` takes the result of `{callee}`, which declares a `{name}` of its own; the split assigns the result at the callee's `return`, where its own `{name}` is meant"),
+                    format!("rename `{name}` or the callee's variable"),
+                ));
             }
         }
         // The result of a callee run in place, declared by its call: kept
@@ -2134,7 +2246,9 @@ impl<'p> Walk<'p> {
             let (Some((name, storage, at)), Some(q0)) = (&i.declared, i.ret_phase) else {
                 continue;
             };
-            if params.contains(&name.as_str()) || vars.iter().any(|v| v.name == *name) {
+            if params[0].contains(&name.as_str())
+                || vars.iter().any(|v| v.name == *name && v.scope.is_none())
+            {
                 return Err(refuse(
                     *at,
                     format!("`{name}` is declared twice in the body, or has a parameter's name, and lives across a barrier"),
@@ -2143,12 +2257,11 @@ impl<'p> Walk<'p> {
             }
             let mut used_in = vec![q0];
             used_in.extend((q0 + 1..self.phases.len()).filter(|&q| {
-                self.phase_regions[q].starts_with(&i.caller_chain)
-                    && uses[q].contains(name.as_str())
-                    && !own[q].contains(name)
+                self.phase_regions[q].starts_with(&i.caller_chain) && reads(q, None, name)
             }));
             vars.push(Var {
                 name: name.clone(),
+                scope: None,
                 keep: Keep::Store {
                     storage: storage.clone(),
                     array: String::new(),
@@ -2158,15 +2271,15 @@ impl<'p> Walk<'p> {
                 used_in,
             });
         }
-        for (i, flags) in self.inlines.iter().zip(&block_binds) {
+        for (k, (i, flags)) in self.inlines.iter().zip(&block_binds).enumerate() {
             for (p, &block) in i.params.iter().zip(flags) {
                 if !block {
-                    per_thread.push((p.clone(), i.chain.clone(), i.phases.start));
+                    per_thread.push((Some(k), p.clone(), i.chain.clone()));
                 }
             }
         }
-        // A recomputed variable's initializer names other recomputed ones:
-        // each phase that recomputes it recomputes those first.
+        // A recomputed variable's initializer names other recomputed ones
+        // of its scope: each phase that recomputes it recomputes those first.
         let mut changed = true;
         while changed {
             changed = false;
@@ -2183,10 +2296,15 @@ impl<'p> Walk<'p> {
                 // float *ptr = a + base;` with only `ptr` read after a
                 // barrier): recomputed too
                 for &name in &names {
-                    if let Some(&(phase, statement)) = recomputed_by.get(name) {
-                        if name != v.name && !vars.iter().any(|w| w.name == name) {
+                    if let Some(&(phase, statement)) =
+                        recomputed_by.get(&(v.scope, name.to_string()))
+                    {
+                        if name != v.name
+                            && !vars.iter().any(|w| w.name == name && w.scope == v.scope)
+                        {
                             vars.push(Var {
                                 name: name.to_string(),
+                                scope: v.scope,
                                 keep: Keep::Recompute {
                                     declaration: statement,
                                 },
@@ -2198,11 +2316,11 @@ impl<'p> Walk<'p> {
                     }
                 }
                 for w in vars.iter_mut() {
-                    if w.name != v.name && names.contains(w.name.as_str()) {
+                    if w.scope == v.scope && w.name != v.name && names.contains(w.name.as_str()) {
                         for &q in &v.used_in {
                             if Some(q) != w.declared_in
                                 && !w.used_in.contains(&q)
-                                && !own[q].contains(&w.name)
+                                && !(phase_scopes[q] == w.scope && own[q].contains(&w.name))
                             {
                                 w.used_in.push(q);
                                 w.used_in.sort_unstable();
@@ -2218,11 +2336,11 @@ impl<'p> Walk<'p> {
             let Some(name) = p.name.as_deref() else {
                 continue;
             };
-            if !assigned(name) {
+            if !assigned_in(None, name) {
                 continue;
             }
             let used_in: Vec<usize> = (0..self.phases.len())
-                .filter(|&q| uses[q].contains(name) && !own[q].contains(name))
+                .filter(|&q| reads(q, None, name))
                 .collect();
             if used_in.is_empty() {
                 continue;
@@ -2236,10 +2354,38 @@ impl<'p> Walk<'p> {
             })?;
             vars.push(Var {
                 name: name.to_string(),
+                scope: None,
                 keep: Keep::Param { storage },
                 declared_in: None,
                 used_in,
             });
+        }
+        // A callee's phase declares the caller's variables that the call's
+        // arguments read before the callee's own scope opens: they may not
+        // hide what the callee declares around its phases (its parameters
+        // bound once per block, its variables computed once per block, its
+        // loop variables and shared arrays).
+        for v in vars.iter().filter(|v| v.scope.is_none()) {
+            for &q in &v.used_in {
+                let Some(k) = phase_scopes[q] else {
+                    continue;
+                };
+                let block_level = block_names[k + 1].contains(&v.name)
+                    || shared_in(Some(k), &v.name)
+                    || self.heads.iter().any(|h| {
+                        self.phase_regions[q].starts_with(&h.body)
+                            && h.loop_var.as_deref() == Some(v.name.as_str())
+                    });
+                if block_level {
+                    let i = &self.inlines[k];
+                    let callee = &self.program.view[i.name_span.range()];
+                    return Err(refuse(
+                        i.name_span,
+                        format!("the arguments of `{callee}` read `{}`, and `{callee}`, whose body the split runs in place, declares a `{}` of its own around its phases", v.name, v.name),
+                        format!("rename `{}` in the child or in `{callee}`", v.name),
+                    ));
+                }
+            }
         }
         // Heads run once per block: they may name nothing of one thread.
         for Head {
@@ -2247,8 +2393,11 @@ impl<'p> Walk<'p> {
             to,
             chain,
             loop_var,
+            ..
         } in &self.heads
         {
+            let scope = self.chain_scope(chain);
+            let sp = slot(scope);
             for i in *from..*to {
                 if self.vote_calls.iter().any(|&(a, b)| a <= i && i <= b) {
                     continue; // the vote's result is the block's
@@ -2260,8 +2409,8 @@ impl<'p> Walk<'p> {
                         let prefix = self.text(i + 1);
                         if loop_var.as_deref() != Some(target)
                             && loop_var.as_deref() != Some(prefix)
-                            && !uniform_names.contains(target)
-                            && !uniform_names.contains(prefix)
+                            && !uniform_names[sp].contains(target)
+                            && !uniform_names[sp].contains(prefix)
                         {
                             return Err(self.not_uniform(i, "assigns"));
                         }
@@ -2277,12 +2426,12 @@ impl<'p> Walk<'p> {
                 if self.text(i + 1) == "(" && !UNIFORM_CALLS.contains(&t) {
                     return Err(self.not_uniform(i, &format!("calls `{t}`")));
                 }
-                if params.contains(&t) && assigned(t) {
+                if params[sp].contains(&t) && assigned_in(scope, t) {
                     return Err(self
                         .not_uniform(i, &format!("reads `{t}`, a parameter each thread assigns")));
                 }
-                let thread_var = per_thread.iter().any(|(n, c, _)| {
-                    n == t && chain.starts_with(c) && !self.shared_names.contains(t)
+                let thread_var = per_thread.iter().any(|(s, n, c)| {
+                    *s == scope && n == t && chain.starts_with(c) && !shared_in(scope, t)
                 });
                 if thread_var && loop_var.as_deref() != Some(t) {
                     return Err(
@@ -2853,6 +3002,86 @@ mod tests {
         let folds = p.phases.iter().filter(|ph| ph.vote.is_some()).count();
         assert_eq!(folds, 3);
         assert!(matches!(p.steps.first(), Some(Step::Phase(q)) if p.phases[*q].vote.is_none()));
+    }
+
+    /// A block reduction helper in the style of real code: its own `tid`,
+    /// a parameter `v`, a result kept across its last barrier.
+    const BLOCK_SUM: &str = "__device__ int block_sum(int *red, int v) {\n  const int tid = threadIdx.x;\n  red[tid] = v;\n  __syncthreads();\n  for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {\n    if (tid < stride) red[tid] += red[tid + stride];\n    __syncthreads();\n  }\n  int result = red[0];\n  __syncthreads();\n  return result;\n}\n";
+
+    #[test]
+    fn callee_and_child_keep_their_own_names() {
+        // the child's `tid` and `v` and the callee's `tid` and parameter `v`
+        let p = split(&format!("{BLOCK_SUM}__global__ void child(const int *x, int *out, int n) {{\n  __shared__ int red[128];\n  const int tid = threadIdx.x;\n  int v = tid < n ? x[tid] : 0;\n  int total = block_sum(red, v);\n  if (tid == 0) out[0] = total + v;\n}}\n"))
+            .expect("splits");
+        let scopes = |name: &str| -> Vec<Scope> {
+            p.vars
+                .iter()
+                .filter(|v| v.name == name)
+                .map(|v| v.scope)
+                .collect()
+        };
+        // each `tid` recomputed in its own scope; the child's `v` kept, the
+        // callee's `result` kept in the callee's scope
+        assert_eq!(scopes("tid"), [None, Some(0)]);
+        assert_eq!(scopes("v"), [None]);
+        assert_eq!(scopes("result"), [Some(0)]);
+        assert!(p
+            .vars
+            .iter()
+            .filter(|v| v.name == "tid")
+            .all(|v| matches!(v.keep, Keep::Recompute { .. })));
+        // the child's `v` is read in the callee's phases only where its
+        // argument is bound: the first, which reads the parameter `v`
+        let v = p.vars.iter().find(|v| v.name == "v").expect("v");
+        let callee_phases: Vec<usize> = v
+            .used_in
+            .iter()
+            .copied()
+            .filter(|&q| q != *v.used_in.last().expect("a use"))
+            .collect();
+        assert_eq!(callee_phases.len(), 1, "{:?}", v.used_in);
+    }
+
+    #[test]
+    fn one_callee_run_in_place_twice() {
+        let p = split(&format!("{BLOCK_SUM}__global__ void child(const int *x, int *out) {{\n  __shared__ int red[128];\n  int v = x[threadIdx.x];\n  int sum = block_sum(red, v);\n  int squares = block_sum(red, v * v);\n  if (threadIdx.x == 0) {{ out[0] = sum; out[1] = squares; }}\n}}\n"))
+            .expect("splits");
+        assert_eq!(p.inlined.len(), 2);
+        // one shared array for both calls, as in CUDA
+        assert_eq!(p.shared.len(), 1);
+        let result: Vec<Scope> = p
+            .vars
+            .iter()
+            .filter(|v| v.name == "result")
+            .map(|v| v.scope)
+            .collect();
+        assert_eq!(result, [Some(0), Some(1)]);
+    }
+
+    #[test]
+    fn callee_names_the_caller_may_not_take() {
+        // the call's target has the name of the callee's own result variable
+        let e = split(&format!("{BLOCK_SUM}__global__ void child(const int *x, int *out) {{\n  __shared__ int red[128];\n  int result = 0;\n  result = block_sum(red, x[threadIdx.x]);\n  __syncthreads();\n  out[threadIdx.x] = result;\n}}\n"))
+            .expect_err("refused");
+        assert!(
+            e.why.contains("declares a `result` of its own"),
+            "{}",
+            e.why
+        );
+        // an argument reads the child's `stride`, which the callee's loop
+        // declares around the phase that binds the argument
+        let callee = "__device__ void add_up(int *red, int w) {\n  for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {\n    if (threadIdx.x < stride) red[threadIdx.x] += w * red[threadIdx.x + stride];\n    __syncthreads();\n  }\n}\n";
+        let e = split(&format!("{callee}__global__ void child(int *x) {{\n  __shared__ int red[128];\n  int stride = x[threadIdx.x];\n  red[threadIdx.x] = stride;\n  __syncthreads();\n  add_up(red, stride);\n  x[threadIdx.x] = red[0] + stride;\n}}\n"))
+            .expect_err("refused");
+        assert!(
+            e.why
+                .contains("declares a `stride` of its own around its phases"),
+            "{}",
+            e.why
+        );
+        // outside the loop, the same names are apart
+        split(&format!("{BLOCK_SUM}__global__ void child(const int *x, int *out) {{\n  __shared__ int red[128];\n  int stride = x[threadIdx.x];\n  int s = block_sum(red, stride);\n  out[threadIdx.x] = s + stride;\n}}\n"))
+            .expect("splits");
     }
 
     #[test]

@@ -217,8 +217,12 @@ pub struct SerialSplitContext {
     pub shared_name: String,
     /// Variables and parameters kept per thread.
     pub kept: Vec<SplitVar>,
-    /// Those the current phase names (references to their arrays).
+    /// Those of the child's body the current phase names (references to
+    /// their arrays).
     pub refs: Vec<SplitVar>,
+    /// Those of the callee run in place that the current phase names,
+    /// declared after its parameters (part `binds`).
+    pub callee_refs: Vec<SplitVar>,
     /// The block votes of construct heads.
     pub votes: Vec<SplitVote>,
     /// The vote the current phase folds (parts vote_reset, vote_open).

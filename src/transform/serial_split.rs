@@ -66,6 +66,7 @@ pub(super) fn serial_split(
         shared_name: String::new(),
         kept,
         refs: Vec::new(),
+        callee_refs: Vec::new(),
         done: phased.done_flags,
         block_done: phased.block_done,
         phase: 0,
@@ -176,7 +177,11 @@ impl<'a> Split<'a, '_> {
                     let block: Vec<&Bind> =
                         binds.iter().filter(|b| b.block).filter(in_body).collect();
                     self.base.callee = callee.clone();
-                    if !block.is_empty() {
+                    if block.is_empty() {
+                        // the callee's variables computed once per block
+                        // stay in its own scope
+                        self.part("call_open");
+                    } else {
                         self.part("block_binds_open");
                         for (index, b) in block.iter().enumerate() {
                             self.base.index = index;
@@ -192,10 +197,12 @@ impl<'a> Split<'a, '_> {
                         .replace((callee.as_str(), binds.as_slice(), *body_span));
                     self.steps(body);
                     self.call = outer;
-                    if !block.is_empty() {
-                        self.base.callee = callee.clone();
-                        self.part("block_binds_close");
-                    }
+                    self.base.callee = callee.clone();
+                    self.part(if block.is_empty() {
+                        "call_close"
+                    } else {
+                        "block_binds_close"
+                    });
                 }
                 Step::Construct {
                     head,
@@ -247,11 +254,18 @@ impl<'a> Split<'a, '_> {
         // a block vote in a statement reads the fold of the phase before
         overrides.extend(self.vote_reads());
         let mut recompute = Vec::new();
-        self.base.refs = Vec::new();
+        // the child's kept variables as the phase opens, the callee's after
+        // its parameters (which may hide the child's names)
+        let (mut refs, mut callee_refs) = (Vec::new(), Vec::new());
         for (index, v) in self.phased.vars.iter().enumerate() {
             let here = v.declared_in == Some(p);
             let used = v.used_in.contains(&p);
-            let kept = |s: &Self| s.base.kept.iter().find(|k| k.index == index).cloned();
+            let kept = self.base.kept.iter().find(|k| k.index == index).cloned();
+            let to = if v.scope.is_some() {
+                &mut callee_refs
+            } else {
+                &mut refs
+            };
             match &v.keep {
                 Keep::Recompute { declaration }
                     if used && !here && !recompute.contains(declaration) =>
@@ -260,14 +274,16 @@ impl<'a> Split<'a, '_> {
                 }
                 Keep::Store { rewrites, .. } if here => {
                     overrides.extend(rewrites.iter().cloned());
-                    self.base.refs.extend(kept(self));
+                    to.extend(kept);
                 }
                 Keep::Store { .. } | Keep::Param { .. } if used => {
-                    self.base.refs.extend(kept(self));
+                    to.extend(kept);
                 }
                 _ => {}
             }
         }
+        self.base.refs = refs;
+        self.base.callee_refs = callee_refs;
         if let Some((span, with)) = &phase.result {
             overrides.push((*span, with.clone()));
         }
