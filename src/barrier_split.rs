@@ -655,9 +655,10 @@ pub fn phased(
         (f.body_tokens.start, f.body_tokens.end)
     }));
     let mut atomics = Vec::new();
+    let shared_pointers = walk.shared_pointers(&bodies);
     for &(open, close) in &bodies {
         walk.check_body(open, close)?;
-        atomics.extend(walk.shared_atomics(open, close)?);
+        atomics.extend(walk.shared_atomics(open, close, &shared_pointers)?);
     }
     let Variables {
         vars,
@@ -1647,7 +1648,102 @@ impl<'p> Walk<'p> {
     /// the serial version redirects; refused where a shared array goes to a
     /// function of the file as a pointer (its atomics would hit the local
     /// stand-in unseen).
-    fn shared_atomics(&self, open: usize, close: usize) -> Result<Vec<Span>, Refusal> {
+    /// Is the name at sig `j` a pointer's value, not one element's
+    /// (`a[i]` reads an element, `&a[i]` is a pointer)?
+    fn pointer_value(&self, j: usize) -> bool {
+        !(self.text(j + 1) == "[" && self.text(j - 1) != "&")
+    }
+
+    /// The names that may hold a pointer into a shared array: the arrays,
+    /// the variables the bodies declare or assign from one (`unsigned *base
+    /// = hist + 0;`, `p = &tile[k];`), and the parameters of callees run in
+    /// place bound to one.
+    fn shared_pointers(&self, bodies: &[(usize, usize)]) -> HashSet<&'p str> {
+        let mut names: HashSet<&'p str> = HashSet::new();
+        for &(open, close) in bodies {
+            for j in open..close {
+                if self.shared_names.contains(self.text(j)) {
+                    names.insert(self.text(j));
+                }
+            }
+        }
+        let mut changed = !names.is_empty();
+        while changed {
+            changed = false;
+            let mut derived = Vec::new();
+            for &(open, close) in bodies {
+                for j in open + 1..close {
+                    if self.sig[j].kind != TokenKind::Ident
+                        || self.text(j + 1) != "="
+                        || matches!(self.text(j - 1), "." | "->")
+                        || names.contains(self.text(j))
+                    {
+                        continue;
+                    }
+                    // the value assigned: up to the statement's or the
+                    // declarator's end
+                    let mut k = j + 2;
+                    while k < close && !matches!(self.text(k), ";" | "," | ")" | "}") {
+                        if matches!(self.text(k), "(" | "[" | "{") {
+                            if (k + 1..self.partner(k))
+                                .any(|m| names.contains(self.text(m)) && self.pointer_value(m))
+                            {
+                                derived.push(self.text(j));
+                            }
+                            k = self.partner(k);
+                        } else if names.contains(self.text(k)) && self.pointer_value(k) {
+                            derived.push(self.text(j));
+                        }
+                        k += 1;
+                    }
+                }
+            }
+            for i in &self.inlines {
+                for (p, &(a, b)) in i.params.iter().zip(&i.bind_args) {
+                    if (a..b).any(|m| names.contains(self.text(m)) && self.pointer_value(m)) {
+                        derived.extend(
+                            self.program.functions[i.callee]
+                                .params
+                                .iter()
+                                .filter_map(|q| q.name.as_deref())
+                                .filter(|q| q == p),
+                        );
+                    }
+                }
+            }
+            for name in derived {
+                changed |= names.insert(name);
+            }
+        }
+        names
+    }
+
+    /// Does `f`, or a function of the file it calls, call an atomic?
+    fn reaches_atomics(&self, f: FunctionId, seen: &mut HashSet<FunctionId>) -> bool {
+        if !seen.insert(f) {
+            return false;
+        }
+        let body = &self.program.functions[f].body_tokens;
+        (body.start..body.end).any(|i| {
+            let t = self.text(i);
+            self.sig[i].kind == TokenKind::Ident
+                && self.text(i + 1) == "("
+                && (SERIAL_ATOMICS.contains(&t)
+                    || t.starts_with("atomic")
+                    || self
+                        .program
+                        .named
+                        .get(t)
+                        .is_some_and(|fs| fs.iter().any(|&g| self.reaches_atomics(g, seen))))
+        })
+    }
+
+    fn shared_atomics(
+        &self,
+        open: usize,
+        close: usize,
+        shared_pointers: &HashSet<&'p str>,
+    ) -> Result<Vec<Span>, Refusal> {
         if self.shared.is_empty() {
             return Ok(Vec::new());
         }
@@ -1672,16 +1768,27 @@ impl<'p> Walk<'p> {
             {
                 continue;
             }
-            // A shared array passed whole (not one element's value).
+            // A shared array passed whole (not one element's value) to a
+            // function that may apply an atomic to it.
+            let callees = &self.program.named[t];
+            if !callees
+                .iter()
+                .any(|&f| self.reaches_atomics(f, &mut HashSet::new()))
+            {
+                continue;
+            }
             let close_paren = self.partner(i + 1);
             for j in i + 2..close_paren {
-                if self.shared_names.contains(self.text(j))
-                    && !(self.text(j + 1) == "[" && self.text(j - 1) != "&")
-                {
+                if shared_pointers.contains(self.text(j)) && self.pointer_value(j) {
+                    let what = if self.shared_names.contains(self.text(j)) {
+                        "the shared array"
+                    } else {
+                        "the pointer into a shared array"
+                    };
                     return Err(refuse(
                         self.sig[j].span(),
                         format!(
-                            "the shared array `{}` goes to `{t}` as a pointer; in the serial version it is a local array, which the atomics a function may apply to it cannot take",
+                            "{what} `{}` goes to `{t}` as a pointer; in the serial version it is a local array, which the atomics a function may apply to it cannot take",
                             self.text(j)
                         ),
                         "pass the elements the function needs, or remove `threshold`/`floor`",
@@ -3040,6 +3147,25 @@ mod tests {
             .filter(|&q| q != *v.used_in.last().expect("a use"))
             .collect();
         assert_eq!(callee_phases.len(), 1, "{:?}", v.used_in);
+    }
+
+    #[test]
+    fn shared_arrays_may_not_reach_atomics_through_pointers() {
+        let bump = "__device__ void bump(unsigned *h, unsigned v) { atomicAdd(&h[v & 63], 1u); }\n__device__ void put(unsigned *h, unsigned v) { h[v & 63] = v; }\n";
+        let body = |call: &str| {
+            format!("{bump}__global__ void child(const unsigned *in) {{\n  __shared__ unsigned hist[64];\n  unsigned *base = hist + 0;\n  hist[threadIdx.x % 64] = 0;\n  __syncthreads();\n  {call};\n}}\n")
+        };
+        // through a pointer derived from the array, to a function's atomic
+        let e = split(&body("bump(base, in[threadIdx.x])")).expect_err("refused");
+        assert!(
+            e.why.contains("pointer into a shared array `base`"),
+            "{}",
+            e.why
+        );
+        let e = split(&body("bump(hist, in[threadIdx.x])")).expect_err("refused");
+        assert!(e.why.contains("the shared array `hist`"), "{}", e.why);
+        // a function without atomics takes the local array
+        split(&body("put(base, in[threadIdx.x])")).expect("splits");
     }
 
     #[test]

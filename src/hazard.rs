@@ -302,6 +302,11 @@ pub struct Hazards<'p> {
     /// Member functions by name: defined in a class body, or defined outside
     /// it as `S::name` (those are free functions to the parser).
     methods: HashMap<&'p str, Vec<FnRef>>,
+    /// The member operators of each class of the file (`operator()`,
+    /// conversions, `operator+=`, ...), which code calls without their
+    /// name: a function that names the class (a variable of it, a
+    /// temporary, a cast) may call any of them.
+    operators: HashMap<&'p str, Vec<FnRef>>,
     /// Functions declared but not defined in this file (not library ones),
     /// with the span of the first declaration's name.
     declared: HashMap<&'p str, Span>,
@@ -333,6 +338,57 @@ const BLOCK_BARRIERS: &[&str] = &[
     "__syncthreads_or",
     "__barrier_sync",
 ];
+
+/// Each class of the file (`struct`, `class` or `union` with a body) that
+/// defines member operators, with them.
+fn class_operators(program: &Program) -> HashMap<&str, Vec<FnRef>> {
+    let view = program.view.as_str();
+    let sig = &program.sig;
+    let mut classes = HashMap::new();
+    for (k, t) in sig.iter().enumerate() {
+        if !matches!(t.text(view), "struct" | "class" | "union")
+            || !sig.get(k + 1).is_some_and(|n| n.kind == TokenKind::Ident)
+        {
+            continue;
+        }
+        // `struct Name {`, `struct Name : Base<T> {`; not `template <class
+        // T>`, a declaration or an elaborated type (`struct Name *p`).
+        let mut based = false;
+        let Some(open) = (k + 2..sig.len())
+            .find_map(|j| match sig[j].text(view) {
+                "{" => Some(Some(j)),
+                ":" => {
+                    based = true;
+                    None
+                }
+                "," if based => None,
+                ";" | "(" | ")" | "=" | ">" | "," | "*" | "&" => Some(None),
+                _ => None,
+            })
+            .flatten()
+        else {
+            continue;
+        };
+        let Some(close) = program.brackets.partner(open) else {
+            continue;
+        };
+        let body = Span::new(sig[open].start, sig[close].end);
+        let ops: Vec<FnRef> = program
+            .methods
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.name == "operator" && body.contains(f.body.start()))
+            .map(|(i, _)| FnRef::Method(i))
+            .collect();
+        if !ops.is_empty() {
+            classes
+                .entry(sig[k + 1].text(view))
+                .or_insert_with(Vec::new)
+                .extend(ops);
+        }
+    }
+    classes
+}
 
 /// Warp-level intrinsics (waiting for or exchanging values with lanes).
 pub fn is_warp_intrinsic(name: &str) -> bool {
@@ -660,6 +716,7 @@ impl<'p> Hazards<'p> {
                 .or_default()
                 .push(FnRef::Method(i));
         }
+        let operators = class_operators(program);
         let mut declared = HashMap::new();
         for d in &program.declarations {
             let name = d.name.as_str();
@@ -671,6 +728,7 @@ impl<'p> Hazards<'p> {
             program,
             free,
             methods,
+            operators,
             declared,
             pointers: HashSet::new(),
             pointer_types: HashSet::new(),
@@ -1508,6 +1566,19 @@ impl<'p> Hazards<'p> {
                 items.push(found(Hazard::Shared, token, s.to_string()));
                 i += 1;
                 continue;
+            }
+            // A class whose operators wait or share memory (a functor's
+            // `operator()`, cuda-samples' `SharedMemory<T>` conversion):
+            // naming it may call them.
+            if plain && self.text(i + 1) != "::" {
+                if let Some(targets) = self.operators.get(s) {
+                    items.push(Item::Calls {
+                        span: token,
+                        open: token,
+                        name: format!("{s}::operator"),
+                        targets: targets.clone(),
+                    });
+                }
             }
             if plain {
                 if let Some((h, what)) = self.aliases.get(s) {
@@ -2357,6 +2428,29 @@ mod tests {
         let f = s.get(Hazard::Block).unwrap();
         assert_eq!(f.function, "add");
         assert_eq!(f.calls[0].callee, "add");
+    }
+
+    #[test]
+    fn member_operators_are_followed_through_their_class() {
+        // a functor's `operator()` that waits at a barrier
+        let text = "struct BlockSum {\n  __device__ int operator()(int *s, int v) const { s[threadIdx.x] = v; __syncthreads(); return s[0]; }\n};\n__global__ void k(int *a) { __shared__ int s[32]; BlockSum f; a[0] = f(s, 1); }\n";
+        let (s, _) = summary_of(text, "k");
+        let f = s.get(Hazard::Block).unwrap();
+        assert_eq!(f.function, "operator");
+        assert_eq!(f.calls[0].callee, "BlockSum::operator");
+        assert!(s.has(Hazard::ThreadPosition));
+        // cuda-samples' SharedMemory<T>: dynamic shared memory through a
+        // conversion operator
+        let text = "template <class T> struct SharedMemory {\n  __device__ inline operator T *() { extern __shared__ int __smem[]; return (T *)__smem; }\n};\n__global__ void k(int *a) { int *sdata = SharedMemory<int>(); sdata[0] = a[0]; }\n";
+        let (s, _) = summary_of(text, "k");
+        assert_eq!(
+            s.get(Hazard::Shared).unwrap().calls[0].callee,
+            "SharedMemory::operator"
+        );
+        // a class whose operators do neither: nothing
+        let text = "struct V { float x; __device__ V operator+(const V &o) const { return V{x + o.x}; } };\n__global__ void k(float *a) { V p{a[0]}, q{a[1]}; a[2] = (p + q).x; }\n";
+        let (s, _) = summary_of(text, "k");
+        assert!(!s.has(Hazard::Block) && !s.has(Hazard::Shared) && !s.has(Hazard::ThreadPosition));
     }
 
     #[test]

@@ -335,7 +335,12 @@ fn scan_scope(
                     if !words.contains(&"enum") {
                         scan_scope(program, i + 1, close, namespace, true, found);
                     }
-                } else if let Some(mut f) = function_from_head(program, head_start, i, close) {
+                } else if let Some(mut f) = function_from_head(program, head_start, i, close)
+                    // a free operator (`operator+(a, b)`) is not called by
+                    // name; a member one is followed through its class
+                    // (`hazard.rs`)
+                    .filter(|f| member || f.name != "operator")
+                {
                     let qualifier = std::mem::take(&mut f.namespace);
                     f.namespace = namespace.iter().cloned().chain(qualifier).collect();
                     if member {
@@ -389,6 +394,30 @@ fn head_shape(program: &Program, start: usize, open: usize) -> Option<HeadShape>
     if start < open && text(&sig[start], view) == "template" {
         template_end = skip_angles(sig, view, start + 1, open)?;
     }
+    // An operator (`operator()(int v)`, `operator T *()`, `operator+=(...)`):
+    // named `operator`, its parameters the first parentheses after the
+    // operator's own symbol.
+    if let Some(at) = (template_end..open).find(|&i| text(&sig[i], view) == "operator") {
+        let first = if text(&sig[at + 1], view) == "(" && text(&sig[at + 2], view) == ")" {
+            at + 3
+        } else {
+            at + 1
+        };
+        let popen = (first..open).find(|&i| text(&sig[i], view) == "(")?;
+        let pclose = program.brackets.partner(popen)?;
+        let launch_bounds = (template_end..at)
+            .find(|&i| text(&sig[i], view) == "__launch_bounds__")
+            .and_then(|i| {
+                let close = program.brackets.partner(i + 1)?;
+                Some(view[sig[i].start..sig[close].end].to_string())
+            });
+        return Some(HeadShape {
+            template_end,
+            name_at: at,
+            params: (popen, pclose),
+            launch_bounds,
+        });
+    }
     let mut i = template_end;
     while i < open {
         let s = text(&sig[i], view);
@@ -425,6 +454,9 @@ fn head_shape(program: &Program, start: usize, open: usize) -> Option<HeadShape>
 fn declared_defaults(program: &Program, start: usize, end: usize) -> Option<Declaration> {
     let view = program.view.as_str();
     let shape = head_shape(program, start, end)?;
+    if text(&program.sig[shape.name_at], view) == "operator" {
+        return None;
+    }
     let (popen, pclose) = shape.params;
     let params = params_of(&program.sig[popen + 1..pclose], view);
     Some(Declaration {
