@@ -2050,8 +2050,20 @@ impl<'p> Walk<'p> {
                 == 1
         };
         // Declarators computed once per block: no initializer, or one that
-        // reads only what the block computes once; written only in heads.
+        // reads only what the block computes once; written only in heads, or
+        // never written and read by a head or by such a declarator's
+        // initializer (`int bs = blockDim.x;` then `for (int s = bs / 2;
+        // ...)`, `int aBegin = wA * BLOCK * by;` with `int by = blockIdx.y;`).
         let mut uniform_names: Vec<HashSet<String>> = vec![HashSet::new(); scopes];
+        // (a template's parameters are constants of each instance)
+        let template_params: Vec<&str> = function
+            .template_params
+            .iter()
+            .map(|p| p.name.as_str())
+            .collect();
+        // never written, their initializer computed alike by every thread
+        let mut constant_names: Vec<HashSet<String>> = vec![HashSet::new(); scopes];
+        let mut inits: HashMap<(Scope, String), (usize, usize)> = HashMap::new();
         for ((_, _, s, e), &scope) in self.declarations.iter().zip(&decl_scopes) {
             let sp = slot(scope);
             let decls = declarators(self.sig, view, *s, *e).unwrap_or_default();
@@ -2076,18 +2088,55 @@ impl<'p> Walk<'p> {
                     .collect();
                 // `const bool any = __syncthreads_or(changed);`: the fold
                 let vote_init = d.init && self.vote_of(d.init_from, d.init_to).is_some();
-                if (writes.is_empty() && !vote_init) || !writes.iter().all(|&i| in_head(i)) {
+                let (names, constant) = (&block_names[sp], &constant_names[sp]);
+                let uniform_init = d.init
+                    && self.uniform_expr(d.init_from, d.init_to, constants, &|t| {
+                        (scope.is_none()
+                            && (child_params.contains(&t) || template_params.contains(&t)))
+                            || names.contains(t)
+                            || constant.contains(t)
+                    });
+                if writes.is_empty() && !vote_init {
+                    if uniform_init {
+                        constant_names[sp].insert(d.name.clone());
+                        inits.insert((scope, d.name.clone()), (d.init_from, d.init_to));
+                    }
                     continue;
                 }
-                let names = &block_names[sp];
-                if !d.init
-                    || vote_init
-                    || self.uniform_expr(d.init_from, d.init_to, constants, &|t| {
-                        (scope.is_none() && child_params.contains(&t)) || names.contains(t)
-                    })
-                {
+                if !writes.iter().all(|&i| in_head(i)) {
+                    continue;
+                }
+                if !d.init || vote_init || uniform_init {
+                    if uniform_init {
+                        inits.insert((scope, d.name.clone()), (d.init_from, d.init_to));
+                    }
                     block_names[sp].insert(d.name.clone());
                     uniform_names[sp].insert(d.name.clone());
+                }
+            }
+        }
+        // The never-written ones that heads (outside their votes) and the
+        // initializers of the others computed once per block read.
+        let mut wanted: Vec<(Scope, &str)> = Vec::new();
+        for h in &self.heads {
+            let scope = self.chain_scope(&h.chain);
+            wanted.extend(
+                (h.from..h.to)
+                    .filter(|&i| !self.vote_calls.iter().any(|&(a, b)| a <= i && i <= b))
+                    .map(|i| (scope, self.text(i))),
+            );
+        }
+        for ((scope, name), &(a, b)) in &inits {
+            if uniform_names[slot(*scope)].contains(name) {
+                wanted.extend((a..b).map(|i| (*scope, self.text(i))));
+            }
+        }
+        while let Some((scope, name)) = wanted.pop() {
+            let sp = slot(scope);
+            if constant_names[sp].contains(name) && uniform_names[sp].insert(name.to_string()) {
+                block_names[sp].insert(name.to_string());
+                if let Some(&(a, b)) = inits.get(&(scope, name.to_string())) {
+                    wanted.extend((a..b).map(|i| (scope, self.text(i))));
                 }
             }
         }
@@ -3283,6 +3332,45 @@ mod tests {
         let e = split(&src.replace("l[tid] = v[tid];", "l[tid] = v[tid]; nt += 0;"))
             .expect_err("nt assigned per thread");
         assert!(e.why.contains("head"), "{}", e.why);
+    }
+
+    #[test]
+    fn locals_never_assigned_that_heads_read_are_computed_once_per_block() {
+        // cuda-samples' matrixMul: the loop's bounds from block indices and
+        // the template's block size, through other such locals
+        let src = "template <int BS> __global__ void child(float *c, const float *a, int w) {\n  int by = blockIdx.y;\n  int tx = threadIdx.x;\n  int aBegin = w * BS * by;\n  int aEnd = aBegin + w - 1;\n  int unused = w * 2;\n  float sum = 0;\n  for (int k = aBegin; k <= aEnd; k += BS) {\n    __shared__ float t[BS];\n    t[tx] = a[k + tx];\n    __syncthreads();\n    sum += t[(tx + 1) % BS] + unused;\n    __syncthreads();\n  }\n  c[by * BS + tx] = sum;\n}\n";
+        let p = split(src).expect("splits");
+        let once: Vec<String> = p
+            .uniform
+            .iter()
+            .map(|u| match &u.declaration {
+                BlockDeclaration::Statement(span) => src[span.range()].to_string(),
+                BlockDeclaration::Declarator(text) => text.clone(),
+            })
+            .collect();
+        // what the head reads, and what that reads; not `unused`, which the
+        // phases compute again
+        assert_eq!(
+            once,
+            [
+                "int by = blockIdx.y;",
+                "int aBegin = w * BS * by;",
+                "int aEnd = aBegin + w - 1;"
+            ]
+        );
+        assert!(p.vars.iter().any(|v| v.name == "unused"));
+        // llm.c's softmax: `int block_size = blockDim.x;` read by a head
+        let p = split("__global__ void child(float *x) {\n  __shared__ float s[128];\n  int tid = threadIdx.x;\n  int block_size = blockDim.x;\n  s[tid] = x[tid];\n  __syncthreads();\n  for (int stride = block_size / 2; stride >= 1; stride /= 2) {\n    if (tid < stride) s[tid] += s[tid + stride];\n    __syncthreads();\n  }\n  x[tid] = s[0];\n}\n")
+            .expect("splits");
+        assert!(one_uniform_statement(&p));
+        // one that reads a thread's value stays refused
+        let e = split("__global__ void child(float *x, int n) {\n  __shared__ float s[128];\n  int m = n - threadIdx.x;\n  for (int k = 0; k < m; ++k) { s[k] = 0; __syncthreads(); }\n}\n")
+            .expect_err("refused");
+        assert!(
+            e.why.contains("`m`, a variable of each thread"),
+            "{}",
+            e.why
+        );
     }
 
     /// One variable computed once per block, its whole statement.
