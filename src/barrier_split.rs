@@ -30,15 +30,21 @@
 //!   `if` (`Phased::votes`): a phase folds its argument over the block's
 //!   threads (before an `if` or `while`, and at the end of a loop's body),
 //!   and the head reads the fold;
+//! - `break;` or `continue;` of a barrier loop, alone or under an `if` whose
+//!   condition every thread computes alike (`if (i == iteration - 1)
+//!   break;`), as a statement of the loop's body or of a construct in it
+//!   (`Step::Leave`): run once per block between the phases; not a
+//!   `continue` that would skip a vote folded at the end of each round.
 //!
 //! Device functions that wait or share memory, called as statements, run in
-//! place (`Step::Call`); variables every thread computes alike that only
-//! construct heads assign are computed once per block (`Phased::uniform`); a
-//! recursive child splits too.
+//! place (`Step::Call`), each call a scope of its own (`Scope`); variables
+//! every thread computes alike that only construct heads assign, or that
+//! nothing assigns and a head reads, are computed once per block
+//! (`Phased::uniform`); a recursive child splits too.
 //!
 //! Everything else (a barrier in a per-thread statement, in a callee called
-//! otherwise, under a non-uniform condition or in a `switch`, `break` or
-//! `continue` of a barrier loop, `goto`, lambdas, a variable kept per
+//! otherwise, under a non-uniform condition or in a `switch`, other `break`
+//! or `continue` of a barrier loop, `goto`, lambdas, a variable kept per
 //! thread whose type is `auto` or a reference) is refused with the reason.
 
 use crate::constant::Constants;
@@ -148,6 +154,7 @@ impl Phased {
                         body, otherwise, ..
                     } => count(body) + otherwise.as_ref().map_or(0, |(_, o)| count(o)),
                     Step::Call { body, .. } => count(body),
+                    Step::Leave(_) => 0,
                 })
                 .sum()
         }
@@ -173,6 +180,11 @@ pub enum Step {
     /// as a statement (`f(a, b);`, `v = f(a, b);`, `T v = f(a, b);`): the
     /// callee's body split in place, its parameters bound to the arguments
     /// at the start of each of its phases.
+    /// `if (done) break;`, `if (i == iteration - 1) break;`, `continue;`:
+    /// a `break` or `continue` of the barrier loop around it, under a
+    /// condition every thread of the block computes alike (a head), run
+    /// once per block between the phases (the whole statement).
+    Leave(Span),
     Call {
         /// The callee's name.
         callee: String,
@@ -317,7 +329,7 @@ pub struct Refusal {
 fn mark_block_binds(steps: &mut [Step], flags: &mut impl Iterator<Item = Vec<bool>>) {
     for step in steps {
         match step {
-            Step::Phase(_) => {}
+            Step::Phase(_) | Step::Leave(_) => {}
             Step::Construct {
                 body, otherwise, ..
             } => {
@@ -485,6 +497,11 @@ struct Walk<'p> {
     child: FunctionId,
     /// Walking the body of the callee called here (run in place).
     inlining: Option<Span>,
+    /// The regions that are bodies of barrier loops, and whether a
+    /// `continue` may leave each (`Step::Leave`).
+    loop_regions: HashMap<usize, bool>,
+    /// The regions that are bodies of callees run in place.
+    inline_regions: HashSet<usize>,
     /// The calls whose callee's body runs in place (`Step::Call`).
     inlines: Vec<Inline>,
     /// Set when the body declares `extern __shared__` arrays.
@@ -537,6 +554,8 @@ pub fn phased(
         hazards,
         child,
         inlining: None,
+        loop_regions: HashMap::new(),
+        inline_regions: HashSet::new(),
         inlines: Vec::new(),
     };
     let (open, close) = (function.body_tokens.start, function.body_tokens.end);
@@ -934,6 +953,28 @@ impl<'p> Walk<'p> {
                     steps.extend(self.construct(k, end, chain)?);
                 }
                 phase_start = self.sig[end - 1].end;
+            } else if let Some(cond) = self.leave_statement(k, end, chain) {
+                // The phase before, then the statement once per block; its
+                // condition is checked as a head.
+                steps.push(Step::Phase(self.phase(
+                    phase_start,
+                    self.sig[k].start,
+                    std::mem::take(&mut statements),
+                    chain,
+                )));
+                if let Some((from, to)) = cond {
+                    self.heads.push(Head {
+                        from,
+                        to,
+                        chain: chain.to_vec(),
+                        loop_var: None,
+                        body: chain.to_vec(),
+                    });
+                }
+                steps.push(Step::Leave(Span::from(
+                    self.sig[k].start..self.sig[end - 1].end,
+                )));
+                phase_start = self.sig[end - 1].end;
             } else if let Some((at, callee)) = self.call_to_split(k, end) {
                 // The phase before the call first: phases are numbered in
                 // the order they run.
@@ -1136,6 +1177,7 @@ impl<'p> Walk<'p> {
         self.block_groups.extend(self.hazards.block_groups(callee));
         let mut inner = chain.to_vec();
         inner.push(self.regions);
+        self.inline_regions.insert(self.regions);
         self.regions += 1;
         let first_phase = self.phases.len();
         self.inlining = Some(span);
@@ -1310,6 +1352,7 @@ impl<'p> Walk<'p> {
                     body: inner.clone(),
                 });
                 let vote = self.vote_in(paren + 1, close_paren)?;
+                self.loop_regions.insert(region, vote.is_none());
                 let mut body = self.region(body_open, body_close, &inner)?;
                 if let Some((name, op)) = vote {
                     body.push(Step::Phase(self.vote_phase(name, op, &inner)?));
@@ -1364,6 +1407,10 @@ impl<'p> Walk<'p> {
                             ));
                         }
                     }
+                }
+                if word != "if" {
+                    self.loop_regions
+                        .insert(region, word == "for" || vote.is_none());
                 }
                 let mut body = self.region(body_open, body_close, &inner)?;
                 if let (Some((name, op)), "while") = (vote, word) {
@@ -1797,6 +1844,48 @@ impl<'p> Walk<'p> {
             }
         }
         Ok(out)
+    }
+
+    /// Is the statement `sig[k..end)` a `break` or `continue` of the
+    /// barrier loop around the region (`break;`, `if (c) break;`, `if (c) {
+    /// continue; }`), with no block vote? Its condition's range, if any.
+    /// Only inside a barrier loop's body, where the statement stands at the
+    /// block's level.
+    fn leave_statement(
+        &self,
+        k: usize,
+        end: usize,
+        chain: &[usize],
+    ) -> Option<Option<(usize, usize)>> {
+        // the innermost barrier loop of the same function around the region,
+        // and whether `continue` may leave it (not where the loop's vote is
+        // folded again at the end of each round)
+        let continues = chain
+            .iter()
+            .rev()
+            .take_while(|r| !self.inline_regions.contains(r))
+            .find_map(|r| self.loop_regions.get(r).copied())?;
+        let jump = |at: usize| {
+            (self.text(at) == "break" || (continues && self.text(at) == "continue"))
+                && self.text(at + 1) == ";"
+        };
+        if jump(k) && k + 2 == end {
+            return Some(None);
+        }
+        if self.text(k) != "if" || self.text(k + 1) != "(" {
+            return None;
+        }
+        let close_paren = self.partner(k + 1);
+        let body = close_paren + 1;
+        let plain = jump(body) && body + 2 == end;
+        let braced = self.text(body) == "{"
+            && jump(body + 1)
+            && self.text(body + 3) == "}"
+            && body + 4 == end;
+        if !(plain || braced) || self.vote_of(k + 2, close_paren).is_some() {
+            return None;
+        }
+        Some(Some((k + 2, close_paren)))
     }
 
     /// `goto`, lambdas, and `break`/`continue` that would leave a thread's
@@ -3091,9 +3180,21 @@ mod tests {
                 "  extern __shared__ __align__(8) int s[4];\n  s[0] = 1;\n  __syncthreads();\n",
                 "extern",
             ),
+            // a `break` whose condition the threads may not agree on
             (
-                "  for (int k = 0; k < n; ++k) { if (a[k]) break; __syncthreads(); }\n",
+                "  for (int k = 0; k < n; ++k) { if (a[threadIdx.x]) break; __syncthreads(); }\n",
+                "reads `threadIdx`",
+            ),
+            // a `break` inside a statement of each thread
+            (
+                "  for (int k = 0; k < n; ++k) { a[k] = 1; if (a[0]) { a[1] = 2; break; } __syncthreads(); }\n",
                 "`break`",
+            ),
+            // a `continue` that would skip the vote folded at the end of
+            // each round
+            (
+                "  int k = 0;\n  while (__syncthreads_or(k < n)) { ++a[0]; if (n > 4) continue; __syncthreads(); }\n",
+                "`continue`",
             ),
             (
                 "  auto v = a[threadIdx.x];\n  __syncthreads();\n  a[0] = v;\n",
@@ -3371,6 +3472,28 @@ mod tests {
             "{}",
             e.why
         );
+    }
+
+    #[test]
+    fn uniform_break_and_continue_of_barrier_loops_run_once_per_block() {
+        // Rodinia's pathfinder: the last round leaves between two barriers
+        let p = split("__global__ void child(int *prev, int *res, int iteration) {\n  bool computed;\n  for (int i = 0; i < iteration; i++) {\n    computed = prev[threadIdx.x] > i;\n    __syncthreads();\n    if (i == iteration - 1)\n      break;\n    if (computed) prev[threadIdx.x] = res[threadIdx.x];\n    __syncthreads();\n  }\n  if (computed) res[threadIdx.x] = 0;\n}\n")
+            .expect("splits");
+        let Some(Step::Construct { body, .. }) =
+            p.steps.iter().find(|s| matches!(s, Step::Construct { .. }))
+        else {
+            panic!("no loop: {:?}", p.steps);
+        };
+        assert!(
+            matches!(
+                body.as_slice(),
+                [Step::Phase(_), Step::Leave(_), Step::Phase(_)]
+            ),
+            "{body:?}"
+        );
+        // `continue` of a `for`, braced, under a block vote's local
+        split("__global__ void child(int *a, int n) {\n  for (int k = 0; k < n; ++k) {\n    int any = __syncthreads_or(a[threadIdx.x] > k);\n    if (!any) { continue; }\n    a[threadIdx.x] += k;\n    __syncthreads();\n  }\n}\n")
+            .expect("splits");
     }
 
     /// One variable computed once per block, its whole statement.

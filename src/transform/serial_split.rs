@@ -164,6 +164,11 @@ impl<'a> Split<'a, '_> {
         for step in steps {
             match step {
                 Step::Phase(p) => self.phase(*p),
+                Step::Leave(statement) => {
+                    // `if (i == iteration - 1) break;`, once per block
+                    self.user(*statement, &[]);
+                    self.out.generated(b"\n");
+                }
                 Step::Call {
                     callee,
                     body_span,
