@@ -2383,35 +2383,58 @@ impl<'p> Walk<'p> {
                             format!("give `{}` its type", d.name),
                         )
                     })?;
-                    if d.paren_init {
+                    // `float acc{};`, `int n(4);`, `float c[3] = {0};` alone
+                    // in their statement: the initial value made in a
+                    // variable of its own, then copied
+                    let alone = decls.len() == 1;
+                    let empty_parens =
+                        d.paren_init && self.text(d.at + 1) == "(" && self.text(d.at + 2) == ")";
+                    if d.paren_init && (!alone || empty_parens || d.array) {
                         return Err(refuse(
                             self.sig[d.at].span(),
-                            format!("`{}` lives across a barrier and is initialized with `(...)` or `{{...}}`", d.name),
-                            format!("write `{} = ...;`", d.name),
+                            format!("`{}` lives across a barrier and is initialized with `(...)` or `{{...}}` in a statement of several declarators", d.name),
+                            format!("write `{} = ...;`, or declare it in a statement of its own", d.name),
+                        ));
+                    }
+                    if d.array && d.init && !alone {
+                        return Err(refuse(
+                            self.sig[d.at].span(),
+                            format!(
+                                "the array `{}` lives across a barrier and has an initializer in a statement of several declarators",
+                                d.name
+                            ),
+                            "declare it in a statement of its own",
                         ));
                     }
                     let array = if d.array {
-                        if d.init {
-                            return Err(refuse(
-                                self.sig[d.at].span(),
-                                format!(
-                                    "the array `{}` lives across a barrier and has an initializer",
-                                    d.name
-                                ),
-                                "assign its elements in statements",
-                            ));
-                        }
                         self.text_of(d.at + 1, d.array_end)
                     } else {
                         String::new()
                     };
                     let own_end = if d.array { d.array_end - 1 } else { d.at };
-                    let mut rewrites = vec![if d.init {
+                    let copied = d.paren_init || (d.array && d.init);
+                    let mut rewrites = vec![if copied {
+                        let (init, copy) = if d.array {
+                            (
+                                format!("= {}", self.text_of(d.init_from, d.init_to)),
+                                format!("memcpy(&{0}, &dpopt_init, sizeof({0}));", d.name),
+                            )
+                        } else {
+                            (
+                                self.text_of(d.at + 1, *e - 1),
+                                format!("{} = dpopt_init;", d.name),
+                            )
+                        };
+                        (
+                            statement,
+                            format!("{{ {storage} dpopt_init{array} {init}; {copy} }}  /* dpopt: `{}` kept per thread */", d.name),
+                        )
+                    } else if d.init {
                         (
                             Span::from(self.sig[d.start].start..self.sig[d.at].end),
                             d.name.clone(),
                         )
-                    } else if decls.len() == 1 {
+                    } else if alone {
                         (
                             statement,
                             format!("/* dpopt: `{}` kept per thread */", d.name),
@@ -3494,6 +3517,38 @@ mod tests {
         // `continue` of a `for`, braced, under a block vote's local
         split("__global__ void child(int *a, int n) {\n  for (int k = 0; k < n; ++k) {\n    int any = __syncthreads_or(a[threadIdx.x] > k);\n    if (!any) { continue; }\n    a[threadIdx.x] += k;\n    __syncthreads();\n  }\n}\n")
             .expect("splits");
+    }
+
+    #[test]
+    fn kept_variables_initialized_in_braces_or_as_arrays() {
+        let p = split("__global__ void child(float *a) {\n  __shared__ float t[128];\n  float acc{};\n  float c[3] = {0};\n  t[threadIdx.x] = a[threadIdx.x];\n  __syncthreads();\n  acc += t[0];\n  c[1] = t[1];\n  a[threadIdx.x] = acc + c[1];\n}\n")
+            .expect("splits");
+        let rewrite = |name: &str| -> String {
+            let v = p.vars.iter().find(|v| v.name == name).expect("kept");
+            let Keep::Store { rewrites, .. } = &v.keep else {
+                panic!("{name} not stored: {:?}", v.keep)
+            };
+            rewrites[0].1.clone()
+        };
+        assert!(
+            rewrite("acc").starts_with("{ float dpopt_init {}; acc = dpopt_init; }"),
+            "{}",
+            rewrite("acc")
+        );
+        assert!(
+            rewrite("c")
+                .starts_with("{ float dpopt_init[3] = {0}; memcpy(&c, &dpopt_init, sizeof(c)); }"),
+            "{}",
+            rewrite("c")
+        );
+        // among other declarators of a statement: refused
+        let e = split("__global__ void child(float *a) {\n  float acc{}, b = 1;\n  __syncthreads();\n  a[0] = acc + b;\n}\n")
+            .expect_err("refused");
+        assert!(
+            e.why.contains("statement of several declarators"),
+            "{}",
+            e.why
+        );
     }
 
     /// One variable computed once per block, its whole statement.
