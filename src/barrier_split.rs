@@ -2732,6 +2732,12 @@ impl<'p> Walk<'p> {
     /// members, block indices and dimensions, constants, the names `known`
     /// takes, and calls of `min`, `max`, `sizeof` and casts; no thread
     /// index, no subscript, no dereference, nothing assigned.
+    ///
+    /// An element of a read-only parameter (`const uint2 *ranges`, never
+    /// assigned) at an index the block computes alike is such a value too
+    /// (`ranges[blockIdx.y * tiles + blockIdx.x]`): every thread of the
+    /// block reads the same memory, which the kernel does not write through
+    /// that pointer.
     fn uniform_expr(
         &self,
         from: usize,
@@ -2739,7 +2745,7 @@ impl<'p> Walk<'p> {
         constants: &Constants,
         known: &dyn Fn(&str) -> bool,
     ) -> bool {
-        self.reading_expr(from, to, &|i, t, prev| {
+        let ident = |i: usize, t: &str, prev: &str| {
             if prev == "." {
                 return true;
             }
@@ -2747,7 +2753,57 @@ impl<'p> Walk<'p> {
             matches!(t, "blockIdx" | "blockDim" | "gridDim")
                 || (call && (UNIFORM_CALLS.contains(&t) || CAST_WORDS.contains(&t)))
                 || (!call && (known(t) || constants.value(t).is_some() || CAST_WORDS.contains(&t)))
-        })
+        };
+        if from >= to {
+            return false;
+        }
+        let mut i = from;
+        while i < to {
+            let prev = if i > from { self.text(i - 1) } else { "(" };
+            if self.sig[i].kind == TokenKind::Ident
+                && self.text(i + 1) == "["
+                && !matches!(prev, "." | "->")
+                && self.read_only_param(self.text(i))
+            {
+                let close = self.partner(i + 1);
+                if close >= to || !self.uniform_expr(i + 2, close, constants, known) {
+                    return false;
+                }
+                i = close + 1;
+                continue;
+            }
+            let ok = match self.sig[i].kind {
+                TokenKind::Number => true,
+                TokenKind::Ident => ident(i, self.text(i), prev),
+                TokenKind::Punct => self.reads_only(i, from),
+                _ => false,
+            };
+            if !ok {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    /// Is `name` a parameter of the child that points to `const` memory
+    /// (`const T *p`, `T const *__restrict__ p`), which the body never
+    /// assigns?
+    fn read_only_param(&self, name: &str) -> bool {
+        let function = &self.program.functions[self.child];
+        function.params.iter().any(|p| {
+            p.name.as_deref() == Some(name) && {
+                let words: Vec<&str> = p.declaration.split_whitespace().collect();
+                let pointers = p.declaration.matches('*').count();
+                let before_star = p.declaration.split('*').next().unwrap_or("");
+                pointers == 1
+                    && before_star.split_whitespace().any(|w| w == "const")
+                    && !words.contains(&"&")
+            }
+        }) && {
+            let (open, close) = (function.body_tokens.start, function.body_tokens.end);
+            !(open..close).any(|i| self.text(i) == name && self.writes(i))
+        }
     }
 
     /// The expression from sig `from` to `to` (exclusive), not empty, of
@@ -3517,6 +3573,26 @@ mod tests {
         // `continue` of a `for`, braced, under a block vote's local
         split("__global__ void child(int *a, int n) {\n  for (int k = 0; k < n; ++k) {\n    int any = __syncthreads_or(a[threadIdx.x] > k);\n    if (!any) { continue; }\n    a[threadIdx.x] += k;\n    __syncthreads();\n  }\n}\n")
             .expect("splits");
+    }
+
+    #[test]
+    fn elements_of_read_only_parameters_at_block_indices_are_uniform() {
+        // the 3D Gaussian splatting rasterizer: a tile's range of points
+        let src = "__global__ void child(const uint2 *__restrict__ ranges, int *out, int tiles) {\n  __shared__ int ids[128];\n  uint2 range = ranges[blockIdx.y * tiles + blockIdx.x];\n  const int rounds = (range.y - range.x + 127) / 128;\n  for (int i = 0; i < rounds; i++) {\n    ids[threadIdx.x] = range.x + i * 128 + threadIdx.x;\n    __syncthreads();\n    out[threadIdx.x] += ids[(threadIdx.x + 1) % 128];\n    __syncthreads();\n  }\n}\n";
+        let p = split(src).expect("splits");
+        assert_eq!(p.uniform.len(), 2);
+        // not through a pointer the kernel may write, nor at a thread's index
+        for (from, to) in [
+            ("const uint2 *__restrict__ ranges", "uint2 *ranges"),
+            ("[blockIdx.y * tiles + blockIdx.x]", "[threadIdx.x]"),
+        ] {
+            let e = split(&src.replace(from, to)).expect_err("refused");
+            assert!(
+                e.why.contains("`rounds`, a variable of each thread"),
+                "{}",
+                e.why
+            );
+        }
     }
 
     #[test]
