@@ -9,8 +9,8 @@
 //!   statement of the body, or of the braced body of a `for`, `while`,
 //!   `do ... while (...);`, `if`/`else` or plain block whose head every
 //!   thread of the block computes alike (it reads no thread index, no variable of a thread, no
-//!   parameter the body assigns, and calls nothing but `min`, `max` and
-//!   `sizeof`): those constructs run once per block, around the phases of
+//!   parameter the body assigns, and calls nothing but `min`, `max`,
+//!   `sizeof`, casts and pure math functions, `UNIFORM_CALLS`): those constructs run once per block, around the phases of
 //!   their bodies;
 //! - `__shared__` variables of a constant size declared at the top of such a
 //!   body: one local array of the parent thread per block; `extern
@@ -375,7 +375,9 @@ pub const SERIAL_ATOMICS: &[&str] = &[
     "atomicXor",
 ];
 
-/// Calls a uniform head may make.
+/// Calls a uniform head may make: functions of their arguments alone
+/// (casts, and the math library's pure functions, as Rodinia's backprop
+/// loops `for (int i = 1; i <= __log2f(HEIGHT); i++)`).
 const UNIFORM_CALLS: &[&str] = &[
     "min",
     "max",
@@ -387,6 +389,42 @@ const UNIFORM_CALLS: &[&str] = &[
     "float",
     "double",
     "size_t",
+    "umin",
+    "umax",
+    "llmin",
+    "llmax",
+    "abs",
+    "fabs",
+    "fabsf",
+    "fminf",
+    "fmaxf",
+    "sqrt",
+    "sqrtf",
+    "cbrtf",
+    "ceil",
+    "ceilf",
+    "floor",
+    "floorf",
+    "truncf",
+    "roundf",
+    "rintf",
+    "log2",
+    "log2f",
+    "__log2f",
+    "logf",
+    "__logf",
+    "exp2f",
+    "expf",
+    "__expf",
+    "powf",
+    "__powf",
+    "__float2int_rn",
+    "__float2int_rz",
+    "__float2uint_rn",
+    "__int2float_rn",
+    "__popc",
+    "__clz",
+    "__ffs",
 ];
 
 /// Words that start a statement which is not a declaration.
@@ -2730,7 +2768,7 @@ impl<'p> Walk<'p> {
     /// An expression from sig `from` to `to` (exclusive) that every thread of
     /// a block computes alike, at the block's level: literals, operators,
     /// members, block indices and dimensions, constants, the names `known`
-    /// takes, and calls of `min`, `max`, `sizeof` and casts; no thread
+    /// takes, and calls of `UNIFORM_CALLS` and casts; no thread
     /// index, no subscript, no dereference, nothing assigned.
     ///
     /// An element of a read-only parameter (`const uint2 *ranges`, never
@@ -3572,6 +3610,13 @@ mod tests {
         );
         // `continue` of a `for`, braced, under a block vote's local
         split("__global__ void child(int *a, int n) {\n  for (int k = 0; k < n; ++k) {\n    int any = __syncthreads_or(a[threadIdx.x] > k);\n    if (!any) { continue; }\n    a[threadIdx.x] += k;\n    __syncthreads();\n  }\n}\n")
+            .expect("splits");
+    }
+
+    #[test]
+    fn heads_may_call_pure_math_functions() {
+        // Rodinia's backprop: `for (int i = 1; i <= __log2f(HEIGHT); i++)`
+        split("__global__ void child(float *w, int h) {\n  __shared__ float m[128];\n  m[threadIdx.x] = w[threadIdx.x];\n  for (int i = 1; i <= __log2f(h); i++) {\n    int p = (int)powf(2, i);\n    if (threadIdx.x % p == 0) m[threadIdx.x] += m[threadIdx.x + p / 2];\n    __syncthreads();\n  }\n  w[threadIdx.x] = m[0];\n}\n")
             .expect("splits");
     }
 
