@@ -1813,8 +1813,7 @@ impl<'p> Walk<'p> {
             let t = self.text(i);
             self.sig[i].kind == TokenKind::Ident
                 && self.text(i + 1) == "("
-                && (SERIAL_ATOMICS.contains(&t)
-                    || t.starts_with("atomic")
+                && (t.starts_with("atomic") // atomicAdd, atomicAdd_block, ...
                     || self
                         .program
                         .named
@@ -2792,36 +2791,19 @@ impl<'p> Walk<'p> {
                 || (call && (UNIFORM_CALLS.contains(&t) || CAST_WORDS.contains(&t)))
                 || (!call && (known(t) || constants.value(t).is_some() || CAST_WORDS.contains(&t)))
         };
-        if from >= to {
-            return false;
-        }
-        let mut i = from;
-        while i < to {
+        // `ranges[...]` of a read-only parameter at a uniform index: one value
+        let element = |i: usize| {
             let prev = if i > from { self.text(i - 1) } else { "(" };
-            if self.sig[i].kind == TokenKind::Ident
-                && self.text(i + 1) == "["
-                && !matches!(prev, "." | "->")
-                && self.read_only_param(self.text(i))
+            if self.text(i + 1) != "["
+                || matches!(prev, "." | "->")
+                || !self.read_only_param(self.text(i))
             {
-                let close = self.partner(i + 1);
-                if close >= to || !self.uniform_expr(i + 2, close, constants, known) {
-                    return false;
-                }
-                i = close + 1;
-                continue;
+                return None;
             }
-            let ok = match self.sig[i].kind {
-                TokenKind::Number => true,
-                TokenKind::Ident => ident(i, self.text(i), prev),
-                TokenKind::Punct => self.reads_only(i, from),
-                _ => false,
-            };
-            if !ok {
-                return false;
-            }
-            i += 1;
-        }
-        true
+            let close = self.partner(i + 1);
+            (close < to && self.uniform_expr(i + 2, close, constants, known)).then_some(close + 1)
+        };
+        self.reading_expr(from, to, &ident, &element)
     }
 
     /// Is `name` a parameter of the child that points to `const` memory
@@ -2847,22 +2829,39 @@ impl<'p> Walk<'p> {
     /// The expression from sig `from` to `to` (exclusive), not empty, of
     /// numbers, punctuation that only reads (`reads_only`) and identifiers
     /// `ident` takes (given the index, the text and the token before).
+    /// `element` may take an identifier at `i` with what follows as one
+    /// value (`a[k]`), giving the index after it.
     fn reading_expr(
         &self,
         from: usize,
         to: usize,
         ident: &dyn Fn(usize, &str, &str) -> bool,
+        element: &dyn Fn(usize) -> Option<usize>,
     ) -> bool {
-        from < to
-            && (from..to).all(|i| {
-                let prev = if i > from { self.text(i - 1) } else { "(" };
-                match self.sig[i].kind {
-                    TokenKind::Number => true,
-                    TokenKind::Ident => ident(i, self.text(i), prev),
-                    TokenKind::Punct => self.reads_only(i, from),
-                    _ => false,
+        if from >= to {
+            return false;
+        }
+        let mut i = from;
+        while i < to {
+            if self.sig[i].kind == TokenKind::Ident {
+                if let Some(after) = element(i) {
+                    i = after;
+                    continue;
                 }
-            })
+            }
+            let prev = if i > from { self.text(i - 1) } else { "(" };
+            let ok = match self.sig[i].kind {
+                TokenKind::Number => true,
+                TokenKind::Ident => ident(i, self.text(i), prev),
+                TokenKind::Punct => self.reads_only(i, from),
+                _ => false,
+            };
+            if !ok {
+                return false;
+            }
+            i += 1;
+        }
+        true
     }
 
     /// Is the identifier at `i` written or its address taken there? Not for
@@ -2950,7 +2949,7 @@ impl<'p> Walk<'p> {
             return ((params.contains(&base) && !assigned(base)) || recomputable.contains(base))
                 && self.stable(index.0, index.1, params, assigned, recomputable, constants);
         }
-        self.reading_expr(from, to, &|i, t, prev| {
+        let ident = |i: usize, t: &str, prev: &str| {
             if prev == "." {
                 return matches!(t, "x" | "y" | "z");
             }
@@ -2968,7 +2967,8 @@ impl<'p> Walk<'p> {
                         t,
                         "sizeof" | "int" | "unsigned" | "long" | "float" | "double"
                     ))
-        })
+        };
+        self.reading_expr(from, to, &ident, &|_| None)
     }
 }
 
