@@ -2728,6 +2728,18 @@ impl<'p> Walk<'p> {
                 if t == "threadIdx" {
                     return Err(self.not_uniform(i, "reads `threadIdx`"));
                 }
+                if self.block_groups.contains(t)
+                    && self.text(i + 1) == "."
+                    && !self.block_query(i, *to).is_some_and(|(p, _)| p.uniform())
+                {
+                    return Err(self.not_uniform(
+                        i,
+                        &format!(
+                            "calls `{t}.{}()`, which differs from thread to thread",
+                            self.text(i + 2)
+                        ),
+                    ));
+                }
                 if self.text(i + 1) == "(" && !UNIFORM_CALLS.contains(&t) {
                     return Err(self.not_uniform(i, &format!("calls `{t}`")));
                 }
@@ -2786,6 +2798,11 @@ impl<'p> Walk<'p> {
             if prev == "." {
                 return true;
             }
+            // a block group's member other than a query every thread reads
+            // alike (those are taken whole below)
+            if self.block_groups.contains(t) && self.text(i + 1) == "." {
+                return false;
+            }
             let call = self.text(i + 1) == "(";
             matches!(t, "blockIdx" | "blockDim" | "gridDim")
                 || (call && (UNIFORM_CALLS.contains(&t) || CAST_WORDS.contains(&t)))
@@ -2793,6 +2810,14 @@ impl<'p> Walk<'p> {
         };
         // `ranges[...]` of a read-only parameter at a uniform index: one value
         let element = |i: usize| {
+            // `cg::this_thread_block()`, and what every thread of the block
+            // reads alike from such a group (`cta.size()`, `cta.group_index()`)
+            if let Some(after) = self.block_group_creation(i, to) {
+                return Some(after);
+            }
+            if let Some((position, after)) = self.block_query(i, to) {
+                return (position.uniform() && known(self.text(i))).then_some(after);
+            }
             let prev = if i > from { self.text(i - 1) } else { "(" };
             if self.text(i + 1) != "["
                 || matches!(prev, "." | "->")
@@ -2804,6 +2829,36 @@ impl<'p> Walk<'p> {
             (close < to && self.uniform_expr(i + 2, close, constants, known)).then_some(close + 1)
         };
         self.reading_expr(from, to, &ident, &element)
+    }
+
+    /// At `i`, the creation of the block's group (`cg::this_thread_block()`,
+    /// qualified or not) ending before `to`: the index after it.
+    fn block_group_creation(&self, i: usize, to: usize) -> Option<usize> {
+        let mut k = i;
+        while self.sig[k].kind == TokenKind::Ident && self.text(k + 1) == "::" {
+            k += 2;
+        }
+        (self.text(k) == "this_thread_block"
+            && self.text(k + 1) == "("
+            && self.text(k + 2) == ")"
+            && k + 2 < to)
+            .then_some(k + 3)
+    }
+
+    /// At `i`, a position query of a block group variable ending before
+    /// `to` (`cta.thread_rank()`, `hazard::BlockQuery`): what it reads and
+    /// the index after it. Copies of the body write it with the builtins.
+    fn block_query(&self, i: usize, to: usize) -> Option<(crate::hazard::BlockPosition, usize)> {
+        if !self.block_groups.contains(self.text(i))
+            || self.text(i + 1) != "."
+            || self.text(i + 3) != "("
+            || self.text(i + 4) != ")"
+            || i + 4 >= to
+            || (i > 0 && matches!(self.text(i - 1), "." | "->" | "::"))
+        {
+            return None;
+        }
+        crate::hazard::BlockPosition::of_member(self.text(i + 2)).map(|p| (p, i + 5))
     }
 
     /// Is `name` a parameter of the child that points to `const` memory
@@ -2968,7 +3023,15 @@ impl<'p> Walk<'p> {
                         "sizeof" | "int" | "unsigned" | "long" | "float" | "double"
                     ))
         };
-        self.reading_expr(from, to, &ident, &|_| None)
+        // the block's group, made again in each phase, and its queries
+        let element = |i: usize| {
+            self.block_group_creation(i, to).or_else(|| {
+                self.block_query(i, to)
+                    .filter(|_| recomputable.contains(self.text(i)))
+                    .map(|(_, after)| after)
+            })
+        };
+        self.reading_expr(from, to, &ident, &element)
     }
 }
 
@@ -3493,6 +3556,30 @@ mod tests {
         // A tile's sync is a warp's, not a barrier of the block.
         let e = split("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a) {\n  auto tile = cg::tiled_partition<32>(cg::this_thread_block());\n  a[threadIdx.x] = 1;\n  tile.sync();\n  a[0] = 2;\n}\n");
         assert_eq!(e.expect("no barrier of the block").stretches(), 1);
+    }
+
+    #[test]
+    fn block_group_and_its_queries() {
+        // The group made once per block where a head reads its size; the
+        // size in a loop head is computed alike by every thread.
+        let p = split("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a) {\n  cg::thread_block cta = cg::this_thread_block();\n  __shared__ int s[128];\n  s[cta.thread_rank()] = a[cta.thread_rank()];\n  cta.sync();\n  for (unsigned d = cta.size() / 2; d > 0; d >>= 1) {\n    if (cta.thread_rank() < d) s[cta.thread_rank()] += s[cta.thread_rank() + d];\n    cta.sync();\n  }\n  a[cta.group_index().x] = s[0];\n}\n")
+            .expect("splits");
+        assert_eq!(p.uniform.len(), 1, "{:?}", p.uniform);
+        assert!(p.vars.is_empty(), "{:?}", p.vars);
+        // Where no head reads it: made again in each phase, and so are the
+        // variables computed from its queries.
+        let p = split("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a) {\n  cg::thread_block cta = cg::this_thread_block();\n  __shared__ int s[128];\n  const unsigned tid = cta.thread_rank();\n  const dim3 tile = cta.group_index();\n  s[tid] = a[tid];\n  cta.sync();\n  a[tile.x * 128 + tid] = s[127 - tid];\n}\n")
+            .expect("splits");
+        assert!(p.uniform.is_empty(), "{:?}", p.uniform);
+        assert_eq!(p.vars.len(), 3);
+        assert!(p
+            .vars
+            .iter()
+            .all(|v| matches!(v.keep, Keep::Recompute { .. })));
+        // A thread's rank is not the block's: a barrier loop's head may not
+        // read it.
+        let e = split("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a) {\n  cg::thread_block cta = cg::this_thread_block();\n  for (unsigned k = cta.thread_rank(); k < 4; ++k) {\n    a[k] = 1;\n    cta.sync();\n  }\n}\n");
+        assert!(e.is_err());
     }
 
     #[test]

@@ -276,8 +276,64 @@ enum FnRef {
 }
 
 /// One thing a body does, in source order.
+/// A position query of a group of the whole block, which copies of bodies
+/// write as the builtins it reads (`transform/renderer.rs`):
+/// `cta.thread_rank()`, `cg::this_thread_block().group_index()`,
+/// `cg::thread_rank(cta)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockQuery {
+    /// The whole query, object (or free function) to `)`.
+    pub span: Span,
+    pub position: BlockPosition,
+}
+
+/// What a block group's query reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockPosition {
+    /// `thread_rank()`: the thread's rank in its block.
+    Rank,
+    /// `size()`, `num_threads()`: the block's thread count.
+    Size,
+    /// `thread_index()`: `threadIdx`.
+    ThreadIndex,
+    /// `group_dim()`, `dim_threads()`: `blockDim`.
+    Dim,
+    /// `group_index()`: `blockIdx`.
+    GroupIndex,
+}
+
+impl BlockPosition {
+    /// The query a block group's member function `op` makes.
+    pub fn of_member(op: &str) -> Option<Self> {
+        Some(match op {
+            "thread_rank" => Self::Rank,
+            "size" | "num_threads" => Self::Size,
+            "thread_index" => Self::ThreadIndex,
+            "group_dim" | "dim_threads" => Self::Dim,
+            "group_index" => Self::GroupIndex,
+            _ => return None,
+        })
+    }
+
+    /// Does every thread of a block compute it alike?
+    pub fn uniform(self) -> bool {
+        !matches!(self, Self::Rank | Self::ThreadIndex)
+    }
+
+    /// The hazard it counts as: the builtin it reads.
+    fn hazard(self) -> Hazard {
+        match self {
+            Self::GroupIndex => Hazard::BlockBuiltin,
+            _ => Hazard::ThreadBuiltin,
+        }
+    }
+}
+
 enum Item {
     Found(Finding),
+    /// A position query of a block group (`cta.thread_rank()`), also found
+    /// as the builtin it reads: copies of bodies write it with the builtins.
+    Query(BlockQuery),
     Calls {
         span: Span,
         /// The call's `(`.
@@ -868,6 +924,7 @@ impl<'p> Hazards<'p> {
         for item in self.scan(FnRef::Free(f)) {
             match item {
                 Item::Found(finding) => findings.push(finding),
+                Item::Query(_) => {}
                 Item::Calls {
                     span,
                     name,
@@ -904,6 +961,24 @@ impl<'p> Hazards<'p> {
             .collect()
     }
 
+    /// Every position query of a block group in the file's functions
+    /// (`BlockQuery`), in source order.
+    pub fn block_queries(&self) -> Vec<BlockQuery> {
+        let functions = self.program.functions.ids().map(FnRef::Free);
+        let methods = (0..self.program.methods.len()).map(FnRef::Method);
+        let mut out: Vec<BlockQuery> = functions
+            .chain(methods)
+            .flat_map(|f| self.scan(f))
+            .filter_map(|item| match item {
+                Item::Query(q) => Some(q),
+                _ => None,
+            })
+            .collect();
+        out.sort_by_key(|q| q.span.start());
+        out.dedup();
+        out
+    }
+
     fn function(&self, f: FnRef) -> &'p Function {
         match f {
             FnRef::Free(i) => &self.program.functions[i],
@@ -929,6 +1004,7 @@ impl<'p> Hazards<'p> {
         for item in self.scan(f) {
             match item {
                 Item::Found(finding) => summary.add(finding),
+                Item::Query(_) => {}
                 Item::Calls {
                     span,
                     name,
@@ -1659,6 +1735,9 @@ impl<'p> Hazards<'p> {
             };
             if member {
                 if let Some(item) = self.member_call(i, end, groups, generic, name, close) {
+                    if let Item::Query(q) = &item {
+                        items.push(found(q.position.hazard(), q.span, self.construct(q.span)));
+                    }
                     items.push(item);
                 }
                 i += 1;
@@ -1671,6 +1750,21 @@ impl<'p> Hazards<'p> {
                 let scope = first
                     .and_then(|a| groups.get(a).copied())
                     .or_else(|| first.filter(|a| generic.contains(a)).map(|_| default));
+                let start = self.qualified_start(i);
+                let span = Span::new(sig[start].start, sig[end].end);
+                let query = match s {
+                    "thread_rank" => Some(BlockPosition::Rank),
+                    "group_size" => Some(BlockPosition::Size),
+                    _ => None,
+                };
+                if let Some(position) = query.filter(|_| {
+                    scope == Some(Hazard::Block) && self.text(end - 1) == first.unwrap_or("")
+                }) {
+                    items.push(found(position.hazard(), span, self.construct(span)));
+                    items.push(Item::Query(BlockQuery { span, position }));
+                    i += 1;
+                    continue;
+                }
                 if cg || scope.is_some() {
                     let hazard = match (default, scope) {
                         (Hazard::ThreadPosition, Some(Hazard::Grid)) => Hazard::Grid,
@@ -1678,8 +1772,6 @@ impl<'p> Hazards<'p> {
                         (_, Some(scope)) => scope,
                         (d, None) => d,
                     };
-                    let start = self.qualified_start(i);
-                    let span = Span::new(sig[start].start, sig[end].end);
                     items.push(found(hazard, span, self.construct(span)));
                     i += 1;
                     continue;
@@ -1785,6 +1877,11 @@ impl<'p> Hazards<'p> {
                 declared: None,
             })
         };
+        if scope == Some(Hazard::Block) && end == i + 2 {
+            if let Some(position) = BlockPosition::of_member(op) {
+                return Some(Item::Query(BlockQuery { span, position }));
+            }
+        }
         let warp_only = matches!(
             op,
             "shfl"
@@ -2231,17 +2328,50 @@ mod tests {
     }
 
     #[test]
-    fn group_queries_read_positions() {
-        let text = format!("{CG}__global__ void k(int *a) {{ cg::thread_block cta = cg::this_thread_block(); a[cta.thread_rank()] = cta.group_index().x; }}\n");
+    fn block_group_queries_read_builtins() {
+        let text = format!("{CG}__global__ void k(int *a) {{ cg::thread_block cta = cg::this_thread_block(); a[cta.thread_rank()] = cta.group_index().x + cg::group_size(cta); }}\n");
         assert_eq!(
-            hazard_at(&text, "k", Hazard::ThreadPosition).as_deref(),
+            hazard_at(&text, "k", Hazard::ThreadBuiltin).as_deref(),
             Some("cta.thread_rank()")
         );
         assert_eq!(
-            hazard_at(&text, "k", Hazard::BlockPosition).as_deref(),
+            hazard_at(&text, "k", Hazard::BlockBuiltin).as_deref(),
             Some("cta.group_index()")
         );
+        assert_eq!(hazard_at(&text, "k", Hazard::ThreadPosition), None);
         assert_eq!(hazard_at(&text, "k", Hazard::Block), None);
+        let file = SourceFile::new("t.cu", text.clone().into_bytes());
+        let program = parse(&file, lex(&file));
+        let queries: Vec<(&str, BlockPosition)> = Hazards::new(&program)
+            .block_queries()
+            .into_iter()
+            .map(|q| (&text[q.span.range()], q.position))
+            .collect();
+        assert_eq!(
+            queries,
+            [
+                ("cta.thread_rank()", BlockPosition::Rank),
+                ("cta.group_index()", BlockPosition::GroupIndex),
+                ("cg::group_size(cta)", BlockPosition::Size),
+            ]
+        );
+    }
+
+    #[test]
+    fn other_group_queries_read_positions() {
+        // a warp tile's rank, and a group of a template type
+        let text = format!("{CG}__global__ void k(int *a) {{ auto t = cg::tiled_partition<32>(cg::this_thread_block()); a[t.thread_rank()] = 1; }}\ntemplate <typename G> __device__ void f(G g, int *a) {{ a[g.thread_rank()] = 0; }}\n");
+        assert_eq!(
+            hazard_at(&text, "k", Hazard::ThreadPosition).as_deref(),
+            Some("t.thread_rank()")
+        );
+        assert_eq!(
+            hazard_at(&text, "f", Hazard::ThreadPosition).as_deref(),
+            Some("g.thread_rank()")
+        );
+        let file = SourceFile::new("t.cu", text.into_bytes());
+        let program = parse(&file, lex(&file));
+        assert!(Hazards::new(&program).block_queries().is_empty());
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub struct PositionClones {
     /// In source order.
     pub clones: Vec<FunctionId>,
     pub calls: Vec<PositionCall>,
+    /// The position queries of block groups (`cta.thread_rank()`), which
+    /// copies of bodies write as the builtins they read; in source order.
+    pub queries: Vec<crate::hazard::BlockQuery>,
 }
 
 /// Which device functions of the file can be copied with the positions as

@@ -106,6 +106,7 @@ program_snapshots! {
     grouped_gemm_s8: "tests/corpus/grouped_gemm_s8.cu",
     pyramid_paths: "tests/corpus/pyramid_paths.cu",
     tile_splats: "tests/corpus/tile_splats.cu",
+    region_histograms: "tests/corpus/region_histograms.cu",
 }
 
 #[test]

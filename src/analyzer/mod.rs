@@ -328,7 +328,16 @@ fn positions(plan: &Plan, hazards: &Hazards) -> crate::position_clone::PositionC
             .map(|f| f.kernel),
     );
     let (clones, calls) = hazards.position_calls(&roots);
-    crate::position_clone::PositionClones { clones, calls }
+    let queries = if roots.is_empty() {
+        Vec::new()
+    } else {
+        hazards.block_queries()
+    };
+    crate::position_clone::PositionClones {
+        clones,
+        calls,
+        queries,
+    }
 }
 
 /// A pragma refused with an error produces no output, so a warning that its

@@ -50,6 +50,9 @@ pub struct Renderer<'a> {
     /// What copies of bodies write at their calls of callees that read
     /// positions (`position_calls`).
     positions: Vec<(Span, String)>,
+    /// Start offset of each position query of a block group -> the query
+    /// (`hazard::BlockQuery`), written with the builtins in copies.
+    queries: HashMap<usize, crate::hazard::BlockQuery>,
     /// Start offset of each renamed callee (an aggregated allocation's
     /// `malloc`/`cudaMalloc`, a slice's `free`/`cudaFree`) -> its new name,
     /// in the file and in every copy of a body.
@@ -73,6 +76,12 @@ impl<'a> Renderer<'a> {
             .into_iter()
             .map(|(callee, name)| (callee.start(), name))
             .collect();
+        let queries = plan
+            .positions
+            .queries
+            .iter()
+            .map(|q| (q.span.start(), *q))
+            .collect();
         Renderer {
             file,
             program,
@@ -82,6 +91,7 @@ impl<'a> Renderer<'a> {
             floor: false,
             split: false,
             site_at,
+            queries,
             renamed,
             positions: Vec::new(),
         }
@@ -99,6 +109,7 @@ impl<'a> Renderer<'a> {
             floor: true,
             split: self.split,
             site_at: self.site_at.clone(),
+            queries: self.queries.clone(),
             renamed: self.renamed.clone(),
             positions: self.positions.clone(),
         }
@@ -115,6 +126,7 @@ impl<'a> Renderer<'a> {
             floor: self.floor,
             split: true,
             site_at: self.site_at.clone(),
+            queries: self.queries.clone(),
             renamed: self.renamed.clone(),
             positions: self.positions.clone(),
         }
@@ -187,6 +199,9 @@ impl<'a> Renderer<'a> {
                         .span
                         .end(),
                 )
+            } else if let Some(q) = self.queries.get(&t.start).filter(|_| substitute) {
+                out.generated(self.query_text(q).as_bytes());
+                Some(q.span.end())
             } else if let (Some(f), true) = (copy_of, self.program.migrate_sync && !self.floor) {
                 // A copy of a child's body: its final CDP1 wait, which
                 // `--migrate-sync` drops in the kernel itself, goes too.
@@ -232,6 +247,29 @@ impl<'a> Renderer<'a> {
             }
             i += 1;
         }
+    }
+
+    /// A block group's position query as the builtins it reads, replaced
+    /// like the others: `cta.thread_rank()` is the thread's rank in its
+    /// block, `cta.group_index()` is `blockIdx`. A count keeps the query's
+    /// own type (`unsigned` for a `thread_block`, `unsigned long long` for
+    /// a `thread_group`); `decltype` does not run the query.
+    fn query_text(&self, q: &crate::hazard::BlockQuery) -> String {
+        use crate::hazard::BlockPosition;
+        let query = self.codec.to_text(&self.file.bytes[q.span.range()]);
+        let read = match q.position {
+            BlockPosition::Rank => {
+                "threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)"
+            }
+            BlockPosition::Size => "blockDim.x * blockDim.y * blockDim.z",
+            BlockPosition::ThreadIndex => return substitute_builtins("dim3(threadIdx)"),
+            BlockPosition::Dim => return substitute_builtins("dim3(blockDim)"),
+            BlockPosition::GroupIndex => return substitute_builtins("dim3(blockIdx)"),
+        };
+        format!(
+            "static_cast<decltype({query})>({})",
+            substitute_builtins(read)
+        )
     }
 
     /// At a CDP1 wait of kernel `f` that `--migrate-sync` drops (the last
