@@ -39,8 +39,10 @@
 //! Device functions that wait or share memory, called as statements, run in
 //! place (`Step::Call`), each call a scope of its own (`Scope`); variables
 //! every thread computes alike that only construct heads assign, or that
-//! nothing assigns and a head reads, are computed once per block
-//! (`Phased::uniform`); a recursive child splits too.
+//! nothing assigns and a head reads, or counters that every loop using them
+//! starts afresh (`restarted_counter`), are computed once per block
+//! (`Phased::uniform`); a block group's position queries read the builtins
+//! (`block_query`); a recursive child splits too.
 //!
 //! Everything else (a barrier in a per-thread statement, in a callee called
 //! otherwise, under a non-uniform condition or in a `switch`, other `break`
@@ -2229,7 +2231,9 @@ impl<'p> Walk<'p> {
                     }
                     continue;
                 }
-                if !writes.iter().all(|&i| in_head(i)) {
+                if !writes.iter().all(|&i| in_head(i))
+                    && !self.restarted_counter(&d.name, open, close)
+                {
                     continue;
                 }
                 if !d.init || vote_init || uniform_init {
@@ -2829,6 +2833,60 @@ impl<'p> Walk<'p> {
             (close < to && self.uniform_expr(i + 2, close, constants, known)).then_some(close + 1)
         };
         self.reading_expr(from, to, &ident, &element)
+    }
+
+    /// Is `name` a counter that per-thread loops and barrier loops of the
+    /// body `open..close` each start afresh (C89 style, Rodinia's `lud`:
+    /// `int i; for (i = 0; ...) per-thread; for (i = 0; ...) { ...
+    /// __syncthreads(); }`)? Every use of it stands in a `for` statement
+    /// whose first clause assigns it (`for (i = ...`, the value not read
+    /// there), either one without a barrier (a restart: it runs within one
+    /// phase, each thread's loop before the next thread's) or a barrier loop
+    /// (a construct head, run once per block), and no restart stands inside
+    /// such a barrier loop. No value then crosses from one loop to another,
+    /// so one variable of the block serves them all: the barrier loops see
+    /// only what their heads assign.
+    fn restarted_counter(&self, name: &str, open: usize, close: usize) -> bool {
+        // `for ( name = ... ;` statements: (start, end, holds a barrier)
+        let mut loops: Vec<(usize, usize, bool)> = Vec::new();
+        for k in open..close {
+            if self.text(k) != "for"
+                || self.text(k + 1) != "("
+                || self.text(k + 2) != name
+                || self.text(k + 3) != "="
+            {
+                continue;
+            }
+            let first_clause_end = (k + 4..close).find(|&j| self.text(j) == ";");
+            let Some(first_clause_end) = first_clause_end else {
+                return false;
+            };
+            if (k + 4..first_clause_end).any(|j| self.text(j) == name) {
+                return false; // `for (i = i + 1; ...)` reads the value before
+            }
+            let end = self.statement_end(k, close);
+            let barrier = self.heads.iter().any(|h| h.from == k + 2);
+            if !barrier && self.has_barrier(k, end) {
+                return false;
+            }
+            loops.push((k, end, barrier));
+        }
+        // restarts, and a barrier loop whose head needs the block's value
+        if !loops.iter().any(|&(_, _, barrier)| !barrier)
+            || !loops.iter().any(|&(_, _, barrier)| barrier)
+        {
+            return false;
+        }
+        let nested = loops.iter().any(|&(a, b, barrier)| {
+            !barrier && loops.iter().any(|&(c, d, outer)| outer && c < a && b <= d)
+        });
+        if nested {
+            return false;
+        }
+        (open..close)
+            .filter(|&i| self.text(i) == name && !self.declared_at.contains(&i))
+            .filter(|&i| !matches!(self.text(i.saturating_sub(1)), "." | "->" | "::"))
+            .all(|i| loops.iter().any(|&(a, b, _)| a < i && i < b))
     }
 
     /// At `i`, the creation of the block's group (`cg::this_thread_block()`,
@@ -3579,6 +3637,35 @@ mod tests {
         // A thread's rank is not the block's: a barrier loop's head may not
         // read it.
         let e = split("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a) {\n  cg::thread_block cta = cg::this_thread_block();\n  for (unsigned k = cta.thread_rank(); k < 4; ++k) {\n    a[k] = 1;\n    cta.sync();\n  }\n}\n");
+        assert!(e.is_err());
+    }
+
+    #[test]
+    fn counters_each_loop_starts_afresh() {
+        // Rodinia's lud_diagonal: `i` counts per-thread copy loops and the
+        // barrier loop, `j` per-thread loops inside it.
+        let body = |middle: &str, tail: &str| {
+            format!("__global__ void child(float *m, int n) {{\n  int i, j;\n  __shared__ float s[16][16];\n  for (i = 0; i < n; i++) s[i][threadIdx.x] = m[i * 16 + threadIdx.x];\n  __syncthreads();\n  for (i = 0; i < n - 1; i++) {{\n    if (threadIdx.x > i) {{\n      for (j = 0; j < i; j++) s[threadIdx.x][i] -= s[threadIdx.x][j] * s[j][i];\n{middle}    }}\n    __syncthreads();\n  }}\n  for (i = 1; i < n; i++) m[i * 16 + threadIdx.x] = s[i][threadIdx.x];\n{tail}}}\n")
+        };
+        let p = split(&body("", "")).expect("splits");
+        let names: Vec<&str> = p
+            .uniform
+            .iter()
+            .map(|u| match &u.declaration {
+                BlockDeclaration::Declarator(d) => d.as_str(),
+                BlockDeclaration::Statement(_) => "statement",
+            })
+            .collect();
+        assert_eq!(names, ["int i;"]);
+        // `j`, used in two phases but read by no head, is kept per thread
+        assert_eq!(p.vars.len(), 1, "{:?}", p.vars);
+        assert_eq!(p.vars[0].name, "j");
+        // The value a per-thread loop leaves, read after it: refused.
+        assert!(split(&body("", "  m[0] = i;\n")).is_err());
+        // A per-thread loop of `i` inside the barrier loop of `i`: refused.
+        assert!(split(&body("      for (i = 0; i < 2; i++) m[i] = 0;\n", "")).is_err());
+        // A loop whose first clause reads the value before: refused.
+        let e = split("__global__ void child(float *m, int n) {\n  int i = 0;\n  __shared__ float s[16];\n  for (i = i; i < n; i++) s[threadIdx.x] = m[i];\n  __syncthreads();\n  for (i = 0; i < n; i++) {\n    m[threadIdx.x] = s[i];\n    __syncthreads();\n  }\n}\n");
         assert!(e.is_err());
     }
 

@@ -107,6 +107,7 @@ program_snapshots! {
     pyramid_paths: "tests/corpus/pyramid_paths.cu",
     tile_splats: "tests/corpus/tile_splats.cu",
     region_histograms: "tests/corpus/region_histograms.cu",
+    block_jacobi_lu: "tests/corpus/block_jacobi_lu.cu",
 }
 
 #[test]
