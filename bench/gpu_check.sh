@@ -587,11 +587,22 @@ promotion_table() {
   echo "promotion throughput (elements/s): $out/promotion.md"
 }
 
+# keep JOBS: leave in $BUILD/src only the sources the jobs of file JOBS build
+# (a probe's selection travels to the GPU without the rest).
+keep() {
+  local jobs=$1
+  rm -rf "$BUILD/keep" && mkdir -p "$BUILD/keep"
+  for src in $(awk '{print $4}' "$jobs" | sort -u); do mv "$BUILD/src/$src.cu" "$BUILD/keep/"; done
+  rm -rf "$BUILD/src" && mv "$BUILD/keep" "$BUILD/src"
+  wc -l < "$jobs"
+}
+
 case ${1:-} in
   prepare) prepare ;;
+  keep) keep "$2" ;;
   run) shift; run "${1:-}" ;;
   summarize) summarize "${2:-${OUT:-gpu-out}}" ;;
   suite-csv) suite_csv "${2:-${OUT:-gpu-out}}" ;;
   promotion-table) promotion_table "${2:-${OUT:-gpu-out}}" ;;
-  *) echo "usage: $0 prepare | run [FILTER] | summarize [DIR] | suite-csv [DIR] | promotion-table [DIR]" >&2; exit 2 ;;
+  *) echo "usage: $0 prepare | keep JOBS | run [FILTER] | summarize [DIR] | suite-csv [DIR] | promotion-table [DIR]" >&2; exit 2 ;;
 esac

@@ -213,6 +213,14 @@ pub struct Bind {
     /// before the callee's first phase, where its construct heads and the
     /// variables computed once per block can read it.
     pub block: bool,
+    /// The callee assigns the parameter: it is bound once, in the callee's
+    /// first phase, to each thread's kept copy (`Keep::Param`), which the
+    /// later phases read.
+    pub assigned: bool,
+    /// A group of the block passed for a parameter of a group type (`reduce_sum(g, ...)`
+    /// with `thread_group g`): bound once per block to a new handle of the block's group,
+    /// the argument not evaluated (a group's queries read only the builtins).
+    pub group: bool,
 }
 
 /// Statements between two barriers (or a barrier and a construct).
@@ -261,8 +269,13 @@ pub enum Keep {
         array: String,
         rewrites: Vec<(Span, String)>,
     },
-    /// An assigned parameter, kept per thread from the start of each block.
-    Param { storage: String },
+    /// An assigned parameter, kept per thread: the child's from the start
+    /// of each block (`bound_in` is `None`), a callee's from its argument in
+    /// the callee's first phase, `bound_in`.
+    Param {
+        storage: String,
+        bound_in: Option<usize>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -491,6 +504,10 @@ struct Inline {
     params: Vec<String>,
     /// Each parameter's argument (significant-token range).
     bind_args: Vec<(usize, usize)>,
+    /// Which parameters the callee assigns (`Bind::assigned`).
+    assigned: Vec<bool>,
+    /// Which parameters are the block's group (`Bind::group`).
+    groups: Vec<bool>,
     /// The regions the callee's body stands in (its own last).
     chain: Vec<usize>,
     /// The regions the call stands in.
@@ -1184,7 +1201,10 @@ impl<'p> Walk<'p> {
         }
         let mut params = Vec::new();
         let mut bind_args = Vec::new();
+        let mut assigned = Vec::new();
+        let mut groups = Vec::new();
         let mut binds = Vec::new();
+        let callee_groups = self.hazards.block_groups(callee);
         let (open, close) = (function.body_tokens.start, function.body_tokens.end);
         for (p, &(from, to)) in function.params.iter().zip(&args) {
             let Some(pname) = p.name.clone() else {
@@ -1195,16 +1215,28 @@ impl<'p> Walk<'p> {
                     "parameter `{pname}` of `{name}` is an array or a function"
                 ));
             }
-            if (open..close).any(|i| self.text(i) == pname && self.writes(i)) {
-                return not_here(format!("`{name}` assigns its parameter `{pname}`; the split binds each parameter again in each of the callee's phases"));
+            let written = (open..close).any(|i| self.text(i) == pname && self.writes(i));
+            if written && param_storage(&p.declaration, &pname).is_none() {
+                return not_here(format!("`{name}` assigns its parameter `{pname}`, which the split would keep per thread, but it is a reference or has no named type"));
             }
+            // the block's group passed for a group parameter taken by value
+            // or by `const &`
+            let group = !written
+                && callee_groups.contains(&pname)
+                && (!p.declaration.contains('&') || p.declaration.contains("const"))
+                && ((to == from + 1 && self.block_groups.contains(self.text(from)))
+                    || self.block_group_creation(from, to + 1) == Some(to));
             params.push(pname.clone());
             bind_args.push((from, to));
+            assigned.push(written);
+            groups.push(group);
             binds.push(Bind {
                 declaration: p.declaration.clone(),
                 name: pname,
                 arg: Span::from(self.sig[from].start..self.sig[to - 1].end),
                 block: false,
+                assigned: written,
+                group,
             });
         }
         // The callee's own barriers and block groups.
@@ -1231,6 +1263,13 @@ impl<'p> Walk<'p> {
         self.inlining = None;
         let body = body?;
         let phases = first_phase..self.phases.len();
+        // An assigned parameter takes its argument in the callee's first
+        // phase, which every thread that makes the call runs.
+        if assigned.contains(&true)
+            && !matches!(body.first(), Some(Step::Phase(q)) if *q == first_phase)
+        {
+            return not_here(format!("`{name}` assigns a parameter and starts with a construct that waits at a barrier; the split binds such a parameter in the callee's first phase"));
+        }
         // One `return`, the callee's last statement, ending its last phase.
         let last_statement = match body.last() {
             Some(Step::Phase(q)) => self.phase_tokens[*q].last().map(|&(s, e)| (*q, s, e)),
@@ -1269,6 +1308,8 @@ impl<'p> Walk<'p> {
             phases,
             params,
             bind_args,
+            assigned,
+            groups,
             chain: inner,
             caller_chain: chain.to_vec(),
             ret_phase,
@@ -2105,8 +2146,21 @@ impl<'p> Walk<'p> {
                 .flat_map(|&(_, _, s, e)| self.names_in(s, e))
                 .collect();
             for q in i.phases.clone() {
-                for (p, &(a, b)) in i.params.iter().zip(&i.bind_args) {
-                    if uses[q].contains(p.as_str()) || declared.contains(p.as_str()) {
+                for (((p, &(a, b)), &assigned), &group) in i
+                    .params
+                    .iter()
+                    .zip(&i.bind_args)
+                    .zip(&i.assigned)
+                    .zip(&i.groups)
+                {
+                    // a group's argument is not evaluated; an assigned
+                    // parameter's only in the callee's first phase
+                    let binds = if assigned {
+                        q == i.phases.start
+                    } else {
+                        uses[q].contains(p.as_str()) || declared.contains(p.as_str())
+                    };
+                    if binds && !group {
                         caller_uses[q].extend(self.names_in(a, b));
                     }
                 }
@@ -2146,10 +2200,13 @@ impl<'p> Walk<'p> {
             let flags: Vec<bool> = i
                 .bind_args
                 .iter()
-                .map(|&(a, b)| {
-                    self.uniform_expr(a, b, constants, &|t| {
-                        child_params.contains(&t) || shared_in(None, t)
-                    })
+                .zip(i.assigned.iter().zip(&i.groups))
+                .map(|(&(a, b), (&assigned, &group))| {
+                    group
+                        || (!assigned
+                            && self.uniform_expr(a, b, constants, &|t| {
+                                child_params.contains(&t) || shared_in(None, t)
+                            }))
                 })
                 .collect();
             for (p, &f) in i.params.iter().zip(&flags) {
@@ -2664,10 +2721,45 @@ impl<'p> Walk<'p> {
             vars.push(Var {
                 name: name.to_string(),
                 scope: None,
-                keep: Keep::Param { storage },
+                keep: Keep::Param {
+                    storage,
+                    bound_in: None,
+                },
                 declared_in: None,
                 used_in,
             });
+        }
+        // The parameters callees assign: each call's own copy per thread,
+        // bound in the callee's first phase.
+        for (k, i) in self.inlines.iter().enumerate() {
+            let function = &self.program.functions[i.callee];
+            for (name, _) in i.params.iter().zip(&i.assigned).filter(|(_, &a)| a) {
+                let declaration = function
+                    .params
+                    .iter()
+                    .find(|p| p.name.as_deref() == Some(name.as_str()))
+                    .map(|p| p.declaration.as_str())
+                    .unwrap_or_default();
+                let Some(storage) = param_storage(declaration, name) else {
+                    continue; // (refused where the call was walked)
+                };
+                let bound_in = i.phases.start;
+                let used_in: Vec<usize> = i
+                    .phases
+                    .clone()
+                    .filter(|&q| q != bound_in && reads(q, Some(k), name))
+                    .collect();
+                vars.push(Var {
+                    name: name.clone(),
+                    scope: Some(k),
+                    keep: Keep::Param {
+                        storage,
+                        bound_in: Some(bound_in),
+                    },
+                    declared_in: Some(bound_in),
+                    used_in,
+                });
+            }
         }
         // A callee's phase declares the caller's variables that the call's
         // arguments read before the callee's own scope opens: they may not
@@ -3697,7 +3789,7 @@ mod tests {
             // an argument with a side effect
             ("__device__ void f(int x) { __syncthreads(); }\n__global__ void child(int *a, int n) {\n  f(n++);\n}\n", "evaluates it again"),
             // a callee assigning its parameter
-            ("__device__ void f(int x) { x += 1; __syncthreads(); }\n__global__ void child(int *a, int n) {\n  f(n);\n}\n", "assigns its parameter"),
+            ("__device__ void f(int &x) { x += 1; __syncthreads(); }\n__global__ void child(int *a, int n) {\n  f(n);\n}\n", "assigns its parameter"),
         ];
         for (src, expect) in cases {
             let e = split(src).expect_err(src);
@@ -3967,8 +4059,50 @@ mod tests {
         assert_eq!(
             v.keep,
             Keep::Param {
-                storage: "int".into()
+                storage: "int".into(),
+                bound_in: None,
             }
         );
+    }
+
+    #[test]
+    fn callee_parameters_assigned_and_groups() {
+        // The CUDA programming guide's reduce_sum: `val` assigned, the
+        // block's group passed for a `thread_group` parameter.
+        let src = "#include <cooperative_groups.h>\nusing namespace cooperative_groups;\n__device__ int reduce_sum(thread_group g, int *temp, int val) {\n  int lane = g.thread_rank();\n  for (int i = g.size() / 2; i > 0; i /= 2) {\n    temp[lane] = val;\n    g.sync();\n    if (lane < i) val += temp[lane + i];\n    g.sync();\n  }\n  return val;\n}\n__global__ void child(int *sum, int *input) {\n  extern __shared__ int temp[];\n  auto g = this_thread_block();\n  int block_sum = reduce_sum(g, temp, input[threadIdx.x]);\n  if (g.thread_rank() == 0) atomicAdd(sum, block_sum);\n}\n";
+        let p = split(src).expect("splits");
+        let val = p.vars.iter().find(|v| v.name == "val").expect("val");
+        assert!(
+            matches!(&val.keep, Keep::Param { storage, bound_in: Some(_) } if storage == "int"),
+            "{val:?}"
+        );
+        let binds = p
+            .steps
+            .iter()
+            .find_map(|s| match s {
+                Step::Call { binds, .. } => Some(binds),
+                _ => None,
+            })
+            .expect("the call runs in place");
+        let flags: Vec<(&str, bool, bool, bool)> = binds
+            .iter()
+            .map(|b| (b.name.as_str(), b.block, b.group, b.assigned))
+            .collect();
+        assert_eq!(
+            flags,
+            [
+                ("g", true, true, false),
+                ("temp", true, false, false),
+                ("val", false, false, true)
+            ]
+        );
+        // A reference parameter the callee assigns writes the caller's
+        // variable: refused.
+        let e = split("__device__ void f(int &x) { x += 1; __syncthreads(); }\n__global__ void child(int *a) {\n  int v = a[0];\n  f(v);\n  a[1] = v;\n}\n");
+        assert!(e.is_err());
+        // A callee that assigns a parameter and starts with a barrier loop:
+        // refused (no phase binds the parameter first).
+        let e = split("__device__ void f(int x, int *s) { for (int k = 0; k < 2; ++k) { s[threadIdx.x] = x; __syncthreads(); x += s[0]; } }\n__global__ void child(int *a) {\n  __shared__ int s[128];\n  f(a[threadIdx.x], s);\n}\n");
+        assert!(e.is_err());
     }
 }

@@ -108,6 +108,7 @@ program_snapshots! {
     tile_splats: "tests/corpus/tile_splats.cu",
     region_histograms: "tests/corpus/region_histograms.cu",
     block_jacobi_lu: "tests/corpus/block_jacobi_lu.cu",
+    guide_block_sums: "tests/corpus/guide_block_sums.cu",
 }
 
 #[test]

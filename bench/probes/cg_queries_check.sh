@@ -38,11 +38,8 @@ region_histograms T all-serial region_histograms__T -DDPOPT_THRESHOLD=1048576
 region_histograms TC all-serial region_histograms__TC -DDPOPT_THRESHOLD=1048576
 region_histograms TCAb all-serial region_histograms__TCAb -DDPOPT_THRESHOLD=1048576
 JOBS
-  # only the sources these jobs build travel
-  mkdir -p $b/keep
-  for src in $(awk '{print $4}' $b/queries.txt | sort -u); do mv "$b/src/$src.cu" $b/keep/; done
-  rm -rf $b/src $b/tmp.cu $b/inline.cu && mv $b/keep $b/src
-  wc -l < $b/queries.txt
+  rm -f $b/tmp.cu $b/inline.cu
+  bash bench/gpu_check.sh keep $b/queries.txt
   ;;
 run)
   JOBS=gpu-build/queries.txt STATS=0 bash bench/gpu_check.sh run

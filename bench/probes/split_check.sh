@@ -51,11 +51,7 @@ pyramid_paths TCAb all-serial pyramid_paths__TCAb -DDPOPT_THRESHOLD=16777216
 tile_splats T all-serial tile_splats__T -DDPOPT_THRESHOLD=16777216
 tile_splats TCAw all-serial tile_splats__TCAw -DDPOPT_THRESHOLD=16777216
 JOBS
-  # only the sources these jobs build travel
-  mkdir -p $b/keep
-  for src in $(awk '{print $4}' $b/scopes.txt | sort -u); do mv "$b/src/$src.cu" $b/keep/; done
-  rm -rf $b/src && mv $b/keep $b/src
-  wc -l < $b/scopes.txt
+  bash bench/gpu_check.sh keep $b/scopes.txt
   ;;
 run)
   JOBS=gpu-build/scopes.txt STATS=0 bash bench/gpu_check.sh run

@@ -251,6 +251,10 @@ pub struct SerialSplitContext {
 pub struct SplitBind {
     pub declaration: String,
     pub name: String,
+    /// A parameter the callee assigns: the kept copy it binds to
+    /// (`SplitVar::index`), and that copy's type.
+    pub kept: Option<usize>,
+    pub storage: String,
 }
 
 /// A block vote of the serial split (`barrier_split::Vote`): its result,
@@ -273,7 +277,8 @@ pub struct SplitVar {
     pub storage: String,
     /// `[N]` of an array variable.
     pub array: String,
-    /// An assigned parameter, copied for each thread at each block's start.
+    /// An assigned parameter of the child, copied for each thread at each
+    /// block's start.
     pub param: bool,
 }
 

@@ -39,7 +39,9 @@ pub(super) fn serial_split(
             let (storage, array, param) = match &v.keep {
                 Keep::Recompute { .. } => return None,
                 Keep::Store { storage, array, .. } => (storage.clone(), array.clone(), false),
-                Keep::Param { storage } => (storage.clone(), String::new(), true),
+                Keep::Param { storage, bound_in } => {
+                    (storage.clone(), String::new(), bound_in.is_none())
+                }
             };
             Some(SplitVar {
                 index,
@@ -191,7 +193,11 @@ impl<'a> Split<'a, '_> {
                         for (index, b) in block.iter().enumerate() {
                             self.base.index = index;
                             self.part("block_arg_open");
-                            self.argument(b.arg);
+                            if b.group {
+                                self.part("group_arg");
+                            } else {
+                                self.argument(b.arg);
+                            }
                             self.part("arg_close");
                         }
                         self.base.binds = split_binds(&block);
@@ -329,7 +335,25 @@ impl<'a> Split<'a, '_> {
                     .chain(callee_own.iter().copied())
                     .any(|range| names(self.r.program, range, &b.name))
             };
-            let binds: Vec<&Bind> = binds.iter().filter(|b| !b.block).filter(named).collect();
+            // A parameter the callee assigns is bound in its first phase
+            // only, to the thread's kept copy, which later phases read.
+            let copy = |b: &Bind| {
+                self.phased.vars.iter().position(|v| {
+                    v.name == b.name
+                        && matches!(v.keep, Keep::Param { bound_in: Some(q), .. } if q == p)
+                })
+            };
+            let binds: Vec<&Bind> = binds
+                .iter()
+                .filter(|b| !b.block)
+                .filter(|b| {
+                    if b.assigned {
+                        copy(b).is_some()
+                    } else {
+                        named(b)
+                    }
+                })
+                .collect();
             self.base.callee = callee.to_string();
             for (index, b) in binds.iter().enumerate() {
                 self.base.index = index;
@@ -337,7 +361,23 @@ impl<'a> Split<'a, '_> {
                 self.argument(b.arg);
                 self.part("arg_close");
             }
-            self.base.binds = split_binds(&binds);
+            self.base.binds = split_binds(&binds)
+                .into_iter()
+                .zip(&binds)
+                .map(|(mut s, b)| {
+                    if b.assigned {
+                        s.kept = copy(b);
+                        s.storage = s
+                            .kept
+                            .and_then(|k| match &self.phased.vars[k].keep {
+                                Keep::Param { storage, .. } => Some(storage.clone()),
+                                _ => None,
+                            })
+                            .unwrap_or_default();
+                    }
+                    s
+                })
+                .collect();
             self.part("binds");
         }
         for declaration in callee_own {
@@ -380,6 +420,8 @@ fn split_binds(binds: &[&Bind]) -> Vec<SplitBind> {
         .map(|b| SplitBind {
             declaration: b.declaration.clone(),
             name: b.name.clone(),
+            kept: None,
+            storage: String::new(),
         })
         .collect()
 }
