@@ -548,6 +548,9 @@ struct Walk<'p> {
     block_waits: Vec<(usize, usize)>,
     /// Variables that hold the block's group (`hazard.rs`).
     block_groups: HashSet<String>,
+    /// Those that hold the whole block's group for certain, whose position
+    /// queries read the builtins (`Hazards::definite_block_groups`).
+    block_handles: HashSet<String>,
     /// The launches' dynamic shared memory, at most (a constant).
     dynamic_shared: Option<u64>,
     hazards: &'p Hazards<'p>,
@@ -604,6 +607,7 @@ pub fn phased(
             .map(|f| (f.span.start(), f.span.end()))
             .collect(),
         block_groups: hazards.block_groups(child),
+        block_handles: hazards.definite_block_groups(child),
         dynamic_shared: shape.dynamic_shared,
         dynamic_bytes: None,
         votes: Vec::new(),
@@ -1204,7 +1208,7 @@ impl<'p> Walk<'p> {
         let mut assigned = Vec::new();
         let mut groups = Vec::new();
         let mut binds = Vec::new();
-        let callee_groups = self.hazards.block_groups(callee);
+        let callee_groups = self.hazards.definite_block_groups(callee);
         let (open, close) = (function.body_tokens.start, function.body_tokens.end);
         for (p, &(from, to)) in function.params.iter().zip(&args) {
             let Some(pname) = p.name.clone() else {
@@ -1224,7 +1228,7 @@ impl<'p> Walk<'p> {
             let group = !written
                 && callee_groups.contains(&pname)
                 && (!p.declaration.contains('&') || p.declaration.contains("const"))
-                && ((to == from + 1 && self.block_groups.contains(self.text(from)))
+                && ((to == from + 1 && self.block_handles.contains(self.text(from)))
                     || self.block_group_creation(from, to + 1) == Some(to));
             params.push(pname.clone());
             bind_args.push((from, to));
@@ -1247,6 +1251,19 @@ impl<'p> Walk<'p> {
                 .map(|f| (f.span.start(), f.span.end())),
         );
         self.block_groups.extend(self.hazards.block_groups(callee));
+        self.block_handles
+            .extend(self.hazards.definite_block_groups(callee));
+        // A position the split does not replace (a tile's rank, a group
+        // that may be a tile, `%tid`): the parent thread's own.
+        if let Some(f) = own
+            .iter()
+            .find(|f| matches!(f.hazard, Hazard::ThreadPosition | Hazard::BlockPosition))
+        {
+            return not_here(format!(
+                "`{name}` reads `{}`, a position the split does not replace (only the block group's queries and the builtins)",
+                f.construct
+            ));
+        }
         let mut inner = chain.to_vec();
         inner.push(self.regions);
         self.inline_regions.insert(self.regions);
@@ -2999,7 +3016,7 @@ impl<'p> Walk<'p> {
     /// `to` (`cta.thread_rank()`, `hazard::BlockQuery`): what it reads and
     /// the index after it. Copies of the body write it with the builtins.
     fn block_query(&self, i: usize, to: usize) -> Option<(crate::hazard::BlockPosition, usize)> {
-        if !self.block_groups.contains(self.text(i))
+        if !self.block_handles.contains(self.text(i))
             || self.text(i + 1) != "."
             || self.text(i + 3) != "("
             || self.text(i + 4) != ")"
@@ -4096,6 +4113,14 @@ mod tests {
                 ("val", false, false, true)
             ]
         );
+        // The same helper also given a tile elsewhere: its `g` may be a
+        // tile, whose rank the split cannot replace.
+        let tile = src.replace(
+            "__global__ void child",
+            "__global__ void other(int *t) {\n  extern __shared__ int temp[];\n  t[0] = reduce_sum(tiled_partition(this_thread_block(), 32), temp, 1);\n}\n__global__ void child",
+        );
+        let e = split(&tile).expect_err("refused");
+        assert!(e.why.contains("g.thread_rank()"), "{}", e.why);
         // A reference parameter the callee assigns writes the caller's
         // variable: refused.
         let e = split("__device__ void f(int &x) { x += 1; __syncthreads(); }\n__global__ void child(int *a) {\n  int v = a[0];\n  f(v);\n  a[1] = v;\n}\n");

@@ -346,6 +346,12 @@ enum Item {
 /// What a function declares that changes what its calls mean.
 struct Locals<'p> {
     groups: HashMap<&'p str, Hazard>,
+    /// The group variables that hold the whole block for certain: declared
+    /// `thread_block`, made by `this_thread_block()` or copied from such a
+    /// variable, or a `thread_group` parameter that every call of the
+    /// function passes such a group (`Hazards::block_params`). A
+    /// `thread_group` may hold a tile: its queries are positions.
+    definite: HashSet<&'p str>,
     generic: HashSet<&'p str>,
     pointers: HashSet<&'p str>,
 }
@@ -385,6 +391,9 @@ pub struct Hazards<'p> {
     copyable: crate::position_clone::Copyable,
     /// Summaries of functions queried from outside.
     cache: RefCell<HashMap<FnRef, Summary>>,
+    /// `thread_group` parameters (function, name) that every call in the
+    /// file passes the block's group (`Locals::definite`).
+    block_params: HashSet<(FunctionId, String)>,
 }
 
 const BLOCK_BARRIERS: &[&str] = &[
@@ -794,9 +803,108 @@ impl<'p> Hazards<'p> {
             macros: HashMap::new(),
             copyable: Default::default(),
             cache: RefCell::new(HashMap::new()),
+            block_params: HashSet::new(),
         };
         model.scan_file();
+        model.block_params = model.find_block_params();
         model
+    }
+
+    /// The `thread_group` parameters of the file's functions that every
+    /// call in the file passes the block's group (a variable that holds it
+    /// for certain in the caller, or `this_thread_block()`): the CUDA
+    /// programming guide's `reduce_sum(thread_group g, ...)` called as
+    /// `reduce_sum(this_thread_block(), ...)`. Not where one call passes
+    /// something else (a tile), the function is overloaded or named other
+    /// than in a call, or it has no call.
+    fn find_block_params(&self) -> HashSet<(FunctionId, String)> {
+        let view = self.program.view.as_str();
+        let mut out = HashSet::new();
+        for (f, function) in self.program.functions.with_ids() {
+            if self.free.get(function.name.as_str()).map_or(0, Vec::len) != 1
+                || self.methods.contains_key(function.name.as_str())
+            {
+                continue;
+            }
+            for (index, p) in function.params.iter().enumerate() {
+                let Some(name) = p.name.as_deref() else {
+                    continue;
+                };
+                let words: Vec<&str> = p
+                    .declaration
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .filter(|w| !w.is_empty())
+                    .collect();
+                if !words.contains(&"thread_group") || p.declaration.contains('*') {
+                    continue;
+                }
+                let mut calls = 0;
+                let every = self.program.functions.ids().all(|caller| {
+                    let c = &self.program.functions[caller];
+                    let head = self.program.sig_index_at(c.name_span.end());
+                    let (open, close) = (c.body_tokens.start, c.body_tokens.end);
+                    let mut locals: Option<Locals> = None;
+                    (open..close).all(|i| {
+                        if self.text(i) != function.name
+                            || matches!(self.text(i.saturating_sub(1)), "." | "->")
+                        {
+                            return true;
+                        }
+                        if self.text(i + 1) != "(" {
+                            return false; // named otherwise (its address)
+                        }
+                        let Some(end) = self.program.brackets.partner(i + 1) else {
+                            return false;
+                        };
+                        calls += 1;
+                        let Some((a, b)) = self.argument_range(i + 1, end, index) else {
+                            return false;
+                        };
+                        let locals = locals.get_or_insert_with(|| self.locals(c, head, close));
+                        (b == a + 1 && locals.definite.contains(self.text(a)))
+                            || self.creation_of_block(a, b)
+                    })
+                });
+                if every && calls > 0 {
+                    let _ = view;
+                    out.insert((f, name.to_string()));
+                }
+            }
+        }
+        out
+    }
+
+    /// The significant-token range of argument `index` of the call whose
+    /// parentheses are `open..=close`.
+    fn argument_range(&self, open: usize, close: usize, index: usize) -> Option<(usize, usize)> {
+        let mut from = open + 1;
+        let mut k = open + 1;
+        let mut n = 0;
+        while k <= close {
+            if k == close || self.text(k) == "," {
+                if n == index {
+                    return (from < k).then_some((from, k));
+                }
+                n += 1;
+                from = k + 1;
+            } else if matches!(self.text(k), "(" | "[" | "{") {
+                k = self.program.brackets.partner(k)?;
+            }
+            k += 1;
+        }
+        None
+    }
+
+    /// Is `from..to` exactly `this_thread_block()`, qualified or not?
+    fn creation_of_block(&self, from: usize, to: usize) -> bool {
+        let mut k = from;
+        while self.is_ident(k) && self.text(k + 1) == "::" {
+            k += 2;
+        }
+        self.text(k) == "this_thread_block"
+            && self.text(k + 1) == "("
+            && self.text(k + 2) == ")"
+            && k + 3 == to
     }
 
     /// The same model where a call all of whose possible targets are
@@ -958,6 +1066,18 @@ impl<'p> Hazards<'p> {
             .into_iter()
             .filter(|&(_, h)| h == Hazard::Block)
             .map(|(name, _)| name.to_string())
+            .collect()
+    }
+
+    /// The variables of `f` that hold the whole block's group for certain
+    /// (`Locals::definite`): their position queries read the builtins.
+    pub fn definite_block_groups(&self, f: FunctionId) -> HashSet<String> {
+        let function = &self.program.functions[f];
+        let head = self.program.sig_index_at(function.name_span.end());
+        self.locals(function, head, function.body_tokens.end)
+            .definite
+            .into_iter()
+            .map(str::to_string)
             .collect()
     }
 
@@ -1395,6 +1515,7 @@ impl<'p> Hazards<'p> {
     /// body of `f` (significant tokens `from..to`).
     fn locals(&self, f: &Function, from: usize, to: usize) -> Locals<'p> {
         let mut groups: HashMap<&str, Hazard> = HashMap::new();
+        let mut definite: HashSet<&str> = HashSet::new();
         let mut generic = HashSet::new();
         let type_params: Vec<&str> = f
             .template_params
@@ -1434,6 +1555,9 @@ impl<'p> Hazards<'p> {
                     (name_after(after), self.creator_scope(i, to, &groups))
                 {
                     groups.insert(self.text(j), scope);
+                    if s == "thread_block" {
+                        definite.insert(self.text(j));
+                    }
                 }
             }
             // `auto g = ...` and `thread_group g = ...`: the initializer
@@ -1451,6 +1575,10 @@ impl<'p> Hazards<'p> {
                         let usable = !copy || matches!(self.text(k + 1), ";" | "," | ")");
                         if let Some(scope) = self.creator_scope(k, to, &groups).filter(|_| usable) {
                             groups.insert(self.text(j), scope);
+                            let t = self.text(k);
+                            if t == "this_thread_block" || (copy && definite.contains(t)) {
+                                definite.insert(self.text(j));
+                            }
                             break;
                         }
                     }
@@ -1472,8 +1600,24 @@ impl<'p> Hazards<'p> {
             .into_iter()
             .map(|(name, _)| name)
             .collect();
+        if let Some(id) = self
+            .program
+            .functions
+            .ids()
+            .find(|&k| std::ptr::eq(&self.program.functions[k], f))
+        {
+            let program: &'p Program = self.program;
+            for p in &program.functions[id].params {
+                if let Some(name) = p.name.as_deref() {
+                    if self.block_params.contains(&(id, name.to_string())) {
+                        definite.insert(name);
+                    }
+                }
+            }
+        }
         Locals {
             groups,
+            definite,
             generic,
             pointers,
         }
@@ -1734,7 +1878,9 @@ impl<'p> Hazards<'p> {
                 continue;
             };
             if member {
-                if let Some(item) = self.member_call(i, end, groups, generic, name, close) {
+                if let Some(item) =
+                    self.member_call(i, end, (groups, &locals.definite), generic, name, close)
+                {
                     if let Item::Query(q) = &item {
                         items.push(found(q.position.hazard(), q.span, self.construct(q.span)));
                     }
@@ -1758,7 +1904,9 @@ impl<'p> Hazards<'p> {
                     _ => None,
                 };
                 if let Some(position) = query.filter(|_| {
-                    scope == Some(Hazard::Block) && self.text(end - 1) == first.unwrap_or("")
+                    scope == Some(Hazard::Block)
+                        && first.is_some_and(|g| locals.definite.contains(g))
+                        && self.text(end - 1) == first.unwrap_or("")
                 }) {
                     items.push(found(position.hazard(), span, self.construct(span)));
                     items.push(Item::Query(BlockQuery { span, position }));
@@ -1828,7 +1976,7 @@ impl<'p> Hazards<'p> {
         &self,
         i: usize,
         end: usize,
-        groups: &HashMap<&str, Hazard>,
+        (groups, definite): (&HashMap<&str, Hazard>, &HashSet<&str>),
         generic: &HashSet<&str>,
         function: &str,
         limit: usize,
@@ -1837,7 +1985,8 @@ impl<'p> Hazards<'p> {
         let op = self.text(i);
         let object = i.checked_sub(2)?;
         // The object: a name, or a call such as `cg::this_thread_block()`.
-        let (object_start, scope, known) = if self.is_ident(object) {
+        // (and whether it holds the whole block for certain)
+        let (object_start, scope, known, block) = if self.is_ident(object) {
             let name = self.text(object);
             let scope = groups.get(name).copied();
             let generic = generic.contains(name);
@@ -1845,6 +1994,7 @@ impl<'p> Hazards<'p> {
                 self.qualified_start(object),
                 scope,
                 scope.is_some() || generic,
+                definite.contains(name),
             )
         } else if self.text(object) == ")" {
             let open = self.program.brackets.partner(object)?;
@@ -1861,9 +2011,10 @@ impl<'p> Hazards<'p> {
                 return None;
             }
             let scope = self.creator_scope(creator, limit, groups);
-            (self.qualified_start(creator), scope, scope.is_some())
+            let block = self.text(creator) == "this_thread_block";
+            (self.qualified_start(creator), scope, scope.is_some(), block)
         } else {
-            (object, None, false)
+            (object, None, false, false)
         };
         let span = Span::new(sig[object_start].start, sig[end].end);
         let finding = |hazard: Hazard| {
@@ -1877,7 +2028,7 @@ impl<'p> Hazards<'p> {
                 declared: None,
             })
         };
-        if scope == Some(Hazard::Block) && end == i + 2 {
+        if block && scope == Some(Hazard::Block) && end == i + 2 {
             if let Some(position) = BlockPosition::of_member(op) {
                 return Some(Item::Query(BlockQuery { span, position }));
             }
@@ -2354,6 +2505,28 @@ mod tests {
                 ("cta.group_index()", BlockPosition::GroupIndex),
                 ("cg::group_size(cta)", BlockPosition::Size),
             ]
+        );
+    }
+
+    #[test]
+    fn thread_group_parameters_hold_the_block_where_every_call_passes_it() {
+        let helper = "__device__ int rank_of(cg::thread_group g) { return g.thread_rank(); }\n";
+        let block = format!("{CG}{helper}__global__ void k(int *a) {{ auto b = cg::this_thread_block(); a[rank_of(b)] = rank_of(cg::this_thread_block()); }}\n");
+        assert_eq!(
+            hazard_at(&block, "rank_of", Hazard::ThreadBuiltin).as_deref(),
+            Some("g.thread_rank()")
+        );
+        // one call passes a tile: `g.thread_rank()` is the tile's rank there
+        let tile = format!("{CG}{helper}__global__ void k(int *a) {{ auto b = cg::this_thread_block(); a[rank_of(b)] = rank_of(cg::tiled_partition(b, 32)); }}\n");
+        assert_eq!(
+            hazard_at(&tile, "rank_of", Hazard::ThreadPosition).as_deref(),
+            Some("g.thread_rank()")
+        );
+        // a tile of 64 threads waits like a block, but is not the block
+        let wide = format!("{CG}__global__ void k(int *a) {{ cg::thread_group t = cg::tiled_partition(cg::this_thread_block(), 64); a[t.thread_rank()] = 1; }}\n");
+        assert_eq!(
+            hazard_at(&wide, "k", Hazard::ThreadPosition).as_deref(),
+            Some("t.thread_rank()")
         );
     }
 
