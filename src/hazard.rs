@@ -819,6 +819,14 @@ impl<'p> Hazards<'p> {
     /// than in a call, or it has no call.
     fn find_block_params(&self) -> HashSet<(FunctionId, String)> {
         let view = self.program.view.as_str();
+        let sig = self.sig();
+        let bodies: Vec<(usize, usize, &Function)> = self
+            .program
+            .functions
+            .iter()
+            .chain(&self.program.methods)
+            .map(|f| (f.body_tokens.start, f.body_tokens.end, f))
+            .collect();
         let mut out = HashSet::new();
         for (f, function) in self.program.functions.with_ids() {
             if self.free.get(function.name.as_str()).map_or(0, Vec::len) != 1
@@ -839,34 +847,65 @@ impl<'p> Hazards<'p> {
                     continue;
                 }
                 let mut calls = 0;
-                let every = self.program.functions.ids().all(|caller| {
-                    let c = &self.program.functions[caller];
-                    let head = self.program.sig_index_at(c.name_span.end());
-                    let (open, close) = (c.body_tokens.start, c.body_tokens.end);
-                    let mut locals: Option<Locals> = None;
-                    (open..close).all(|i| {
-                        if self.text(i) != function.name
-                            || matches!(self.text(i.saturating_sub(1)), "." | "->")
+                let mut every = true;
+                let mut locals: HashMap<usize, Locals> = HashMap::new();
+                for (k, t) in sig.iter().enumerate() {
+                    // a macro that names it may call it with anything
+                    if t.kind == TokenKind::Directive {
+                        let text = t.text(view);
+                        if text
+                            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                            .any(|w| w == function.name)
                         {
-                            return true;
+                            every = false;
+                            break;
                         }
-                        if self.text(i + 1) != "(" {
-                            return false; // named otherwise (its address)
-                        }
-                        let Some(end) = self.program.brackets.partner(i + 1) else {
-                            return false;
-                        };
-                        calls += 1;
-                        let Some((a, b)) = self.argument_range(i + 1, end, index) else {
-                            return false;
-                        };
-                        let locals = locals.get_or_insert_with(|| self.locals(c, head, close));
-                        (b == a + 1 && locals.definite.contains(self.text(a)))
-                            || self.creation_of_block(a, b)
-                    })
-                });
+                        continue;
+                    }
+                    if self.text(k) != function.name
+                        || !self.is_ident(k)
+                        || t.start == function.name_span.start()
+                        || self
+                            .program
+                            .declarations
+                            .iter()
+                            .any(|d| d.name_span.start() == t.start)
+                    {
+                        continue;
+                    }
+                    // a call in a function's body (free or member), passing
+                    // the block for certain
+                    let caller = bodies
+                        .iter()
+                        .position(|&(open, close, _)| open < k && k < close);
+                    let call = self.text(k + 1) == "("
+                        && !matches!(self.text(k.saturating_sub(1)), "." | "->");
+                    let (Some(c), true) = (caller, call) else {
+                        every = false;
+                        break;
+                    };
+                    let Some(close_paren) = self.program.brackets.partner(k + 1) else {
+                        every = false;
+                        break;
+                    };
+                    calls += 1;
+                    let Some((a, b)) = self.argument_range(k + 1, close_paren, index) else {
+                        every = false;
+                        break;
+                    };
+                    let (_, close, cf) = bodies[c];
+                    let l = locals.entry(c).or_insert_with(|| {
+                        let head = self.program.sig_index_at(cf.name_span.end());
+                        self.locals(cf, head, close)
+                    });
+                    if !((b == a + 1 && l.definite.contains(self.text(a)))
+                        || self.creation_of_block(a, b))
+                    {
+                        every = false;
+                        break;
+                    }
+                }
                 if every && calls > 0 {
-                    let _ = view;
                     out.insert((f, name.to_string()));
                 }
             }
@@ -2520,6 +2559,23 @@ mod tests {
         let tile = format!("{CG}{helper}__global__ void k(int *a) {{ auto b = cg::this_thread_block(); a[rank_of(b)] = rank_of(cg::tiled_partition(b, 32)); }}\n");
         assert_eq!(
             hazard_at(&tile, "rank_of", Hazard::ThreadPosition).as_deref(),
+            Some("g.thread_rank()")
+        );
+        // a member function passing a tile, a macro naming it, a forward
+        // declaration (which is no use)
+        let member = format!("{CG}{helper}struct W {{ __device__ int f() {{ return rank_of(cg::tiled_partition(cg::this_thread_block(), 32)); }} }};\n__global__ void k(int *a) {{ a[rank_of(cg::this_thread_block())] = 1; }}\n");
+        assert_eq!(
+            hazard_at(&member, "rank_of", Hazard::ThreadPosition).as_deref(),
+            Some("g.thread_rank()")
+        );
+        let macro_use = format!("{CG}{helper}#define RANK(g) rank_of(g)\n__global__ void k(int *a) {{ a[rank_of(cg::this_thread_block())] = 1; }}\n");
+        assert_eq!(
+            hazard_at(&macro_use, "rank_of", Hazard::ThreadPosition).as_deref(),
+            Some("g.thread_rank()")
+        );
+        let declared = format!("{CG}__device__ int rank_of(cg::thread_group g);\n__global__ void k(int *a) {{ a[rank_of(cg::this_thread_block())] = 1; }}\n{helper}");
+        assert_eq!(
+            hazard_at(&declared, "rank_of", Hazard::ThreadBuiltin).as_deref(),
             Some("g.thread_rank()")
         );
         // a tile of 64 threads waits like a block, but is not the block
