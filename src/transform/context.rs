@@ -255,6 +255,9 @@ pub struct SplitBind {
     /// (`SplitVar::index`), and that copy's type.
     pub kept: Option<usize>,
     pub storage: String,
+    /// The block's group bound to a new handle (`Bind::group`): only
+    /// `decltype` may read it, so its use is its address.
+    pub group: bool,
 }
 
 /// A block vote of the serial split (`barrier_split::Vote`): its result,

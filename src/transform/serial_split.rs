@@ -422,6 +422,7 @@ fn split_binds(binds: &[&Bind]) -> Vec<SplitBind> {
             name: b.name.clone(),
             kept: None,
             storage: String::new(),
+            group: b.group,
         })
         .collect()
 }
