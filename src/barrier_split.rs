@@ -3001,15 +3001,9 @@ impl<'p> Walk<'p> {
     /// At `i`, the creation of the block's group (`cg::this_thread_block()`,
     /// qualified or not) ending before `to`: the index after it.
     fn block_group_creation(&self, i: usize, to: usize) -> Option<usize> {
-        let mut k = i;
-        while self.sig[k].kind == TokenKind::Ident && self.text(k + 1) == "::" {
-            k += 2;
-        }
-        (self.text(k) == "this_thread_block"
-            && self.text(k + 1) == "("
-            && self.text(k + 2) == ")"
-            && k + 2 < to)
-            .then_some(k + 3)
+        self.hazards
+            .block_group_creation(i)
+            .filter(|&after| after <= to)
     }
 
     /// At `i`, a position query of a block group variable ending before

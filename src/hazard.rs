@@ -936,14 +936,18 @@ impl<'p> Hazards<'p> {
 
     /// Is `from..to` exactly `this_thread_block()`, qualified or not?
     fn creation_of_block(&self, from: usize, to: usize) -> bool {
-        let mut k = from;
+        self.block_group_creation(from) == Some(to)
+    }
+
+    /// At significant token `i`, `this_thread_block()` (qualified or not):
+    /// the index after it.
+    pub fn block_group_creation(&self, i: usize) -> Option<usize> {
+        let mut k = i;
         while self.is_ident(k) && self.text(k + 1) == "::" {
             k += 2;
         }
-        self.text(k) == "this_thread_block"
-            && self.text(k + 1) == "("
-            && self.text(k + 2) == ")"
-            && k + 3 == to
+        (self.text(k) == "this_thread_block" && self.text(k + 1) == "(" && self.text(k + 2) == ")")
+            .then_some(k + 3)
     }
 
     /// The same model where a call all of whose possible targets are
