@@ -30,6 +30,13 @@
 //!   `if` (`Phased::votes`): a phase folds its argument over the block's
 //!   threads (before an `if` or `while`, and at the end of a loop's body),
 //!   and the head reads the fold;
+//! - a warp exchange (`__shfl_down_sync(m, v, d)`, `__ballot_sync(m, p)`,
+//!   `__reduce_add_sync(m, v)`, ... `warp_exchange.rs`) in a statement that
+//!   every thread of the block reaches (`Phased::exchanges`): a phase stores
+//!   each thread's value in its slot, and the statement, in the next phase,
+//!   calls the intrinsic's stand-in, which reads its warp's slots;
+//!   `__syncwarp();` and a tile's `tile.sync();` there split as barriers;
+//! - a construct's body without braces: the serial version writes them;
 //! - `break;` or `continue;` of a barrier loop, alone or under an `if` whose
 //!   condition every thread computes alike (`if (i == iteration - 1)
 //!   break;`), as a statement of the loop's body or of a construct in it
@@ -54,6 +61,7 @@ use crate::hazard::{Hazard, Hazards};
 use crate::program::{FunctionId, Program};
 use crate::source::Span;
 use crate::token::{is_modified_at, split_top_level, Angles, Token, TokenKind};
+use crate::warp_exchange::{Exchange, WarpOp};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// What the launches that run a child serially state about its blocks.
@@ -105,6 +113,11 @@ pub struct Phased {
     /// (__syncthreads_and(ok))`): each a phase that folds the argument of
     /// every thread (`Phase::vote`), the head reading the result.
     pub votes: Vec<Vote>,
+    /// The warp exchanges in statements (`__shfl_down_sync(m, v, d)`,
+    /// `__ballot_sync(m, p)`, ...): each a phase that stores every thread's
+    /// value (`Phase::exchange`), the statement in the next phase reading
+    /// the values of its warp's lanes through the intrinsic's stand-in.
+    pub exchanges: Vec<Exchange>,
 }
 
 /// `__syncthreads_or`, `__syncthreads_and` or `__syncthreads_count`.
@@ -240,6 +253,9 @@ pub struct Phase {
     /// The phase is the argument of `Phased::votes[i]` (its range), which
     /// each thread folds into the vote's result.
     pub vote: Option<usize>,
+    /// The phase is the value of `Phased::exchanges[i]` (its range), which
+    /// each thread stores in its exchange slot.
+    pub exchange: Option<usize>,
 }
 
 /// A `__shared__` declaration at the top of a body.
@@ -365,6 +381,17 @@ fn mark_block_binds(steps: &mut [Step], flags: &mut impl Iterator<Item = Vec<boo
     }
 }
 
+/// Why the split does not take the warp operation `construct`.
+fn warp_refusal(construct: &str) -> String {
+    if construct == "volatile" {
+        "`volatile` memory of a warp-synchronous exchange (lanes that read each other's writes without a barrier), which the split cannot order: it reproduces the `__shfl*_sync`, `__ballot_sync`, `__any_sync`, `__all_sync` and `__reduce_*_sync` intrinsics and `__syncwarp();`".to_string()
+    } else if WarpOp::of(construct).is_some() || construct == "__syncwarp" {
+        format!("`{construct}` stands where not every thread of the block reaches it together, or with another barrier or exchange in its statement: the split takes a warp exchange (or `__syncwarp();`) in a statement of the body, or of a `for`, `while`, `if` or block whose head every thread computes alike, one in a statement, not in a loop of the statement, with an argument that neither assigns nor calls")
+    } else {
+        format!("`{construct}` is a warp operation the split does not reproduce: it takes the `__shfl*_sync`, `__ballot_sync`, `__any_sync`, `__all_sync` and `__reduce_*_sync` intrinsics and `__syncwarp();`")
+    }
+}
+
 fn refuse(span: Span, why: impl Into<String>, fix: impl Into<String>) -> Refusal {
     Refusal {
         span,
@@ -480,6 +507,13 @@ const CAST_WORDS: &[&str] = &[
     "const", "sizeof", "true", "false",
 ];
 
+/// What a statement's phase before it folds or stores (`Walk::region_in`).
+#[derive(Clone, Copy)]
+enum Point {
+    Vote(VoteOp),
+    Exchange(WarpOp),
+}
+
 /// The head of a construct run once per block, checked for uniformity.
 struct Head {
     /// Significant-token range of what the parentheses hold.
@@ -546,6 +580,9 @@ struct Walk<'p> {
     /// Where the hazard model sees the body wait for its block: (start,
     /// end) offsets of each construct.
     block_waits: Vec<(usize, usize)>,
+    /// Where the hazard model sees the body wait for its warp (a tile's
+    /// `tile.sync()`): (start, end) offsets of each construct.
+    warp_waits: Vec<(usize, usize)>,
     /// Variables that hold the block's group (`hazard.rs`).
     block_groups: HashSet<String>,
     /// Those that hold the whole block's group for certain, whose position
@@ -571,6 +608,16 @@ struct Walk<'p> {
     /// the heads' uniformity check leaves out.
     votes: Vec<Vote>,
     vote_calls: Vec<(usize, usize)>,
+    /// The warp exchanges (`Phased::exchanges`), and the significant-token
+    /// range of each call (name to `)`, inclusive).
+    exchanges: Vec<Exchange>,
+    exchange_calls: Vec<(usize, usize)>,
+    /// The start of each warp intrinsic the split reproduces (exchanges,
+    /// `__syncwarp` statements).
+    warp_known: HashSet<usize>,
+    /// A phase kept although it holds no statement: the first of a callee
+    /// that assigns a parameter, where the parameter is bound.
+    keep_phase: Option<usize>,
 }
 
 /// The split of `child`'s body, or why there is none. `bound`: the threads
@@ -606,12 +653,21 @@ pub fn phased(
             .filter(|f| f.hazard == Hazard::Block)
             .map(|f| (f.span.start(), f.span.end()))
             .collect(),
+        warp_waits: own
+            .iter()
+            .filter(|f| f.hazard == Hazard::Warp)
+            .map(|f| (f.span.start(), f.span.end()))
+            .collect(),
         block_groups: hazards.block_groups(child),
         block_handles: hazards.definite_block_groups(child),
         dynamic_shared: shape.dynamic_shared,
         dynamic_bytes: None,
         votes: Vec::new(),
         vote_calls: Vec::new(),
+        exchanges: Vec::new(),
+        exchange_calls: Vec::new(),
+        warp_known: HashSet::new(),
+        keep_phase: None,
         hazards,
         child,
         inlining: None,
@@ -651,11 +707,12 @@ pub fn phased(
             continue;
         }
         let kinds: &[Hazard] = if walk.inlines.is_empty() {
-            &[Hazard::Block, Hazard::Shared]
+            &[Hazard::Block, Hazard::Shared, Hazard::Warp]
         } else {
             &[
                 Hazard::Block,
                 Hazard::Shared,
+                Hazard::Warp,
                 Hazard::ThreadPosition,
                 Hazard::BlockPosition,
             ]
@@ -668,7 +725,13 @@ pub fn phased(
             .then(|| summary.first_of(&[Hazard::ThreadBuiltin, Hazard::BlockBuiltin], |_| true))
             .flatten();
         if let Some(f) = summary.first_of(kinds, |_| true).or(uncopied) {
-            let why = if matches!(f.hazard, Hazard::Block | Hazard::Shared) {
+            let why = if f.hazard == Hazard::Warp && f.construct == "volatile" {
+                format!(
+                    "the child calls `{callee}`, which leads to {} (in `{}`)",
+                    warp_refusal(&f.construct),
+                    f.function
+                )
+            } else if matches!(f.hazard, Hazard::Block | Hazard::Shared | Hazard::Warp) {
                 format!(
                     "the child calls `{callee}`, which leads to `{}` in `{}`; the split runs in place only a device function of the file called as a statement (`f(...);`, `v = f(...);`, `T v = f(...);`) at the top of the child's body or of a braced `for`, `while`, `do` or `if` body whose head every thread computes alike, one call deep",
                     f.construct, f.function
@@ -700,6 +763,7 @@ pub fn phased(
                 .shared
                 .iter()
                 .any(|s| s.keyword.start() == f.span.start()),
+            Hazard::Warp => walk.warp_known.contains(&f.span.start()),
             _ => true,
         };
         if !known {
@@ -707,7 +771,9 @@ pub fn phased(
                 || f.construct.ends_with(".sync()")
                 || f.construct.starts_with("cg::sync(")
                 || f.construct.starts_with("cooperative_groups::sync(");
-            let why = if f.hazard == Hazard::Block && !sync_form {
+            let why = if f.hazard == Hazard::Warp {
+                warp_refusal(&f.construct)
+            } else if f.hazard == Hazard::Block && !sync_form {
                 format!("`{}` is a barrier the split does not take: it splits at `__syncthreads();`, the syncs of cooperative-groups block groups, and a block vote (`__syncthreads_or`, `_and`, `_count`) in the head of a `while`, `do ... while` or `if`", f.construct)
             } else if f.hazard == Hazard::Block {
                 format!("`{}` stands where not every thread of the block reaches it in step: the split takes `__syncthreads();` as a statement of the body, or of the braced body of a `for`, `while`, `if` or block whose head every thread computes alike", f.construct)
@@ -755,6 +821,7 @@ pub fn phased(
         returns_early && crate::uniform_return::every_return_block_uniform(program, function);
     let done_flags = returns_early && !block_done;
     let needs_bound = done_flags
+        || !walk.exchanges.is_empty()
         || vars
             .iter()
             .any(|v| !matches!(v.keep, Keep::Recompute { .. }));
@@ -770,6 +837,9 @@ pub fn phased(
                         "variable `{}` lives across a barrier and is kept per thread",
                         v.name
                     ),
+                    None if !walk.exchanges.is_empty() => {
+                        "a warp exchange stores each thread's value".to_string()
+                    }
                     None => {
                         "a thread may return before a barrier and is marked per thread".to_string()
                     }
@@ -799,6 +869,7 @@ pub fn phased(
         barriers: walk.barriers.len(),
         atomics,
         votes: walk.votes,
+        exchanges: walk.exchanges,
     })
 }
 
@@ -882,8 +953,79 @@ impl<'p> Walk<'p> {
 
     fn has_barrier(&self, from: usize, to: usize) -> bool {
         let (lo, hi) = (self.sig[from].start, self.sig[to - 1].end);
-        (from..to).any(|i| self.text(i) == "__syncthreads" || self.calls_waiting(i))
-            || self.block_waits.iter().any(|&(a, _)| lo <= a && a < hi)
+        (from..to).any(|i| {
+            matches!(self.text(i), "__syncthreads" | "__syncwarp")
+                || self.calls_waiting(i)
+                || self.exchange_call_at(i).is_some()
+                || (self.text(i) == "sync"
+                    && i >= 2
+                    && self.text(i - 1) == "."
+                    && self
+                        .warp_waits
+                        .iter()
+                        .any(|&(a, _)| a == self.sig[i - 2].start))
+        }) || self.block_waits.iter().any(|&(a, _)| lo <= a && a < hi)
+    }
+
+    /// The warp exchange called at `sig[i]`, with its arguments' count in
+    /// the intrinsic's range.
+    fn exchange_call_at(&self, i: usize) -> Option<WarpOp> {
+        let op = WarpOp::of(self.text(i))?;
+        if self.text(i + 1) != "(" || matches!(self.text(i.wrapping_sub(1)), "." | "->" | "::") {
+            return None;
+        }
+        let close = self.partner(i + 1);
+        let args = self.arguments(i + 1, close);
+        op.arguments().contains(&args.len()).then_some(op)
+    }
+
+    /// The arguments of the parentheses `open..=close` (significant-token
+    /// ranges, split at their top-level commas).
+    fn arguments(&self, open: usize, close: usize) -> Vec<(usize, usize)> {
+        let mut args = Vec::new();
+        if open + 1 >= close {
+            return args;
+        }
+        let mut from = open + 1;
+        let mut i = from;
+        while i <= close {
+            if i == close || self.text(i) == "," {
+                args.push((from, i));
+                from = i + 1;
+            } else if matches!(self.text(i), "(" | "[" | "{") {
+                i = self.partner(i);
+            }
+            i += 1;
+        }
+        args
+    }
+
+    /// Is the statement `sig[k..end)` `__syncwarp();` or `__syncwarp(mask);`
+    /// with a mask that neither assigns nor calls? Where every thread of
+    /// the block reaches it together, a barrier of the block does what it
+    /// asks.
+    fn is_warp_sync(&self, k: usize, end: usize) -> bool {
+        // a tile's `tile.sync();`, which the hazard model sees as a warp's
+        if end == k + 6
+            && self.sig[k].kind == TokenKind::Ident
+            && self.text(k + 1) == "."
+            && self.text(k + 2) == "sync"
+            && self.text(k + 3) == "("
+            && self.text(k + 4) == ")"
+            && self.text(k + 5) == ";"
+            && self
+                .warp_waits
+                .contains(&(self.sig[k].start, self.sig[k + 4].end))
+        {
+            return true;
+        }
+        if self.text(k) != "__syncwarp" || self.text(k + 1) != "(" {
+            return false;
+        }
+        let close = self.partner(k + 1);
+        close + 2 == end
+            && self.text(close + 1) == ";"
+            && !(k + 2..close).any(|i| self.writes(i) || self.text(i + 1) == "(")
     }
 
     /// Is `f` a device function that waits at barriers or shares memory
@@ -893,7 +1035,7 @@ impl<'p> Walk<'p> {
             && self
                 .hazards
                 .of(f)
-                .first_of(&[Hazard::Block, Hazard::Shared], |_| true)
+                .first_of(&[Hazard::Block, Hazard::Shared, Hazard::Warp], |_| true)
                 .is_some()
     }
 
@@ -949,38 +1091,89 @@ impl<'p> Walk<'p> {
 
     /// The steps of the region between the braces `open` and `close`.
     fn region(&mut self, open: usize, close: usize, chain: &[usize]) -> Result<Vec<Step>, Refusal> {
+        self.region_in(
+            open + 1,
+            close,
+            self.sig[open].end,
+            self.sig[close].start,
+            chain,
+        )
+    }
+
+    /// The steps of the statements `sig[first..end)`, the phases' bytes
+    /// running from offset `start` to `stop` (a braced body's inside, or an
+    /// unbraced body's statement).
+    fn region_in(
+        &mut self,
+        first: usize,
+        close: usize,
+        start: usize,
+        stop: usize,
+        chain: &[usize],
+    ) -> Result<Vec<Step>, Refusal> {
         let mut steps = Vec::new();
-        let mut phase_start = self.sig[open].end;
+        let mut phase_start = start;
         let mut statements: Vec<(usize, usize)> = Vec::new();
-        let mut k = open + 1;
+        // `#pragma unroll` and the like right before a construct: written
+        // with its head, once per block
+        let mut pragmas: Option<usize> = None;
+        let mut k = first;
         while k < close {
             if self.sig[k].kind == TokenKind::Directive {
+                let pragma = self
+                    .text(k)
+                    .trim_start_matches('#')
+                    .trim_start()
+                    .starts_with("pragma");
+                pragmas = match pragmas {
+                    Some(p) if pragma => Some(p),
+                    None if pragma => Some(k),
+                    _ => None,
+                };
                 k += 1;
                 continue;
             }
+            let lead = pragmas.take();
             let end = self.statement_end(k, close);
-            let barrier = self.is_barrier(k, end);
+            let warp_sync = self.is_warp_sync(k, end);
+            let barrier = warp_sync || self.is_barrier(k, end);
             let vote = if barrier {
                 None
             } else {
                 self.statement_vote(k, end)
+            };
+            let exchange = if barrier || vote.is_some() {
+                None
+            } else {
+                self.statement_exchange(k, end)
             };
             // A compound statement holding a barrier runs once per block;
             // a barrier inside any other statement is reported below as one
             // the split does not take.
             let construct = !barrier
                 && vote.is_none()
+                && exchange.is_none()
                 && matches!(self.text(k), "for" | "while" | "if" | "{" | "do" | "switch")
                 && self.has_barrier(k, end);
-            if let Some((name, op)) = vote {
-                // The phase before, the vote's fold over the block's
-                // threads, then the statement in the next phase, reading
-                // the fold where it called the vote.
+            // A statement's vote or exchange: the phase before, the phase
+            // that folds (a vote) or stores (an exchange) each thread's
+            // argument, then the statement in the next phase, reading the
+            // fold or its warp's values where it made the call.
+            let point = match (vote, exchange) {
+                (Some((name, op)), _) => Some((name, Point::Vote(op))),
+                (None, Some((name, op))) => Some((name, Point::Exchange(op))),
+                (None, None) => None,
+            };
+            if let Some((name, point)) = point {
                 if !self.same_conditions(self.sig[k].start) {
+                    let what = match point {
+                        Point::Vote(_) => "a block vote",
+                        Point::Exchange(_) => "a warp exchange",
+                    };
                     return Err(refuse(
                         self.sig[name].span(),
-                        "a block vote stands inside an `#if` group of the body",
-                        "keep barriers outside `#if` groups, or remove `threshold`/`floor`",
+                        format!("{what} stands inside an `#if` group of the body"),
+                        "keep barriers and warp exchanges outside `#if` groups, or remove `threshold`/`floor`",
                     ));
                 }
                 steps.push(Step::Phase(self.phase(
@@ -989,7 +1182,11 @@ impl<'p> Walk<'p> {
                     std::mem::take(&mut statements),
                     chain,
                 )));
-                steps.push(Step::Phase(self.vote_phase(name, op, chain)?));
+                let folds = match point {
+                    Point::Vote(op) => self.vote_phase(name, op, chain)?,
+                    Point::Exchange(op) => self.exchange_phase(name, op, chain)?,
+                };
+                steps.push(Step::Phase(folds));
                 self.shared_declaration(k, end)?;
                 statements.push((k, end));
                 phase_start = self.sig[k].start;
@@ -1002,16 +1199,32 @@ impl<'p> Walk<'p> {
                         "keep barriers outside `#if` groups, or remove `threshold`/`floor`",
                     ));
                 }
+                // the pragmas before a construct go with its head
+                let head_start = match lead {
+                    Some(p) if construct => self.sig[p].start,
+                    _ => at,
+                };
                 steps.push(Step::Phase(self.phase(
                     phase_start,
-                    at,
+                    head_start,
                     std::mem::take(&mut statements),
                     chain,
                 )));
                 if barrier {
                     self.barriers.insert(at);
+                    if warp_sync {
+                        self.warp_known.insert(at);
+                    }
                 } else {
-                    steps.extend(self.construct(k, end, chain)?);
+                    let mut made = self.construct(k, end, chain)?;
+                    for step in &mut made {
+                        if let Step::Construct { head, .. } = step {
+                            if head.start() == at {
+                                *head = Span::from(head_start..head.end());
+                            }
+                        }
+                    }
+                    steps.extend(made);
                 }
                 phase_start = self.sig[end - 1].end;
             } else if let Some(cond) = self.leave_statement(k, end, chain) {
@@ -1055,14 +1268,17 @@ impl<'p> Walk<'p> {
         }
         steps.push(Step::Phase(self.phase(
             phase_start,
-            self.sig[close].start,
+            stop,
             statements,
             chain,
         )));
-        // Phases without a statement are left out.
+        // Phases without a statement are left out (but the first of a
+        // callee whose assigned parameters it binds).
         steps.retain(|s| match s {
             Step::Phase(p) => {
-                !self.phase_tokens[*p].is_empty() || self.has_directive(self.phases[*p].range)
+                !self.phase_tokens[*p].is_empty()
+                    || self.has_directive(self.phases[*p].range)
+                    || self.keep_phase == Some(*p)
             }
             _ => true,
         });
@@ -1250,6 +1466,11 @@ impl<'p> Walk<'p> {
                 .filter(|f| f.hazard == Hazard::Block)
                 .map(|f| (f.span.start(), f.span.end())),
         );
+        self.warp_waits.extend(
+            own.iter()
+                .filter(|f| f.hazard == Hazard::Warp)
+                .map(|f| (f.span.start(), f.span.end())),
+        );
         self.block_groups.extend(self.hazards.block_groups(callee));
         self.block_handles
             .extend(self.hazards.definite_block_groups(callee));
@@ -1269,6 +1490,12 @@ impl<'p> Walk<'p> {
         self.inline_regions.insert(self.regions);
         self.regions += 1;
         let first_phase = self.phases.len();
+        // an assigned parameter is bound in the callee's first phase, kept
+        // where the body starts with a construct
+        let keep_phase = std::mem::replace(
+            &mut self.keep_phase,
+            assigned.contains(&true).then_some(first_phase),
+        );
         self.inlining = Some(span);
         // the callee's own `#if` groups
         let conditions = std::mem::replace(
@@ -1278,6 +1505,7 @@ impl<'p> Walk<'p> {
         let body = self.region(open, close, &inner);
         self.conditions = conditions;
         self.inlining = None;
+        self.keep_phase = keep_phase;
         let body = body?;
         let phases = first_phase..self.phases.len();
         // An assigned parameter takes its argument in the callee's first
@@ -1384,6 +1612,7 @@ impl<'p> Walk<'p> {
             last: false,
             result: None,
             vote: None,
+            exchange: None,
         });
         self.phase_regions.push(chain.to_vec());
         self.phase_tokens.push(statements);
@@ -1394,6 +1623,29 @@ impl<'p> Walk<'p> {
         if let Some(decls) = declarators(self.sig, self.view, s, e) {
             self.declared_at.extend(decls.iter().map(|d| d.at));
             self.declarations.push((phase, chain.to_vec(), s, e));
+        }
+    }
+
+    /// The body of a construct starting at `sig[at]`, before `limit`: a
+    /// braced one's `{` and `}`, or an unbraced statement's first token and
+    /// its last (the `;`).
+    fn body_tokens(&self, at: usize, limit: usize) -> (usize, usize) {
+        if self.text(at) == "{" {
+            (at, self.partner(at))
+        } else {
+            (at, self.statement_end(at, limit).saturating_sub(1).max(at))
+        }
+    }
+
+    /// The steps of a body `body_tokens` gave: the region between braces,
+    /// or the unbraced statement, which the serial version writes in
+    /// braces of its own.
+    fn body(&mut self, first: usize, last: usize, chain: &[usize]) -> Result<Vec<Step>, Refusal> {
+        if self.text(first) == "{" {
+            self.region(first, last, chain)
+        } else {
+            let (start, stop) = (self.sig[first - 1].end, self.sig[last].end);
+            self.region_in(first, last + 1, start, stop, chain)
         }
     }
 
@@ -1493,8 +1745,7 @@ impl<'p> Walk<'p> {
                     Some((name, op)) => Some(self.vote_phase(name, op, chain)?),
                     None => None,
                 };
-                let body_open = braced(self, close_paren + 1)?;
-                let body_close = self.partner(body_open);
+                let (body_open, body_close) = self.body_tokens(close_paren + 1, end);
                 if let Some(v) = &loop_var {
                     for i in body_open..body_close {
                         if self.text(i) == v && self.writes(i) {
@@ -1510,7 +1761,7 @@ impl<'p> Walk<'p> {
                     self.loop_regions
                         .insert(region, word == "for" || vote.is_none());
                 }
-                let mut body = self.region(body_open, body_close, &inner)?;
+                let mut body = self.body(body_open, body_close, &inner)?;
                 if let (Some((name, op)), "while") = (vote, word) {
                     // and again at the end of each round, for the next test
                     body.push(Step::Phase(self.vote_phase(name, op, &inner)?));
@@ -1521,19 +1772,27 @@ impl<'p> Walk<'p> {
                     e += 1;
                 }
                 if word == "if" && e < end && self.text(e) == "else" {
-                    let else_open = braced(self, e + 1)?;
+                    let (else_open, else_close) = self.body_tokens(e + 1, end);
                     let mut other = chain.to_vec();
                     let r = self.regions;
                     self.regions += 1;
                     other.push(r);
-                    let steps = self.region(else_open, self.partner(else_open), &other)?;
-                    otherwise = Some((Span::from(self.sig[e].start..self.sig[else_open].end), steps));
+                    let steps = self.body(else_open, else_close, &other)?;
+                    let word_end = if self.text(else_open) == "{" { else_open } else { e };
+                    otherwise = Some((Span::from(self.sig[e].start..self.sig[word_end].end), steps));
                 }
                 Ok(before
                     .map(Step::Phase)
                     .into_iter()
                     .chain(std::iter::once(Step::Construct {
-                        head: Span::from(head.start()..self.sig[body_open].end),
+                        head: Span::from(
+                            head.start()
+                                ..if self.text(body_open) == "{" {
+                                    self.sig[body_open].end
+                                } else {
+                                    head.end()
+                                },
+                        ),
                         body,
                         otherwise,
                         tail: None,
@@ -1582,6 +1841,102 @@ impl<'p> Walk<'p> {
             self.sig[k].start <= a && a < self.sig[end - 1].end && !(vote_lo <= a && a < vote_hi)
         });
         (!other_wait).then_some((name, op))
+    }
+
+    /// The one warp exchange of a statement that holds no other barrier,
+    /// vote or exchange and runs it once (`val += __shfl_down_sync(m, val,
+    /// d);`, `unsigned b = __ballot_sync(m, p);`, or in an `if`'s head whose
+    /// body waits at nothing): its name's index and operation. Not in
+    /// loops, `switch` or braces, which hold it as constructs.
+    fn statement_exchange(&self, k: usize, end: usize) -> Option<(usize, WarpOp)> {
+        if matches!(
+            self.text(k),
+            "for" | "while" | "do" | "switch" | "{" | "return" | "else"
+        ) {
+            return None;
+        }
+        let calls: Vec<(usize, WarpOp)> = (k..end)
+            .filter_map(|i| Some((i, self.exchange_call_at(i)?)))
+            .collect();
+        let [(name, op)] = calls.as_slice() else {
+            return None;
+        };
+        let (name, op) = (*name, *op);
+        let close = self.partner(name + 1);
+        if self.text(k) == "if" && !(k + 1 < name && close < self.partner(k + 1)) {
+            return None; // in the body: the construct's
+        }
+        let (lo, hi) = (self.sig[name].start, self.sig[close].end);
+        let other_wait = (k..end).any(|i| {
+            (i < name || i > close)
+                && (matches!(self.text(i), "__syncthreads" | "__syncwarp")
+                    || self.calls_waiting(i)
+                    || self.vote_call_at(i).is_some()
+                    || matches!(self.text(i), "for" | "while" | "do"))
+        }) || (name + 2..close)
+            .any(|i| self.exchange_call_at(i).is_some() || self.vote_call_at(i).is_some())
+            || self.block_waits.iter().any(|&(a, _)| {
+                self.sig[k].start <= a && a < self.sig[end - 1].end && !(lo <= a && a < hi)
+            });
+        (!other_wait).then_some((name, op))
+    }
+
+    /// A phase that stores the exchanged value (the second argument of the
+    /// call named at `name`) of every thread in its slot; the statement's
+    /// phase after it reads them (`Phased::exchanges`).
+    fn exchange_phase(
+        &mut self,
+        name: usize,
+        op: WarpOp,
+        chain: &[usize],
+    ) -> Result<usize, Refusal> {
+        let open = name + 1;
+        let close = self.partner(open);
+        let args = self.arguments(open, close);
+        let (from, to) = args[1];
+        // The value is evaluated again by the statement (the thread's own),
+        // and the other arguments there only.
+        for &(a, b) in &args {
+            if let Some(i) = (a..b).find(|&i| {
+                self.writes(i)
+                    || (self.sig[i].kind == TokenKind::Ident
+                        && self.text(i + 1) == "("
+                        && !UNIFORM_CALLS.contains(&self.text(i))
+                        && !CAST_WORDS.contains(&self.text(i)))
+            }) {
+                return Err(refuse(
+                    self.sig[i].span(),
+                    format!("an argument of `{}` assigns or calls a function; the split evaluates the value in a phase of its own and again in the statement", op.name()),
+                    "compute the argument into a variable before the exchange",
+                ));
+            }
+        }
+        let call = Span::from(self.sig[name].start..self.sig[close].end);
+        let index = match self.exchanges.iter().position(|x| x.call == call) {
+            Some(i) => i,
+            None => {
+                self.exchanges.push(Exchange {
+                    op,
+                    opener: Span::from(self.sig[name].start..self.sig[open].end),
+                    call,
+                });
+                self.exchange_calls.push((name, close));
+                self.warp_known.insert(self.sig[name].start);
+                self.exchanges.len() - 1
+            }
+        };
+        let id = self.phases.len();
+        self.phases.push(Phase {
+            range: Span::from(self.sig[from].start..self.sig[to - 1].end),
+            returns: Vec::new(),
+            last: false,
+            result: None,
+            vote: None,
+            exchange: Some(index),
+        });
+        self.phase_regions.push(chain.to_vec());
+        self.phase_tokens.push(vec![(from, to)]);
+        Ok(id)
     }
 
     /// The block vote called at `sig[i]` (its name, with an argument).
@@ -1652,6 +2007,7 @@ impl<'p> Walk<'p> {
             last: false,
             result: None,
             vote: Some(index),
+            exchange: None,
         });
         self.phase_regions.push(chain.to_vec());
         self.phase_tokens.push(vec![(open + 1, close)]);
@@ -2917,7 +3273,7 @@ impl<'p> Walk<'p> {
                 return false;
             }
             let call = self.text(i + 1) == "(";
-            matches!(t, "blockIdx" | "blockDim" | "gridDim")
+            matches!(t, "blockIdx" | "blockDim" | "gridDim" | "warpSize")
                 || (call && (UNIFORM_CALLS.contains(&t) || CAST_WORDS.contains(&t)))
                 || (!call && (known(t) || constants.value(t).is_some() || CAST_WORDS.contains(&t)))
         };
@@ -3541,7 +3897,8 @@ mod tests {
                 "  auto v = a[threadIdx.x];\n  __syncthreads();\n  a[0] = v;\n",
                 "named type",
             ),
-            ("  if (n) __syncthreads();\n", "braces"),
+            // a `do` loop's body in braces
+            ("  do __syncthreads(); while (n-- > 0);\n", "without braces"),
             (
                 "  for (int k = 0; k < f(n); ++k) { __syncthreads(); }\n",
                 "calls `f`",
@@ -3714,9 +4071,14 @@ mod tests {
         let p = split("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a) {\n  cg::thread_block cta = cg::this_thread_block();\n  __shared__ int s[32];\n  s[threadIdx.x] = a[threadIdx.x];\n  cta.sync();\n  a[threadIdx.x] = s[31 - threadIdx.x];\n  cg::sync(cta);\n  cg::this_thread_block().sync();\n  a[0] = s[0];\n}\n")
             .expect("splits");
         assert_eq!(p.stretches(), 3);
-        // A tile's sync is a warp's, not a barrier of the block.
-        let e = split("#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a) {\n  auto tile = cg::tiled_partition<32>(cg::this_thread_block());\n  a[threadIdx.x] = 1;\n  tile.sync();\n  a[0] = 2;\n}\n");
-        assert_eq!(e.expect("no barrier of the block").stretches(), 1);
+        // A tile's sync is a warp's; where every thread of the block
+        // reaches it, the split takes it as a barrier of the block.
+        let tile = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a) {\n  auto tile = cg::tiled_partition<32>(cg::this_thread_block());\n  a[threadIdx.x] = 1;\n  tile.sync();\n  a[0] = 2;\n}\n";
+        assert_eq!(split(tile).expect("splits").stretches(), 2);
+        // under one thread's condition, it is refused
+        let e = split(&tile.replace("  tile.sync();", "  if (threadIdx.x < 16) tile.sync();"))
+            .expect_err("per thread");
+        assert!(e.why.contains("threadIdx"), "{}", e.why);
     }
 
     #[test]
@@ -4032,13 +4394,21 @@ mod tests {
         assert!(one_uniform_statement(&p), "{:?}", p.uniform);
         // a vote inside a loop of the statement, or two in one statement:
         // not a statement's vote (refused as before)
-        for bad in [
+        let src_two = src.replace(
+            "  int error = __syncthreads_or(bad);\n",
             "  int error = __syncthreads_or(bad) + __syncthreads_and(bad);\n",
+        );
+        assert!(split(&src_two).is_err());
+        // in an unbraced loop body, the statement's vote is one per round
+        let src_loop = src.replace(
+            "  int error = __syncthreads_or(bad);\n",
             "  int error = 0; for (int k = 0; k < 2; ++k) error += __syncthreads_or(bad);\n",
-        ] {
-            let src = src.replace("  int error = __syncthreads_or(bad);\n", bad);
-            assert!(split(&src).is_err(), "{bad}");
-        }
+        );
+        let p = split(&src_loop).expect("splits");
+        assert!(p
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Construct { body, .. } if body.len() == 2)));
     }
 
     #[test]
@@ -4120,8 +4490,148 @@ mod tests {
         let e = split("__device__ void f(int &x) { x += 1; __syncthreads(); }\n__global__ void child(int *a) {\n  int v = a[0];\n  f(v);\n  a[1] = v;\n}\n");
         assert!(e.is_err());
         // A callee that assigns a parameter and starts with a barrier loop:
-        // refused (no phase binds the parameter first).
-        let e = split("__device__ void f(int x, int *s) { for (int k = 0; k < 2; ++k) { s[threadIdx.x] = x; __syncthreads(); x += s[0]; } }\n__global__ void child(int *a) {\n  __shared__ int s[128];\n  f(a[threadIdx.x], s);\n}\n");
-        assert!(e.is_err());
+        // the parameter is bound in a phase of its own, kept without a
+        // statement, before the loop.
+        let p = split("__device__ void f(int x, int *s) { for (int k = 0; k < 2; ++k) { s[threadIdx.x] = x; __syncthreads(); x += s[0]; } }\n__global__ void child(int *a) {\n  __shared__ int s[128];\n  f(a[threadIdx.x], s);\n}\n").expect("splits");
+        let Some(Step::Call { body, .. }) = p.steps.iter().find(|s| matches!(s, Step::Call { .. }))
+        else {
+            panic!("no call: {:?}", p.steps);
+        };
+        let Some(Step::Phase(first)) = body.first() else {
+            panic!("the callee starts with {:?}", body.first());
+        };
+        let x = p.vars.iter().find(|v| v.name == "x").expect("x kept");
+        assert!(
+            matches!(x.keep, Keep::Param { bound_in: Some(q), .. } if q == *first),
+            "{x:?}"
+        );
+    }
+
+    /// The phases that store an exchange's value, by exchange.
+    fn exchange_phases(p: &Phased) -> Vec<usize> {
+        p.phases.iter().filter_map(|ph| ph.exchange).collect()
+    }
+
+    #[test]
+    fn warp_reductions_exchange_through_slots() {
+        // llm.c's warpReduceMax, and the unbraced `#pragma unroll`ed sum
+        let src = "__device__ float warp_max(float val) {\n  for (int offset = 16; offset > 0; offset /= 2) {\n    val = fmaxf(val, __shfl_down_sync(0xFFFFFFFF, val, offset));\n  }\n  return val;\n}\n__device__ float warp_sum(float val) {\n#pragma unroll\n  for (int offset = warpSize / 2; offset > 0; offset /= 2)\n    val += __shfl_down_sync(0xFFFFFFFF, val, offset);\n  return val;\n}\n__global__ void child(const float *x, float *out, int n) {\n  __shared__ float part[4];\n  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n  float m = threadIdx.x < n ? x[threadIdx.x] : -1e30f;\n  m = warp_max(m);\n  float s = threadIdx.x < n ? x[threadIdx.x] : 0.0f;\n  s = warp_sum(s);\n  if (lane == 0) part[warp] = s + m;\n  __syncthreads();\n  if (threadIdx.x == 0) out[blockIdx.x] = part[0] + part[1];\n}\n";
+        let p = split(src).expect("splits");
+        let ops: Vec<WarpOp> = p.exchanges.iter().map(|x| x.op).collect();
+        assert_eq!(ops, [WarpOp::ShflDown, WarpOp::ShflDown]);
+        assert_eq!(exchange_phases(&p), [0, 1]);
+        assert_eq!(p.bound, Some(128));
+        // the unbraced loop runs once per block, its pragma with its head
+        fn heads(steps: &[Step], out: &mut Vec<Span>) {
+            for s in steps {
+                match s {
+                    Step::Construct { head, body, .. } => {
+                        out.push(*head);
+                        heads(body, out);
+                    }
+                    Step::Call { body, .. } => heads(body, out),
+                    _ => {}
+                }
+            }
+        }
+        let mut found = Vec::new();
+        heads(&p.steps, &mut found);
+        let texts: Vec<&str> = found.iter().map(|h| &src[h.range()]).collect();
+        assert_eq!(
+            texts,
+            [
+                "for (int offset = 16; offset > 0; offset /= 2) {",
+                "#pragma unroll\n  for (int offset = warpSize / 2; offset > 0; offset /= 2)"
+            ]
+        );
+        // every exchange's opener is its name and parenthesis
+        for x in &p.exchanges {
+            assert_eq!(&src[x.opener.range()], "__shfl_down_sync(");
+        }
+    }
+
+    #[test]
+    fn votes_and_reductions_of_a_warp_in_statements() {
+        let src = "__global__ void child(const int *v, int *out, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  bool keep = i < n && v[i] > 0;\n  if (!__any_sync(0xffffffffu, keep)) return;\n  unsigned b = __ballot_sync(0xffffffffu, keep);\n  int base = 0;\n  if ((threadIdx.x & 31) == 0) base = atomicAdd(out, __popc(b));\n  base = __shfl_sync(0xffffffffu, base, 0);\n  unsigned total = __reduce_add_sync(0xffffffffu, keep ? 1u : 0u);\n  __syncwarp();\n  if (keep) out[1 + base + __popc(b & ((1u << (threadIdx.x & 31)) - 1u))] = v[i] + (int)total;\n}\n";
+        let p = split(src).expect("splits");
+        let ops: Vec<WarpOp> = p.exchanges.iter().map(|x| x.op).collect();
+        assert_eq!(
+            ops,
+            [WarpOp::Any, WarpOp::Ballot, WarpOp::Shfl, WarpOp::ReduceAdd]
+        );
+        // a thread may return before the exchanges: flags per thread
+        assert!(p.done_flags);
+        // `__syncwarp();` splits as a barrier would
+        assert_eq!(p.barriers, 1);
+    }
+
+    #[test]
+    fn warp_exchanges_the_split_cannot_order_are_refused() {
+        let body = |stmt: &str| {
+            format!("__global__ void child(int *a, int n) {{\n  int lane = threadIdx.x & 31;\n  int v = a[threadIdx.x];\n{stmt}\n  a[threadIdx.x] = v;\n}}\n")
+        };
+        for (stmt, why) in [
+            // under a condition of one thread: not every lane of the block
+            (
+                "  if (lane < 16) v = __shfl_down_sync(0xffffu, v, 1);",
+                "each thread",
+            ),
+            // in a loop of one thread's bound
+            (
+                "  for (int k = lane; k < n; k += 32) v += __shfl_xor_sync(0xffffffffu, v, 1);",
+                "each thread",
+            ),
+            // two in one statement
+            (
+                "  v = __shfl_down_sync(0xffffffffu, v, 1) + __shfl_up_sync(0xffffffffu, v, 1);",
+                "__shfl",
+            ),
+            // an argument that calls
+            (
+                "  v = __shfl_down_sync(0xffffffffu, g(v), 1);",
+                "assigns or calls",
+            ),
+            // an argument that assigns
+            (
+                "  v = __shfl_down_sync(0xffffffffu, v++, 1);",
+                "assigns or calls",
+            ),
+            // not one the split reproduces
+            (
+                "  v = __match_any_sync(0xffffffffu, v);",
+                "does not reproduce",
+            ),
+        ] {
+            let src = format!(
+                "__device__ int g(int x) {{ return x + 1; }}\n{}",
+                body(stmt)
+            );
+            let e = split(&src).expect_err(stmt);
+            assert!(e.why.contains(why), "{stmt}: {}", e.why);
+        }
+        // warp-synchronous code through `volatile` memory
+        let e = split("__global__ void child(int *a) {\n  volatile __shared__ int s[128];\n  s[threadIdx.x] = a[threadIdx.x];\n  __syncthreads();\n  if (threadIdx.x < 32) { s[threadIdx.x] += s[threadIdx.x + 16]; s[threadIdx.x] += s[threadIdx.x + 8]; }\n  a[threadIdx.x] = s[0];\n}\n").expect_err("volatile");
+        assert!(e.why.contains("volatile"), "{}", e.why);
+    }
+
+    #[test]
+    fn warp_exchange_slots_need_a_constant_block() {
+        let file = crate::source::SourceFile::new(
+            "t.cu",
+            b"__global__ void child(int *a) {\n  a[threadIdx.x] = __shfl_xor_sync(0xffffffffu, a[threadIdx.x], 1);\n}\n".to_vec(),
+        );
+        let program = crate::parser::parse(&file, crate::lexer::lex(&file));
+        let hazards = Hazards::new(&program);
+        let constants = Constants::of(&program);
+        let child = program.function_named("child").expect("child");
+        let e = phased(
+            &program,
+            &hazards,
+            &constants,
+            child,
+            SerialShape::default(),
+        )
+        .expect_err("no bound");
+        assert!(e.why.contains("warp exchange"), "{}", e.why);
     }
 }

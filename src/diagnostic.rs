@@ -616,7 +616,7 @@ impl DiagnosticKind {
                 "`threshold` cannot be applied: child kernel `{kernel}` uses `{construct}`, which a serial version in the parent thread cannot reproduce"
             ),
             BarrierSplit { clause, kernel, why, .. } => format!(
-                "`{clause}` cannot be applied: child kernel `{kernel}` waits at block barriers, and its serial version (the parent thread runs each stretch between barriers for every thread in turn) cannot split it: {why}"
+                "`{clause}` cannot be applied: child kernel `{kernel}` waits at barriers or exchanges values within warps, and its serial version (the parent thread runs each stretch between barriers and exchanges for every thread in turn) cannot split it: {why}"
             ),
             BuiltinInCallee { kernel, callee, builtin, clause, reader, uncopied } => {
                 let path = if reader == callee {

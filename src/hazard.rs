@@ -1709,7 +1709,7 @@ impl<'p> Hazards<'p> {
             let stop = |j: usize| matches!(self.text(j), ";" | "{" | "}" | "," | "=" | ")" | "(");
             let after = (k + 1..close)
                 .take_while(|&j| !stop(j))
-                .any(|j| self.text(j) == "*");
+                .any(|j| matches!(self.text(j), "*" | "__shared__"));
             let before = (head..k)
                 .rev()
                 .take_while(|&j| !stop(j))

@@ -47,6 +47,7 @@ mod thread_count;
 mod token;
 mod transform;
 mod uniform_return;
+mod warp_exchange;
 mod writer;
 
 // What the command line, the tests, the benchmarks and the fuzzer use.

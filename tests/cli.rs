@@ -485,7 +485,7 @@ fn diagnostics_in_a_header_name_the_header() {
     let header = dir.path().join("kernels.cuh");
     std::fs::write(
         &header,
-        "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = __shfl_sync(0xffffffffu, n, 0);\n  __syncthreads();\n  a[0] = s[0];\n}\n",
+        "__global__ void child(int *a, int n) {\n  __shared__ int s[32];\n  s[threadIdx.x] = __match_any_sync(0xffffffffu, n);\n  __syncthreads();\n  a[0] = s[0];\n}\n",
     )
     .unwrap();
     let run = dpopt()
@@ -500,7 +500,7 @@ fn diagnostics_in_a_header_name_the_header() {
         "{location} missing in\n{stderr}"
     );
     assert!(
-        stderr.contains("__shfl_sync(0xffffffffu, n, 0)"),
+        stderr.contains("__match_any_sync(0xffffffffu, n)"),
         "{stderr}"
     );
     // The pragma's note is shown in the input.

@@ -312,7 +312,7 @@ fn a_refused_threshold_is_not_also_called_decided() {
     // The child cannot run serially, and its thread count is a constant
     // below the threshold: the error alone, not also a warning that the
     // threshold always serializes it.
-    let src = "__global__ void child(int *a) {\n  int v = __shfl_xor_sync(0xffffffffu, a[threadIdx.x], 1);\n  a[threadIdx.x] = v;\n}\n__global__ void parent(int *a) {\n  #pragma dp threshold(128)\n  child<<<1, 64>>>(a);\n}\n";
+    let src = "__global__ void child(int *a) {\n  int v = __match_any_sync(0xffffffffu, a[threadIdx.x]);\n  a[threadIdx.x] = v;\n}\n__global__ void parent(int *a) {\n  #pragma dp threshold(128)\n  child<<<1, 64>>>(a);\n}\n";
     let file = dpopt::source::SourceFile::new("t.cu", src.as_bytes().to_vec());
     let outcome = dpopt::run(&file, "out.cu", true);
     assert!(outcome.output.is_none());

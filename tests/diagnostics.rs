@@ -290,10 +290,10 @@ diagnostic_tests! {
         says: ["calls `wait_all`", "called as a statement"],
     }
     warp_primitive {
-        input: format!("__global__ void child(int *a, int n) {{\n  a[threadIdx.x] = __shfl_down_sync(0xffffffff, n, 1);\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
+        input: format!("__global__ void child(int *a, int n) {{\n  a[threadIdx.x] = __match_any_sync(0xffffffff, n);\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"),
         code: "dpopt::not_serializable",
         at: "2:20",
-        span: "__shfl_down_sync",
+        span: "__match_any_sync",
         says: [],
     }
     builtin_in_helper {
@@ -477,7 +477,7 @@ fn explicit_child_threads_silences_the_fallback() {
 fn far_notes_get_their_own_snippet() {
     let filler = "  a[0] += n;\n".repeat(30);
     let text = format!(
-        "__global__ void child(int *a, int n) {{\n  __shared__ int s[32];\n  s[threadIdx.x] = __shfl_sync(0xffffffffu, n, 0);\n  __syncthreads();\n{filler}  a[threadIdx.x] = s[0];\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"
+        "__global__ void child(int *a, int n) {{\n  __shared__ int s[32];\n  s[threadIdx.x] = __match_any_sync(0xffffffffu, n);\n  __syncthreads();\n{filler}  a[threadIdx.x] = s[0];\n}}\n__global__ void parent(int *a, int n) {{\n#pragma dp threshold(64)\n  child<<<(n + 31) / 32, 32>>>(a, n);\n}}\n"
     );
     let (rendered, wrote) = render(&text);
     assert!(!wrote);
@@ -502,9 +502,9 @@ fn far_notes_get_their_own_snippet() {
 /// child that can run serially gets for that), or the file sets the limit.
 #[test]
 fn coarsened_recursion_warns_about_the_pending_limit() {
-    // a warp shuffle: the child cannot run serially
+    // a warp match: the child cannot run serially
     let recursion = |pragma: &str, host: &str| {
-        format!("__global__ void refine(int *a, int d) {{\n  a[threadIdx.x] = __shfl_down_sync(0xffffffffu, d, 1);\n  if (threadIdx.x == 0 && d < 3) {{\n#pragma dp {pragma}\n    refine<<<4, 32>>>(a, d + 1);\n  }}\n}}\n{host}")
+        format!("__global__ void refine(int *a, int d) {{\n  a[threadIdx.x] = __match_any_sync(0xffffffffu, d);\n  if (threadIdx.x == 0 && d < 3) {{\n#pragma dp {pragma}\n    refine<<<4, 32>>>(a, d + 1);\n  }}\n}}\n{host}")
     };
     let serializable = |pragma: &str| {
         format!("__global__ void refine(int *a, int d) {{\n  if (threadIdx.x == 0 && d < 3) {{\n#pragma dp {pragma}\n    refine<<<4, 32>>>(a, d + 1);\n  }}\n}}\n")

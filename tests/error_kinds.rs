@@ -834,7 +834,7 @@ case! {
     name: aggregation_pending,
     input: "
         __global__ void refine(int *a, int n, int depth) {
-          a[threadIdx.x] = __shfl_down_sync(0xffffffffu, n, 1);
+          a[threadIdx.x] = __match_any_sync(0xffffffffu, n);
           if (threadIdx.x == 0 && depth < 4 && n > 64) {
         #pragma dp consldt(grid)
             refine<<<4, 32>>>(a + blockIdx.x * n / 4, n / 4, depth + 1);
@@ -1224,7 +1224,7 @@ case! {
     name: not_serializable,
     input: "
         __global__ void child(int *a, int n) {
-          int v = __shfl_xor_sync(0xffffffffu, n + threadIdx.x, 1);
+          int v = __match_any_sync(0xffffffffu, n + threadIdx.x);
           a[threadIdx.x] = v;
         }
 
@@ -1238,7 +1238,7 @@ case! {
     severity: Error,
     line: 2,
     column: 11,
-    span: "__shfl_xor_sync",
+    span: "__match_any_sync",
 }
 
 case! {

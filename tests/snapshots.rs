@@ -101,6 +101,7 @@ program_snapshots! {
     two_block_sites: "tests/fixtures/two_block_sites.cu",
     position_callees: "tests/fixtures/position_callees.cu",
     block_votes: "tests/fixtures/block_votes.cu",
+    warp_exchanges: "tests/fixtures/warp_exchanges.cu",
     // corpus programs whose split serial versions show a form of their own
     ragged_quantize: "tests/corpus/ragged_quantize.cu",
     grouped_gemm_s8: "tests/corpus/grouped_gemm_s8.cu",
@@ -109,6 +110,8 @@ program_snapshots! {
     region_histograms: "tests/corpus/region_histograms.cu",
     block_jacobi_lu: "tests/corpus/block_jacobi_lu.cu",
     guide_block_sums: "tests/corpus/guide_block_sums.cu",
+    ragged_softmax: "tests/corpus/ragged_softmax.cu",
+    warp_filters: "tests/corpus/warp_filters.cu",
 }
 
 #[test]

@@ -30,15 +30,19 @@ pub(super) struct ChildFacts {
 }
 
 /// What the serial version of a child may reproduce by splitting the body
-/// at its barriers (`barrier_split.rs`).
-const SPLIT_HAZARDS: [Hazard; 2] = [Hazard::Block, Hazard::Shared];
+/// at its barriers and warp exchanges (`barrier_split.rs`).
+const SPLIT_HAZARDS: [Hazard; 3] = [Hazard::Block, Hazard::Shared, Hazard::Warp];
 
 /// Hazards that keep a child from running serially, the barriers and
 /// shared memory of a split body aside (a callee's position reads are
 /// reported as builtins in callees).
 fn blocks_serial(f: &Finding, split: bool) -> bool {
     let position = matches!(f.hazard, Hazard::ThreadPosition | Hazard::BlockPosition);
-    !(position && f.in_callee() || split && SPLIT_HAZARDS.contains(&f.hazard))
+    // of the warp operations, those the split may reproduce (exchanges and
+    // warp syncs); `volatile`, matches, WMMA, ... stay out of its reach
+    let splits = SPLIT_HAZARDS.contains(&f.hazard)
+        && (f.hazard != Hazard::Warp || crate::warp_exchange::may_split(&f.construct));
+    !(position && f.in_callee() || split && splits)
 }
 
 /// What the launches of `child` that run serially state about their

@@ -743,12 +743,16 @@ mod tests {
             )
             .replace("leaf<<<", "leaf<2><<<");
         assert_eq!(serial(&template), (true, true));
-        // a child that cannot run serially (a warp shuffle) gets none
-        let shuffle = "  a[threadIdx.x] = __shfl_down_sync(0xffffffffu, d, 1);\n";
+        // a child that cannot run serially (a shuffle of half the warp)
+        // gets none
+        let shuffle = "  if (threadIdx.x < 16) a[threadIdx.x] = __shfl_down_sync(0xffffu, d, 1);\n";
         assert_eq!(
             serial(&child("consldt(warp)", shuffle, true)),
             (false, false)
         );
+        // one that every thread of the block reaches splits at it
+        let shuffle = "  a[threadIdx.x] = __shfl_down_sync(0xffffffffu, d, 1);\n";
+        assert_eq!(serial(&child("consldt(warp)", shuffle, true)), (true, true));
     }
 
     #[test]

@@ -194,7 +194,7 @@ pub struct PositionCloneContext {
 pub struct SerialSplitContext {
     /// Which part: head, line, dynamic_shared, block_start, phase_open,
     /// arg_open, arg_close, binds, binds_close, phase_close, close, return,
-    /// tail.
+    /// tail, open_brace, exchange_open, exchange_close, exchange_call, ...
     pub part: &'static str,
     pub child: String,
     /// The serial version's name.
@@ -227,6 +227,11 @@ pub struct SerialSplitContext {
     pub votes: Vec<SplitVote>,
     /// The vote the current phase folds (parts vote_reset, vote_open).
     pub vote: Option<SplitVote>,
+    /// The body holds warp exchanges: the stand-ins and the slots.
+    pub exchanges: bool,
+    /// The exchange the current phase stores, or whose call the part
+    /// `exchange_call` opens.
+    pub exchange: Option<SplitExchange>,
     /// Each thread has a flag set when it returns.
     pub done: bool,
     /// The block has a flag set when it returns (every return is taken by a
@@ -270,6 +275,19 @@ pub struct SplitVote {
     /// The fold's start and its operator (`|=`, `&=`, `+=`).
     pub init: &'static str,
     pub op: &'static str,
+}
+
+/// A warp exchange of the serial split (`warp_exchange::Exchange`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SplitExchange {
+    /// The intrinsic, `__shfl_down_sync`, ...
+    pub name: &'static str,
+    /// The stand-in's name after `dpopt_serial_`.
+    pub stand_in: &'static str,
+    /// The value stored is a predicate (`bool`).
+    pub predicate: bool,
+    /// The value stored is promoted (`+value`), as the reductions read it.
+    pub promote: bool,
 }
 
 /// A variable of the serial split kept per thread.

@@ -3,11 +3,12 @@
 //! around the user's bytes of each phase, construct head and shared
 //! declaration.
 
-use super::context::{SerialSplitContext, SplitBind, SplitVar, SplitVote};
+use super::context::{SerialSplitContext, SplitBind, SplitExchange, SplitVar, SplitVote};
 use super::renderer::Renderer;
 use crate::barrier_split::{Bind, BlockDeclaration, Keep, Phased, Step, Vote, VoteOp};
 use crate::plan::ChildPlan;
 use crate::source::Span;
+use crate::warp_exchange::Exchange;
 use crate::writer::{Fragment, Sink};
 
 struct Split<'a, 'r> {
@@ -81,6 +82,8 @@ pub(super) fn serial_split(
         binds: Vec::new(),
         votes: phased.votes.iter().enumerate().map(split_vote).collect(),
         vote: None,
+        exchanges: !phased.exchanges.is_empty(),
+        exchange: None,
     };
     // A recursive child's own launches in it are made as written.
     let split_renderer = r.for_split();
@@ -118,7 +121,16 @@ impl<'a> Split<'a, '_> {
         ctx.part = part;
         let mut text = self.r.templates.render(&ctx);
         if !text.ends_with('\n')
-            && !matches!(part, "return" | "arg_open" | "block_arg_open" | "vote_open")
+            && !matches!(
+                part,
+                "return"
+                    | "arg_open"
+                    | "block_arg_open"
+                    | "vote_open"
+                    | "exchange_open"
+                    | "exchange_call"
+                    | "open_brace"
+            )
         {
             text.push('\n');
         }
@@ -146,6 +158,35 @@ impl<'a> Split<'a, '_> {
             .enumerate()
             .map(|(i, v)| (v.call, format!("dpopt_vote{i}")))
             .collect()
+    }
+
+    /// Each warp exchange's name and `(`, written as its stand-in's, which
+    /// reads the slots of the thread's warp.
+    fn exchange_reads(&mut self) -> Vec<(Span, String)> {
+        let calls: Vec<(Span, SplitExchange)> = self
+            .phased
+            .exchanges
+            .iter()
+            .map(|x| (x.opener, split_exchange(x)))
+            .collect();
+        let reads = calls
+            .into_iter()
+            .map(|(opener, x)| {
+                self.base.exchange = Some(x);
+                (opener, self.render("exchange_call"))
+            })
+            .collect();
+        self.base.exchange = None;
+        reads
+    }
+
+    /// The user's `head` of a construct (`for (...) {`), with an opening
+    /// brace of the serial version's own after an unbraced body's head.
+    fn head(&mut self, head: Span, overrides: &[(Span, String)]) {
+        self.user(head, overrides);
+        if !self.r.program.view[head.range()].trim_end().ends_with('{') {
+            self.part("open_brace");
+        }
     }
 
     fn user(&mut self, span: Span, overrides: &[(Span, String)]) {
@@ -223,7 +264,7 @@ impl<'a> Split<'a, '_> {
                 } => {
                     // a block vote in the head reads its fold
                     let votes = self.vote_reads();
-                    self.user(*head, &votes);
+                    self.head(*head, &votes);
                     self.steps(body);
                     self.part("close");
                     if let Some(tail) = tail {
@@ -232,7 +273,7 @@ impl<'a> Split<'a, '_> {
                         self.out.generated(b"\n");
                     }
                     if let Some((word, body)) = otherwise {
-                        self.user(*word, &[]);
+                        self.head(*word, &[]);
                         self.steps(body);
                         self.part("close");
                     }
@@ -262,8 +303,11 @@ impl<'a> Split<'a, '_> {
                 "/* dpopt: __shared__, an array of each block's run */".to_string(),
             )
         }));
-        // a block vote in a statement reads the fold of the phase before
+        // a block vote in a statement reads the fold of the phase before,
+        // a warp exchange the slots the phase before stored
         overrides.extend(self.vote_reads());
+        let exchanges = self.exchange_reads();
+        overrides.extend(exchanges);
         let mut recompute = Vec::new();
         // the child's kept variables as the phase opens, the callee's after
         // its parameters (which may hide the child's names)
@@ -315,6 +359,9 @@ impl<'a> Split<'a, '_> {
         if self.base.vote.is_some() {
             self.part("vote_reset");
         }
+        self.base.exchange = phase
+            .exchange
+            .map(|x| split_exchange(&self.phased.exchanges[x]));
         self.part("phase_open");
         // The caller's recomputed variables, the callee's parameters bound
         // to the arguments (which may name them), then the callee's own.
@@ -384,15 +431,24 @@ impl<'a> Split<'a, '_> {
             self.user(declaration, &[]);
             self.out.generated(b"\n");
         }
-        // a vote's phase: each thread folds the argument into the result
+        // a vote's phase: each thread folds the argument into the result;
+        // an exchange's: each stores its value in its slot
         let vote = self.base.vote.is_some();
+        let exchange = self.base.exchange.is_some();
         if vote {
             self.part("vote_open");
+        }
+        if exchange {
+            self.part("exchange_open");
         }
         self.user(phase.range, &overrides);
         if vote {
             self.part("vote_close");
         }
+        if exchange {
+            self.part("exchange_close");
+        }
+        self.base.exchange = None;
         if call.is_some() {
             self.part("binds_close");
         }
@@ -411,6 +467,15 @@ fn split_vote((index, v): (usize, &Vote)) -> SplitVote {
         name: v.op.name(),
         init,
         op,
+    }
+}
+
+fn split_exchange(x: &Exchange) -> SplitExchange {
+    SplitExchange {
+        name: x.op.name(),
+        stand_in: x.op.stand_in(),
+        predicate: x.op.predicate(),
+        promote: x.op.promote(),
     }
 }
 
