@@ -36,6 +36,10 @@
 //!   each thread's value in its slot, and the statement, in the next phase,
 //!   calls the intrinsic's stand-in, which reads its warp's slots;
 //!   `__syncwarp();` and a tile's `tile.sync();` there split as barriers;
+//! - an `if` whose body exchanges within warps but waits at no barrier of
+//!   the block, under a condition of each thread (`Step::Guard`): each
+//!   thread's condition is stored, and the body's phases run the threads
+//!   whose condition holds;
 //! - a construct's body without braces: the serial version writes them;
 //! - `break;` or `continue;` of a barrier loop, alone or under an `if` whose
 //!   condition every thread computes alike (`if (i == iteration - 1)
@@ -118,6 +122,8 @@ pub struct Phased {
     /// value (`Phase::exchange`), the statement in the next phase reading
     /// the values of its warp's lanes through the intrinsic's stand-in.
     pub exchanges: Vec<Exchange>,
+    /// How many `Step::Guard`s the body has (each a flag per thread).
+    pub guards: usize,
 }
 
 /// `__syncthreads_or`, `__syncthreads_and` or `__syncthreads_count`.
@@ -169,6 +175,9 @@ impl Phased {
                         body, otherwise, ..
                     } => count(body) + otherwise.as_ref().map_or(0, |(_, o)| count(o)),
                     Step::Call { body, .. } => count(body),
+                    Step::Guard {
+                        body, otherwise, ..
+                    } => count(body) + otherwise.as_deref().map_or(0, count),
                     Step::Leave(_) => 0,
                 })
                 .sum()
@@ -195,6 +204,17 @@ pub enum Step {
     /// as a statement (`f(a, b);`, `v = f(a, b);`, `T v = f(a, b);`): the
     /// callee's body split in place, its parameters bound to the arguments
     /// at the start of each of its phases.
+    /// `if (wid == 0) val = warp_sum(val);`: an `if` whose body exchanges
+    /// values within warps but waits at no barrier of the block, under a
+    /// condition each thread computes for itself (`Phased::guards`): the
+    /// phase before stores each thread's condition (`Phase::guard`), and
+    /// each phase of the body (`otherwise`: of the `else`) runs the threads
+    /// whose condition holds (does not hold).
+    Guard {
+        guard: usize,
+        body: Vec<Step>,
+        otherwise: Option<Vec<Step>>,
+    },
     /// `if (done) break;`, `if (i == iteration - 1) break;`, `continue;`:
     /// a `break` or `continue` of the barrier loop around it, under a
     /// condition every thread of the block computes alike (a head), run
@@ -256,6 +276,9 @@ pub struct Phase {
     /// The phase is the value of `Phased::exchanges[i]` (its range), which
     /// each thread stores in its exchange slot.
     pub exchange: Option<usize>,
+    /// The phase is the condition of the `i`-th `Step::Guard` (its range),
+    /// which each thread stores as its own.
+    pub guard: Option<usize>,
 }
 
 /// A `__shared__` declaration at the top of a body.
@@ -265,6 +288,9 @@ pub struct Shared {
     pub statement: Span,
     /// The `__shared__` keyword, left out of the local copy.
     pub keyword: Span,
+    /// `static` (`static __shared__ int part[32];`), left out too: the
+    /// local copy is each block run's own, not one of the whole program.
+    pub statics: Vec<Span>,
     /// `extern __shared__ T name[];`: (element type, name), a pointer into
     /// the serial version's buffer of dynamic shared memory.
     pub dynamic: Option<(String, String)>,
@@ -366,6 +392,14 @@ fn mark_block_binds(steps: &mut [Step], flags: &mut impl Iterator<Item = Vec<boo
             } => {
                 mark_block_binds(body, flags);
                 if let Some((_, o)) = otherwise {
+                    mark_block_binds(o, flags);
+                }
+            }
+            Step::Guard {
+                body, otherwise, ..
+            } => {
+                mark_block_binds(body, flags);
+                if let Some(o) = otherwise {
                     mark_block_binds(o, flags);
                 }
             }
@@ -599,6 +633,10 @@ struct Walk<'p> {
     loop_regions: HashMap<usize, bool>,
     /// The regions that are bodies of callees run in place.
     inline_regions: HashSet<usize>,
+    /// The regions that are bodies of guards (`Step::Guard`), and how many
+    /// guards there are.
+    guard_regions: HashSet<usize>,
+    guards: usize,
     /// The calls whose callee's body runs in place (`Step::Call`).
     inlines: Vec<Inline>,
     /// Set when the body declares `extern __shared__` arrays.
@@ -672,6 +710,8 @@ pub fn phased(
         child,
         inlining: None,
         loop_regions: HashMap::new(),
+        guard_regions: HashSet::new(),
+        guards: 0,
         inline_regions: HashSet::new(),
         inlines: Vec::new(),
     };
@@ -822,6 +862,7 @@ pub fn phased(
     let done_flags = returns_early && !block_done;
     let needs_bound = done_flags
         || !walk.exchanges.is_empty()
+        || walk.guards > 0
         || vars
             .iter()
             .any(|v| !matches!(v.keep, Keep::Recompute { .. }));
@@ -870,6 +911,7 @@ pub fn phased(
         atomics,
         votes: walk.votes,
         exchanges: walk.exchanges,
+        guards: walk.guards,
     })
 }
 
@@ -1155,6 +1197,9 @@ impl<'p> Walk<'p> {
                 && exchange.is_none()
                 && matches!(self.text(k), "for" | "while" | "if" | "{" | "do" | "switch")
                 && self.has_barrier(k, end);
+            // an `if` that exchanges within warps and waits at no barrier of
+            // the block: each thread's condition guards the phases of its body
+            let guard = construct && self.text(k) == "if" && !self.block_barrier_in(k, end);
             // A statement's vote or exchange: the phase before, the phase
             // that folds (a vote) or stores (an exchange) each thread's
             // argument, then the statement in the next phase, reading the
@@ -1190,6 +1235,15 @@ impl<'p> Walk<'p> {
                 self.shared_declaration(k, end)?;
                 statements.push((k, end));
                 phase_start = self.sig[k].start;
+            } else if guard {
+                steps.push(Step::Phase(self.phase(
+                    phase_start,
+                    self.sig[k].start,
+                    std::mem::take(&mut statements),
+                    chain,
+                )));
+                steps.extend(self.guard(k, end, chain)?);
+                phase_start = self.sig[end - 1].end;
             } else if barrier || construct {
                 let at = self.sig[k].start;
                 if !self.same_conditions(at) || !self.same_conditions(self.sig[end - 1].end) {
@@ -1613,6 +1667,7 @@ impl<'p> Walk<'p> {
             result: None,
             vote: None,
             exchange: None,
+            guard: None,
         });
         self.phase_regions.push(chain.to_vec());
         self.phase_tokens.push(statements);
@@ -1647,6 +1702,86 @@ impl<'p> Walk<'p> {
             let (start, stop) = (self.sig[first - 1].end, self.sig[last].end);
             self.region_in(first, last + 1, start, stop, chain)
         }
+    }
+
+    /// Does `sig[from..to)` wait at a barrier of the whole block (a
+    /// `__syncthreads`, a block group's sync, a block vote, a call of a
+    /// function that does)?
+    fn block_barrier_in(&self, from: usize, to: usize) -> bool {
+        let (lo, hi) = (self.sig[from].start, self.sig[to - 1].end);
+        (from..to).any(|i| {
+            self.text(i) == "__syncthreads"
+                || self.vote_call_at(i).is_some()
+                || (self.calls_waiting(i)
+                    && self.program.named.get(self.text(i)).is_some_and(|fs| {
+                        fs.iter().any(|&f| {
+                            self.hazards
+                                .of(f)
+                                .first_of(&[Hazard::Block], |_| true)
+                                .is_some()
+                        })
+                    }))
+        }) || self.block_waits.iter().any(|&(a, _)| lo <= a && a < hi)
+    }
+
+    /// The `if` statement `sig[k..end)` as a guard (`Step::Guard`): the
+    /// phase that stores each thread's condition, then the guarded body
+    /// (and `else` body).
+    fn guard(&mut self, k: usize, end: usize, chain: &[usize]) -> Result<Vec<Step>, Refusal> {
+        let paren = k + 1;
+        let close_paren = self.partner(paren);
+        if let Some(i) = (paren + 1..close_paren).find(|&i| {
+            self.exchange_call_at(i).is_some()
+                || self.calls_waiting(i)
+                || self.text(i) == "__syncwarp"
+        }) {
+            return Err(refuse(
+                self.sig[i].span(),
+                "a warp exchange in the condition of an `if` whose body exchanges too",
+                "compute the condition in a statement before the `if`",
+            ));
+        }
+        let index = self.guards;
+        self.guards += 1;
+        let id = self.phases.len();
+        self.phases.push(Phase {
+            range: Span::from(self.sig[paren + 1].start..self.sig[close_paren - 1].end),
+            returns: Vec::new(),
+            last: false,
+            result: None,
+            vote: None,
+            exchange: None,
+            guard: Some(index),
+        });
+        self.phase_regions.push(chain.to_vec());
+        self.phase_tokens.push(vec![(paren + 1, close_paren)]);
+        let branch = |w: &mut Self, at: usize| -> Result<(Vec<Step>, usize), Refusal> {
+            let (first, last) = w.body_tokens(at, end);
+            let mut inner = chain.to_vec();
+            let region = w.regions;
+            w.regions += 1;
+            w.guard_regions.insert(region);
+            inner.push(region);
+            Ok((w.body(first, last, &inner)?, last))
+        };
+        let (body, last) = branch(self, close_paren + 1)?;
+        let mut e = last + 1;
+        while e < end && self.sig[e].kind == TokenKind::Directive {
+            e += 1;
+        }
+        let otherwise = if e < end && self.text(e) == "else" {
+            Some(branch(self, e + 1)?.0)
+        } else {
+            None
+        };
+        Ok(vec![
+            Step::Phase(id),
+            Step::Guard {
+                guard: index,
+                body,
+                otherwise,
+            },
+        ])
     }
 
     /// A construct holding barriers: run once per block; a block vote in
@@ -1933,6 +2068,7 @@ impl<'p> Walk<'p> {
             result: None,
             vote: None,
             exchange: Some(index),
+            guard: None,
         });
         self.phase_regions.push(chain.to_vec());
         self.phase_tokens.push(vec![(from, to)]);
@@ -2008,6 +2144,7 @@ impl<'p> Walk<'p> {
             result: None,
             vote: Some(index),
             exchange: None,
+            guard: None,
         });
         self.phase_regions.push(chain.to_vec());
         self.phase_tokens.push(vec![(open + 1, close)]);
@@ -2063,6 +2200,10 @@ impl<'p> Walk<'p> {
         self.shared.push(Shared {
             statement,
             keyword: self.sig[at].span(),
+            statics: (k..end)
+                .filter(|&i| self.text(i) == "static")
+                .map(|i| self.sig[i].span())
+                .collect(),
             dynamic: None,
         });
         Ok(())
@@ -2140,6 +2281,7 @@ impl<'p> Walk<'p> {
         self.shared.push(Shared {
             statement,
             keyword: self.sig[at].span(),
+            statics: Vec::new(),
             dynamic: Some((element, name)),
         });
         Ok(())
@@ -2316,7 +2458,7 @@ impl<'p> Walk<'p> {
         let continues = chain
             .iter()
             .rev()
-            .take_while(|r| !self.inline_regions.contains(r))
+            .take_while(|r| !self.inline_regions.contains(r) && !self.guard_regions.contains(r))
             .find_map(|r| self.loop_regions.get(r).copied())?;
         let jump = |at: usize| {
             (self.text(at) == "break" || (continues && self.text(at) == "continue"))
@@ -4075,10 +4217,10 @@ mod tests {
         // reaches it, the split takes it as a barrier of the block.
         let tile = "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void child(int *a) {\n  auto tile = cg::tiled_partition<32>(cg::this_thread_block());\n  a[threadIdx.x] = 1;\n  tile.sync();\n  a[0] = 2;\n}\n";
         assert_eq!(split(tile).expect("splits").stretches(), 2);
-        // under one thread's condition, it is refused
-        let e = split(&tile.replace("  tile.sync();", "  if (threadIdx.x < 16) tile.sync();"))
-            .expect_err("per thread");
-        assert!(e.why.contains("threadIdx"), "{}", e.why);
+        // under one thread's condition, a guarded phase ends at it
+        let p = split(&tile.replace("  tile.sync();", "  if (threadIdx.x < 16) tile.sync();"))
+            .expect("guarded");
+        assert_eq!(p.guards, 1);
     }
 
     #[test]
@@ -4571,10 +4713,10 @@ mod tests {
             format!("__global__ void child(int *a, int n) {{\n  int lane = threadIdx.x & 31;\n  int v = a[threadIdx.x];\n{stmt}\n  a[threadIdx.x] = v;\n}}\n")
         };
         for (stmt, why) in [
-            // under a condition of one thread: not every lane of the block
+            // a condition of one thread that exchanges itself
             (
-                "  if (lane < 16) v = __shfl_down_sync(0xffffu, v, 1);",
-                "each thread",
+                "  if (__any_sync(0xffffffffu, v > 0)) v = __shfl_down_sync(0xffffffffu, v, 1);",
+                "condition",
             ),
             // in a loop of one thread's bound
             (
@@ -4612,6 +4754,45 @@ mod tests {
         // warp-synchronous code through `volatile` memory
         let e = split("__global__ void child(int *a) {\n  volatile __shared__ int s[128];\n  s[threadIdx.x] = a[threadIdx.x];\n  __syncthreads();\n  if (threadIdx.x < 32) { s[threadIdx.x] += s[threadIdx.x + 16]; s[threadIdx.x] += s[threadIdx.x + 8]; }\n  a[threadIdx.x] = s[0];\n}\n").expect_err("volatile");
         assert!(e.why.contains("volatile"), "{}", e.why);
+    }
+
+    #[test]
+    fn exchanges_under_a_threads_condition_are_guarded() {
+        // the blog's block reduction: the first warp reduces the partials
+        let src = "__device__ int warp_sum(int val) {\n  for (int offset = 16; offset > 0; offset /= 2)\n    val += __shfl_down_sync(0xffffffffu, val, offset);\n  return val;\n}\n__global__ void child(const int *in, int *out) {\n  static __shared__ int part[32];\n  int lane = threadIdx.x % 32, wid = threadIdx.x / 32;\n  int s = in[blockIdx.x * blockDim.x + threadIdx.x];\n  s = warp_sum(s);\n  if (lane == 0) part[wid] = s;\n  __syncthreads();\n  s = threadIdx.x < blockDim.x / 32 ? part[lane] : 0;\n  if (wid == 0) s = warp_sum(s);\n  else s = 0;\n  if (threadIdx.x == 0) *out += s;\n}\n";
+        let p = split(src).expect("splits");
+        assert_eq!(p.guards, 1);
+        let guard = p
+            .steps
+            .iter()
+            .find_map(|s| match s {
+                Step::Guard {
+                    body, otherwise, ..
+                } => Some((body.len(), otherwise.as_ref().map(Vec::len))),
+                _ => None,
+            })
+            .expect("a guard");
+        // the call run in place, and the `else` statement's phase
+        assert_eq!(guard, (1, Some(1)));
+        // its condition is stored in a phase of its own, before the guard
+        let stored: Vec<&str> = p
+            .phases
+            .iter()
+            .filter(|ph| ph.guard.is_some())
+            .map(|ph| &src[ph.range.range()])
+            .collect();
+        assert_eq!(stored, ["wid == 0"]);
+        // a barrier of the block under such a condition is still refused
+        let e = split(&src.replace(
+            "if (wid == 0) s = warp_sum(s);",
+            "if (wid == 0) { s = warp_sum(s); __syncthreads(); }",
+        ))
+        .expect_err("divergent barrier");
+        assert!(e.why.contains("wid"), "{}", e.why);
+        // and so is a `break` of a barrier loop under it
+        let e = split("__global__ void child(int *a, int n) {\n  for (int k = 0; k < n; ++k) {\n    __syncthreads();\n    if (a[threadIdx.x] > k) { a[threadIdx.x] = __shfl_xor_sync(0xffffffffu, a[threadIdx.x], 1); break; }\n  }\n}\n")
+            .expect_err("per-thread break");
+        assert!(e.why.contains("break"), "{}", e.why);
     }
 
     #[test]

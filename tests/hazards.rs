@@ -208,12 +208,16 @@ fn syncthreads_or_next_to_block_aggregation() {
 
 #[test]
 fn syncwarp_is_a_warp_operation() {
+    // Where every thread of the block reaches it, the serial version splits
+    // at it as at a barrier.
     let (file, outcome) = run("syncwarp_threshold.cu", None);
-    refused(
-        &file,
-        &outcome,
-        &[("dpopt::not_serializable", "5:3", "__syncwarp")],
+    accepted(&file, &outcome);
+    // With coarsening too (the serial version and the coarsened block).
+    let (file, outcome) = run(
+        "syncwarp_threshold.cu",
+        Some("#pragma dp threshold(128) coarsen(2)"),
     );
+    accepted(&file, &outcome);
     let (file, outcome) = run(
         "syncwarp_threshold.cu",
         Some("#pragma dp consldt(warp) threads(16)"),

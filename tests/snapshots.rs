@@ -112,6 +112,7 @@ program_snapshots! {
     guide_block_sums: "tests/corpus/guide_block_sums.cu",
     ragged_softmax: "tests/corpus/ragged_softmax.cu",
     warp_filters: "tests/corpus/warp_filters.cu",
+    segment_moments: "tests/corpus/segment_moments.cu",
 }
 
 #[test]

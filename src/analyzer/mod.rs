@@ -743,9 +743,8 @@ mod tests {
             )
             .replace("leaf<<<", "leaf<2><<<");
         assert_eq!(serial(&template), (true, true));
-        // a child that cannot run serially (a shuffle of half the warp)
-        // gets none
-        let shuffle = "  if (threadIdx.x < 16) a[threadIdx.x] = __shfl_down_sync(0xffffu, d, 1);\n";
+        // a child that cannot run serially (a warp match) gets none
+        let shuffle = "  a[threadIdx.x] = __match_any_sync(0xffffffffu, d);\n";
         assert_eq!(
             serial(&child("consldt(warp)", shuffle, true)),
             (false, false)

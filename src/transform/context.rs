@@ -232,6 +232,16 @@ pub struct SerialSplitContext {
     /// The exchange the current phase stores, or whose call the part
     /// `exchange_call` opens.
     pub exchange: Option<SplitExchange>,
+    /// Each thread marks whether it stored its value of an exchange
+    /// (threads may return, or skip a guarded phase).
+    pub stored: bool,
+    /// How many guards the body has (a flag per thread each).
+    pub guard_count: usize,
+    /// The guards around the current phase: it runs the threads whose
+    /// conditions hold (`negate`: whose condition does not).
+    pub guards: Vec<SplitGuard>,
+    /// The guard whose condition the current phase stores.
+    pub guard: Option<usize>,
     /// Each thread has a flag set when it returns.
     pub done: bool,
     /// The block has a flag set when it returns (every return is taken by a
@@ -275,6 +285,13 @@ pub struct SplitVote {
     /// The fold's start and its operator (`|=`, `&=`, `+=`).
     pub init: &'static str,
     pub op: &'static str,
+}
+
+/// A guard around a phase of the serial split (`barrier_split::Step::Guard`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SplitGuard {
+    pub index: usize,
+    pub negate: bool,
 }
 
 /// A warp exchange of the serial split (`warp_exchange::Exchange`).

@@ -3,7 +3,9 @@
 //! around the user's bytes of each phase, construct head and shared
 //! declaration.
 
-use super::context::{SerialSplitContext, SplitBind, SplitExchange, SplitVar, SplitVote};
+use super::context::{
+    SerialSplitContext, SplitBind, SplitExchange, SplitGuard, SplitVar, SplitVote,
+};
 use super::renderer::Renderer;
 use crate::barrier_split::{Bind, BlockDeclaration, Keep, Phased, Step, Vote, VoteOp};
 use crate::plan::ChildPlan;
@@ -84,6 +86,10 @@ pub(super) fn serial_split(
         vote: None,
         exchanges: !phased.exchanges.is_empty(),
         exchange: None,
+        stored: !phased.exchanges.is_empty() && (phased.done_flags || phased.guards > 0),
+        guard_count: phased.guards,
+        guards: Vec::new(),
+        guard: None,
     };
     // A recursive child's own launches in it are made as written.
     let split_renderer = r.for_split();
@@ -99,7 +105,11 @@ pub(super) fn serial_split(
     for shared in &phased.shared {
         match &shared.dynamic {
             None => {
-                s.user(shared.statement, &[(shared.keyword, String::new())]);
+                let dropped: Vec<(Span, String)> = std::iter::once(shared.keyword)
+                    .chain(shared.statics.iter().copied())
+                    .map(|k| (k, String::new()))
+                    .collect();
+                s.user(shared.statement, &dropped);
                 s.out.generated(b"\n");
             }
             Some((element, name)) => {
@@ -129,6 +139,7 @@ impl<'a> Split<'a, '_> {
                     | "vote_open"
                     | "exchange_open"
                     | "exchange_call"
+                    | "guard_open"
                     | "open_brace"
             )
         {
@@ -207,6 +218,28 @@ impl<'a> Split<'a, '_> {
         for step in steps {
             match step {
                 Step::Phase(p) => self.phase(*p),
+                Step::Guard {
+                    guard,
+                    body,
+                    otherwise,
+                } => {
+                    // each phase of the body runs the threads whose own
+                    // condition holds (of the `else`: does not hold)
+                    self.base.guards.push(SplitGuard {
+                        index: *guard,
+                        negate: false,
+                    });
+                    self.steps(body);
+                    self.base.guards.pop();
+                    if let Some(otherwise) = otherwise {
+                        self.base.guards.push(SplitGuard {
+                            index: *guard,
+                            negate: true,
+                        });
+                        self.steps(otherwise);
+                        self.base.guards.pop();
+                    }
+                }
                 Step::Leave(statement) => {
                     // `if (i == iteration - 1) break;`, once per block
                     self.user(*statement, &[]);
@@ -435,11 +468,15 @@ impl<'a> Split<'a, '_> {
         // an exchange's: each stores its value in its slot
         let vote = self.base.vote.is_some();
         let exchange = self.base.exchange.is_some();
+        self.base.guard = phase.guard;
         if vote {
             self.part("vote_open");
         }
         if exchange {
             self.part("exchange_open");
+        }
+        if phase.guard.is_some() {
+            self.part("guard_open");
         }
         self.user(phase.range, &overrides);
         if vote {
@@ -448,6 +485,10 @@ impl<'a> Split<'a, '_> {
         if exchange {
             self.part("exchange_close");
         }
+        if phase.guard.is_some() {
+            self.part("guard_close");
+        }
+        self.base.guard = None;
         self.base.exchange = None;
         if call.is_some() {
             self.part("binds_close");
