@@ -1743,18 +1743,7 @@ impl<'p> Walk<'p> {
         }
         let index = self.guards;
         self.guards += 1;
-        let id = self.phases.len();
-        self.phases.push(Phase {
-            range: Span::from(self.sig[paren + 1].start..self.sig[close_paren - 1].end),
-            returns: Vec::new(),
-            last: false,
-            result: None,
-            vote: None,
-            exchange: None,
-            guard: Some(index),
-        });
-        self.phase_regions.push(chain.to_vec());
-        self.phase_tokens.push(vec![(paren + 1, close_paren)]);
+        let id = self.value_phase(paren + 1, close_paren, chain, |p| p.guard = Some(index));
         let branch = |w: &mut Self, at: usize| -> Result<(Vec<Step>, usize), Refusal> {
             let (first, last) = w.body_tokens(at, end);
             let mut inner = chain.to_vec();
@@ -2060,19 +2049,7 @@ impl<'p> Walk<'p> {
                 self.exchanges.len() - 1
             }
         };
-        let id = self.phases.len();
-        self.phases.push(Phase {
-            range: Span::from(self.sig[from].start..self.sig[to - 1].end),
-            returns: Vec::new(),
-            last: false,
-            result: None,
-            vote: None,
-            exchange: Some(index),
-            guard: None,
-        });
-        self.phase_regions.push(chain.to_vec());
-        self.phase_tokens.push(vec![(from, to)]);
-        Ok(id)
+        Ok(self.value_phase(from, to, chain, |p| p.exchange = Some(index)))
     }
 
     /// The block vote called at `sig[i]` (its name, with an argument).
@@ -2113,6 +2090,32 @@ impl<'p> Walk<'p> {
         Ok(found)
     }
 
+    /// A phase of the one expression `sig[from..to)` (a vote's argument, an
+    /// exchange's value, a guard's condition), which `mark` says what to do
+    /// with.
+    fn value_phase(
+        &mut self,
+        from: usize,
+        to: usize,
+        chain: &[usize],
+        mark: impl FnOnce(&mut Phase),
+    ) -> usize {
+        let mut phase = Phase {
+            range: Span::from(self.sig[from].start..self.sig[to - 1].end),
+            returns: Vec::new(),
+            last: false,
+            result: None,
+            vote: None,
+            exchange: None,
+            guard: None,
+        };
+        mark(&mut phase);
+        self.phases.push(phase);
+        self.phase_regions.push(chain.to_vec());
+        self.phase_tokens.push(vec![(from, to)]);
+        self.phases.len() - 1
+    }
+
     /// A phase that folds the vote's argument (the call's name at `name`)
     /// over the block's threads; the vote is one of `Phased::votes`, each
     /// call once, however many phases fold it.
@@ -2136,19 +2139,7 @@ impl<'p> Walk<'p> {
                 self.votes.len() - 1
             }
         };
-        let id = self.phases.len();
-        self.phases.push(Phase {
-            range: Span::from(self.sig[open + 1].start..self.sig[close - 1].end),
-            returns: Vec::new(),
-            last: false,
-            result: None,
-            vote: Some(index),
-            exchange: None,
-            guard: None,
-        });
-        self.phase_regions.push(chain.to_vec());
-        self.phase_tokens.push(vec![(open + 1, close)]);
-        Ok(id)
+        Ok(self.value_phase(open + 1, close, chain, |p| p.vote = Some(index)))
     }
 
     /// The variable a `for` head declares: `for (int s = ...; ...)`.
