@@ -124,6 +124,23 @@ pub struct Phased {
     pub exchanges: Vec<Exchange>,
     /// How many `Step::Guard`s the body has (each a flag per thread).
     pub guards: usize,
+    /// The calls whose callee declares a name of the variable that takes
+    /// its result (`val = warp_sum(val);` with `float warp_sum(float val)`).
+    pub result_refs: Vec<ResultRef>,
+}
+
+/// `val = warp_sum(val);` where the callee has a `val` of its own: in the
+/// callee's final phase, `auto &dpopt_result<call> = val;` binds the
+/// caller's variable before the callee's scope opens, and the callee's
+/// `return` assigns it through the reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultRef {
+    /// The callee's final phase.
+    pub phase: usize,
+    /// The call (`Step::Call::scope`).
+    pub call: usize,
+    /// The caller's variable.
+    pub target: String,
 }
 
 /// `__syncthreads_or`, `__syncthreads_and` or `__syncthreads_count`.
@@ -221,6 +238,8 @@ pub enum Step {
     /// once per block between the phases (the whole statement).
     Leave(Span),
     Call {
+        /// The call's scope (`Scope`): `Some(scope)` is its callee's body.
+        scope: usize,
         /// The callee's name.
         callee: String,
         /// The callee's body (its recomputed declarations follow the
@@ -370,6 +389,8 @@ struct Variables {
     uniform: Vec<Uniform>,
     /// Per call run in place, per parameter: bound once per block.
     block_binds: Vec<Vec<bool>>,
+    /// The calls whose result goes through a reference (`Phased::result_refs`).
+    result_refs: Vec<usize>,
 }
 
 /// Why a child with barriers has no serial version.
@@ -404,12 +425,13 @@ fn mark_block_binds(steps: &mut [Step], flags: &mut impl Iterator<Item = Vec<boo
                 }
             }
             Step::Call { binds, body, .. } => {
-                mark_block_binds(body, flags);
+                // a call's flags before those of the calls its callee makes
                 if let Some(f) = flags.next() {
                     for (b, block) in binds.iter_mut().zip(f) {
                         b.block = block;
                     }
                 }
+                mark_block_binds(body, flags);
             }
         }
     }
@@ -580,6 +602,9 @@ struct Inline {
     chain: Vec<usize>,
     /// The regions the call stands in.
     caller_chain: Vec<usize>,
+    /// The scope the call stands in: the child's body, or the body of the
+    /// callee that makes it (a callee of a callee).
+    caller: Scope,
     /// The phase of the callee's final `return value;`.
     ret_phase: Option<usize>,
     /// `v = f(...)`: the variable assigned.
@@ -626,8 +651,9 @@ struct Walk<'p> {
     dynamic_shared: Option<u64>,
     hazards: &'p Hazards<'p>,
     child: FunctionId,
-    /// Walking the body of the callee called here (run in place).
-    inlining: Option<Span>,
+    /// Walking the bodies of the callees called here (run in place), the
+    /// innermost last: each call's name and its index in `inlines`.
+    inlining: Vec<(Span, usize)>,
     /// The regions that are bodies of barrier loops, and whether a
     /// `continue` may leave each (`Step::Leave`).
     loop_regions: HashMap<usize, bool>,
@@ -708,7 +734,7 @@ pub fn phased(
         keep_phase: None,
         hazards,
         child,
-        inlining: None,
+        inlining: Vec::new(),
         loop_regions: HashMap::new(),
         guard_regions: HashSet::new(),
         guards: 0,
@@ -773,7 +799,7 @@ pub fn phased(
                 )
             } else if matches!(f.hazard, Hazard::Block | Hazard::Shared | Hazard::Warp) {
                 format!(
-                    "the child calls `{callee}`, which leads to `{}` in `{}`; the split runs in place only a device function of the file called as a statement (`f(...);`, `v = f(...);`, `T v = f(...);`) at the top of the child's body or of a braced `for`, `while`, `do` or `if` body whose head every thread computes alike, one call deep",
+                    "the child calls `{callee}`, which leads to `{}` in `{}`; the split runs in place only a device function of the file called as a statement (`f(...);`, `v = f(...);`, `T v = f(...);`) at the top of the child's body (or of such a callee's body) or of a braced `for`, `while`, `do` or `if` body whose head every thread computes alike, and not recursive",
                     f.construct, f.function
                 )
             } else {
@@ -850,7 +876,28 @@ pub fn phased(
         vars,
         uniform,
         block_binds,
+        result_refs,
     } = walk.variables(function, &bodies, constants)?;
+    let mut results = Vec::new();
+    for k in result_refs {
+        let i = &walk.inlines[k];
+        let (Some(phase), Some(target)) = (
+            i.ret_phase,
+            i.target
+                .clone()
+                .or(i.declared.as_ref().map(|(n, ..)| n.clone())),
+        ) else {
+            continue;
+        };
+        if let Some((_, with)) = &mut walk.phases[phase].result {
+            *with = format!("dpopt_result{k} =");
+        }
+        results.push(ResultRef {
+            phase,
+            call: k,
+            target,
+        });
+    }
     let mut steps = steps;
     mark_block_binds(&mut steps, &mut block_binds.into_iter());
     // A thread that returns before a later phase is marked, so that the later
@@ -912,6 +959,7 @@ pub fn phased(
         votes: walk.votes,
         exchanges: walk.exchanges,
         guards: walk.guards,
+        result_refs: results,
     })
 }
 
@@ -928,19 +976,32 @@ impl<'p> Walk<'p> {
     /// The scope of what the walk is reading now: the child's body, or the
     /// callee being run in place (its index in `inlines` once pushed).
     fn scope(&self) -> Scope {
-        self.inlining.map(|_| self.inlines.len())
+        self.inlining.last().map(|&(_, k)| k)
     }
 
-    /// The scope of phase `q`.
+    /// The scope of phase `q`: the innermost call whose phases hold it
+    /// (a call's index is later than its caller's).
     fn phase_scope(&self, q: usize) -> Scope {
-        self.inlines.iter().position(|i| i.phases.contains(&q))
+        self.inlines.iter().rposition(|i| i.phases.contains(&q))
     }
 
     /// The scope of what stands in the regions `chain`.
     fn chain_scope(&self, chain: &[usize]) -> Scope {
         self.inlines
             .iter()
-            .position(|i| chain.starts_with(&i.chain))
+            .rposition(|i| chain.starts_with(&i.chain))
+    }
+
+    /// The scopes around `scope`, innermost first: `scope`, the scope its
+    /// call stands in, ..., the child's body (`None`).
+    fn scope_chain(&self, scope: Scope) -> Vec<Scope> {
+        let mut out = vec![scope];
+        let mut at = scope;
+        while let Some(k) = at {
+            at = self.inlines[k].caller;
+            out.push(at);
+        }
+        out
     }
 
     fn text(&self, i: usize) -> &'p str {
@@ -1397,11 +1458,17 @@ impl<'p> Walk<'p> {
         if callee == self.child {
             return not_here(format!("`{name}` is the child itself"));
         }
-        if let Some(outer) = self.inlining {
+        // A callee that calls itself, directly or through others, has no
+        // body to run in place.
+        if let Some(&(outer, _)) = self
+            .inlining
+            .iter()
+            .find(|&&(_, j)| self.inlines[j].callee == callee)
+        {
             let mut r = refuse(
                 span,
-                format!("`{name}` waits or shares memory and is called by `{}`, whose body the split runs in place; the split runs callees in place one level deep", &self.program.view[outer.range()]),
-                "call the inner function from the child's body, or write its barriers into the outer one",
+                format!("`{name}` waits or shares memory and calls itself (through `{}`, whose body the split runs in place); the split runs in place only callees that do not recurse", &self.program.view[outer.range()]),
+                "write the recursion as a loop, or remove `threshold`/`floor`",
             );
             r.notes.push((
                 outer,
@@ -1550,7 +1617,24 @@ impl<'p> Walk<'p> {
             &mut self.keep_phase,
             assigned.contains(&true).then_some(first_phase),
         );
-        self.inlining = Some(span);
+        // The call's index, before those of the calls its callee makes.
+        let index = self.inlines.len();
+        self.inlines.push(Inline {
+            callee,
+            name_span: span,
+            phases: first_phase..first_phase,
+            params,
+            bind_args,
+            assigned: assigned.clone(),
+            groups,
+            chain: inner.clone(),
+            caller_chain: chain.to_vec(),
+            caller: self.scope(),
+            ret_phase: None,
+            target: target.clone(),
+            declared: declared.clone(),
+        });
+        self.inlining.push((span, index));
         // the callee's own `#if` groups
         let conditions = std::mem::replace(
             &mut self.conditions,
@@ -1558,7 +1642,7 @@ impl<'p> Walk<'p> {
         );
         let body = self.region(open, close, &inner);
         self.conditions = conditions;
-        self.inlining = None;
+        self.inlining.pop();
         self.keep_phase = keep_phase;
         let body = body?;
         let phases = first_phase..self.phases.len();
@@ -1601,21 +1685,10 @@ impl<'p> Walk<'p> {
                 "end the callee with its only `return`",
             ));
         }
-        self.inlines.push(Inline {
-            callee,
-            name_span: span,
-            phases,
-            params,
-            bind_args,
-            assigned,
-            groups,
-            chain: inner,
-            caller_chain: chain.to_vec(),
-            ret_phase,
-            target,
-            declared,
-        });
+        self.inlines[index].phases = phases;
+        self.inlines[index].ret_phase = ret_phase;
         Ok(Step::Call {
+            scope: index,
             callee: name.to_string(),
             body_span: function.body,
             binds,
@@ -2641,10 +2714,14 @@ impl<'p> Walk<'p> {
             .map(|st| st.iter().flat_map(|&(s, e)| self.names_in(s, e)).collect())
             .collect();
         // The caller's names a callee's phase reads: the arguments of the
-        // parameters it may bind (those its statements or the callee's
-        // declarations name), and in its final phase the call's target.
-        let mut caller_uses: Vec<BTreeSet<&str>> = vec![BTreeSet::new(); self.phases.len()];
-        for (k, i) in self.inlines.iter().enumerate() {
+        // parameters it may bind (those its statements, the callee's
+        // declarations or the arguments of the calls it makes name), and in
+        // its final phase the call's target. Per phase, per scope around the
+        // phase's own; the innermost calls first, whose arguments read
+        // their callers' names.
+        let mut caller_uses: Vec<HashMap<Scope, BTreeSet<&str>>> =
+            vec![HashMap::new(); self.phases.len()];
+        for (k, i) in self.inlines.iter().enumerate().rev() {
             let declared: BTreeSet<&str> = self
                 .declarations
                 .iter()
@@ -2652,6 +2729,11 @@ impl<'p> Walk<'p> {
                 .flat_map(|&(_, _, s, e)| self.names_in(s, e))
                 .collect();
             for q in i.phases.clone() {
+                let mut named: BTreeSet<&str> =
+                    caller_uses[q].get(&Some(k)).cloned().unwrap_or_default();
+                if phase_scopes[q] == Some(k) {
+                    named.extend(uses[q].iter().copied());
+                }
                 for (((p, &(a, b)), &assigned), &group) in i
                     .params
                     .iter()
@@ -2664,15 +2746,21 @@ impl<'p> Walk<'p> {
                     let binds = if assigned {
                         q == i.phases.start
                     } else {
-                        uses[q].contains(p.as_str()) || declared.contains(p.as_str())
+                        named.contains(p.as_str()) || declared.contains(p.as_str())
                     };
                     if binds && !group {
-                        caller_uses[q].extend(self.names_in(a, b));
+                        caller_uses[q]
+                            .entry(i.caller)
+                            .or_default()
+                            .extend(self.names_in(a, b));
                     }
                 }
             }
             if let (Some(q), Some(t)) = (i.ret_phase, &i.target) {
-                caller_uses[q].insert(t.as_str());
+                caller_uses[q]
+                    .entry(i.caller)
+                    .or_default()
+                    .insert(t.as_str());
             }
         }
         // Names each phase declares at its top (they shadow outer ones there).
@@ -2687,7 +2775,7 @@ impl<'p> Walk<'p> {
             if phase_scopes[q] == scope {
                 uses[q].contains(name) && !own[q].contains(name)
             } else {
-                scope.is_none() && caller_uses[q].contains(name)
+                caller_uses[q].get(&scope).is_some_and(|n| n.contains(name))
             }
         };
         let shared_in =
@@ -2708,8 +2796,11 @@ impl<'p> Walk<'p> {
                 .iter()
                 .zip(i.assigned.iter().zip(&i.groups))
                 .map(|(&(a, b), (&assigned, &group))| {
+                    // (a callee's call binds its arguments in each phase,
+                    // but a group)
                     group
                         || (!assigned
+                            && i.caller.is_none()
                             && self.uniform_expr(a, b, constants, &|t| {
                                 child_params.contains(&t) || shared_in(None, t)
                             }))
@@ -3097,29 +3188,30 @@ impl<'p> Walk<'p> {
                 names
             })
             .collect();
-        for (k, i) in self.inlines.iter().enumerate() {
-            let result = i
-                .target
-                .as_deref()
-                .map(|t| (t, i.name_span))
-                .or(i.declared.as_ref().map(|(n, _, at)| (n.as_str(), *at)));
-            if let Some((name, at)) = result.filter(|(n, _)| callee_names[k].contains(n)) {
-                let callee = &self.program.view[i.name_span.range()];
-                return Err(refuse(
-                    at,
-                    format!("`{name}` takes the result of `{callee}`, which declares a `{name}` of its own; the split assigns the result at the callee's `return`, where its own `{name}` is meant"),
-                    format!("rename `{name}` or the callee's variable"),
-                ));
-            }
-        }
+        // `val = warp_sum(val);` where the callee declares a `val` of its
+        // own: its final `return` assigns the result through a reference
+        // bound before the callee's scope opens (`Phased::result_refs`).
+        let result_refs: Vec<usize> = self
+            .inlines
+            .iter()
+            .enumerate()
+            .filter(|(k, i)| {
+                let result = i
+                    .target
+                    .as_deref()
+                    .or(i.declared.as_ref().map(|(n, _, _)| n.as_str()));
+                result.is_some_and(|n| callee_names[*k].contains(n))
+            })
+            .map(|(k, _)| k)
+            .collect();
         // The result of a callee run in place, declared by its call: kept
         // per thread from the callee's final phase on.
         for i in &self.inlines {
             let (Some((name, storage, at)), Some(q0)) = (&i.declared, i.ret_phase) else {
                 continue;
             };
-            if params[0].contains(&name.as_str())
-                || vars.iter().any(|v| v.name == *name && v.scope.is_none())
+            if params[slot(i.caller)].contains(&name.as_str())
+                || vars.iter().any(|v| v.name == *name && v.scope == i.caller)
             {
                 return Err(refuse(
                     *at,
@@ -3129,11 +3221,11 @@ impl<'p> Walk<'p> {
             }
             let mut used_in = vec![q0];
             used_in.extend((q0 + 1..self.phases.len()).filter(|&q| {
-                self.phase_regions[q].starts_with(&i.caller_chain) && reads(q, None, name)
+                self.phase_regions[q].starts_with(&i.caller_chain) && reads(q, i.caller, name)
             }));
             vars.push(Var {
                 name: name.clone(),
-                scope: None,
+                scope: i.caller,
                 keep: Keep::Store {
                     storage: storage.clone(),
                     array: String::new(),
@@ -3272,25 +3364,63 @@ impl<'p> Walk<'p> {
         // hide what the callee declares around its phases (its parameters
         // bound once per block, its variables computed once per block, its
         // loop variables and shared arrays).
-        for v in vars.iter().filter(|v| v.scope.is_none()) {
-            for &q in &v.used_in {
-                let Some(k) = phase_scopes[q] else {
-                    continue;
-                };
-                let block_level = block_names[k + 1].contains(&v.name)
-                    || shared_in(Some(k), &v.name)
-                    || self.heads.iter().any(|h| {
+        let block_level = |k: usize, q: Option<usize>, name: &str| {
+            block_names[k + 1].contains(name)
+                || shared_in(Some(k), name)
+                || self.heads.iter().any(|h| {
+                    q.map_or(self.chain_scope(&h.chain) == Some(k), |q| {
                         self.phase_regions[q].starts_with(&h.body)
-                            && h.loop_var.as_deref() == Some(v.name.as_str())
-                    });
-                if block_level {
-                    let i = &self.inlines[k];
-                    let callee = &self.program.view[i.name_span.range()];
-                    return Err(refuse(
-                        i.name_span,
-                        format!("the arguments of `{callee}` read `{}`, and `{callee}`, whose body the split runs in place, declares a `{}` of its own around its phases", v.name, v.name),
-                        format!("rename `{}` in the child or in `{callee}`", v.name),
-                    ));
+                    }) && h.loop_var.as_deref() == Some(name)
+                })
+        };
+        let hides = |k: usize, name: &str| {
+            let i = &self.inlines[k];
+            let callee = &self.program.view[i.name_span.range()];
+            Err(refuse(
+                i.name_span,
+                format!("the arguments of `{callee}` read `{name}`, and `{callee}`, whose body the split runs in place, declares a `{name}` of its own around its phases"),
+                format!("rename `{name}` in the caller or in `{callee}`"),
+            ))
+        };
+        for v in &vars {
+            for &q in &v.used_in {
+                for scope in self.scope_chain(phase_scopes[q]) {
+                    let Some(k) = scope.filter(|_| scope != v.scope) else {
+                        break;
+                    };
+                    if block_level(k, Some(q), &v.name) {
+                        return hides(k, &v.name);
+                    }
+                }
+            }
+        }
+        // A callee's callee: the names its caller binds or declares in each
+        // phase (the caller's parameters, variables) may not hide those it
+        // declares around its phases either.
+        for (m, i) in self.inlines.iter().enumerate() {
+            for scope in self.scope_chain(i.caller) {
+                let Some(j) = scope else {
+                    break;
+                };
+                let declared = self
+                    .declarations
+                    .iter()
+                    .zip(&decl_scopes)
+                    .filter(|(_, &s)| s == Some(j))
+                    .flat_map(|((_, _, s, e), _)| {
+                        declarators(self.sig, view, *s, *e).unwrap_or_default()
+                    })
+                    .map(|d| d.name);
+                let names: Vec<String> = self.inlines[j]
+                    .params
+                    .iter()
+                    .cloned()
+                    .chain(declared)
+                    .collect();
+                for name in &names {
+                    if block_level(m, None, name) {
+                        return hides(m, name);
+                    }
                 }
             }
         }
@@ -3363,6 +3493,7 @@ impl<'p> Walk<'p> {
             vars,
             uniform,
             block_binds,
+            result_refs,
         })
     }
 
@@ -4167,13 +4298,16 @@ mod tests {
 
     #[test]
     fn callee_names_the_caller_may_not_take() {
-        // the call's target has the name of the callee's own result variable
-        let e = split(&format!("{BLOCK_SUM}__global__ void child(const int *x, int *out) {{\n  __shared__ int red[128];\n  int result = 0;\n  result = block_sum(red, x[threadIdx.x]);\n  __syncthreads();\n  out[threadIdx.x] = result;\n}}\n"))
-            .expect_err("refused");
-        assert!(
-            e.why.contains("declares a `result` of its own"),
-            "{}",
-            e.why
+        // the call's target has the name of the callee's own result
+        // variable: the result goes through a reference to the caller's
+        let p = split(&format!("{BLOCK_SUM}__global__ void child(const int *x, int *out) {{\n  __shared__ int red[128];\n  int result = 0;\n  result = block_sum(red, x[threadIdx.x]);\n  __syncthreads();\n  out[threadIdx.x] = result;\n}}\n"))
+            .expect("splits");
+        assert_eq!(p.result_refs.len(), 1);
+        let r = &p.result_refs[0];
+        assert_eq!((r.call, r.target.as_str()), (0, "result"));
+        assert_eq!(
+            p.phases[r.phase].result.as_ref().map(|(_, w)| w.as_str()),
+            Some("dpopt_result0 =")
         );
         // an argument reads the child's `stride`, which the callee's loop
         // declares around the phase that binds the argument
@@ -4189,6 +4323,61 @@ mod tests {
         // outside the loop, the same names are apart
         split(&format!("{BLOCK_SUM}__global__ void child(const int *x, int *out) {{\n  __shared__ int red[128];\n  int stride = x[threadIdx.x];\n  int s = block_sum(red, stride);\n  out[threadIdx.x] = s + stride;\n}}\n"))
             .expect("splits");
+    }
+
+    #[test]
+    fn callees_of_callees_run_in_place() {
+        let warp = "__device__ int warp_sum(int val) {\n  for (int offset = 16; offset > 0; offset /= 2)\n    val += __shfl_down_sync(0xffffffffu, val, offset);\n  return val;\n}\n";
+        let block = "__device__ int block_sum(int val) {\n  static __shared__ int part[32];\n  int lane = threadIdx.x % 32, wid = threadIdx.x / 32;\n  val = warp_sum(val);\n  if (lane == 0) part[wid] = val;\n  __syncthreads();\n  val = threadIdx.x < blockDim.x / 32 ? part[lane] : 0;\n  if (wid == 0) val = warp_sum(val);\n  return val;\n}\n";
+        let child = "__global__ void child(const int *x, int *out) {\n  int sum = x[threadIdx.x];\n  sum = block_sum(sum);\n  if (threadIdx.x == 0) out[blockIdx.x] = sum;\n}\n";
+        let p = split(&format!("{warp}{block}{child}")).expect("splits");
+        assert_eq!(p.inlined.len(), 3);
+        // the block sum's call holds the warp sums' calls, the second
+        // under the first warp's guard
+        fn calls(steps: &[Step], out: &mut Vec<usize>) {
+            for s in steps {
+                match s {
+                    Step::Call { scope, body, .. } => {
+                        out.push(*scope);
+                        calls(body, out);
+                    }
+                    Step::Guard { body, .. } | Step::Construct { body, .. } => calls(body, out),
+                    _ => {}
+                }
+            }
+        }
+        let Some(Step::Call { scope: 0, body, .. }) =
+            p.steps.iter().find(|s| matches!(s, Step::Call { .. }))
+        else {
+            panic!("{:?}", p.steps)
+        };
+        let mut inner = Vec::new();
+        calls(body, &mut inner);
+        assert_eq!(inner, [1, 2]);
+        assert_eq!(p.guards, 1);
+        // both assign the block sum's `val`, which they hide with their own
+        let refs: Vec<(usize, &str)> = p
+            .result_refs
+            .iter()
+            .map(|r| (r.call, r.target.as_str()))
+            .collect();
+        assert_eq!(refs, [(1, "val"), (2, "val")]);
+        // a parameter of the block sum named as the warp sum's loop
+        // variable, which the warp sum declares around its phases
+        let hidden = block
+            .replace("val", "offset")
+            .replace("warp_sum(offset)", "warp_sum(offset + 0)");
+        let e = split(&format!("{warp}{hidden}{child}")).expect_err("refused");
+        assert!(
+            e.why.contains("declares a `offset` of its own"),
+            "{}",
+            e.why
+        );
+        // a callee that calls itself through another
+        let cycle = "__device__ int ping(int v);\n__device__ int pong(int v) {\n  __syncthreads();\n  v = ping(v);\n  return v;\n}\n__device__ int ping(int v) {\n  __syncthreads();\n  v = pong(v);\n  return v;\n}\n";
+        let e = split(&format!("{cycle}__global__ void child(int *x) {{\n  int s = x[threadIdx.x];\n  s = ping(s);\n  x[threadIdx.x] = s;\n}}\n"))
+            .expect_err("refused");
+        assert!(!e.why.is_empty());
     }
 
     #[test]

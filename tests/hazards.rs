@@ -300,19 +300,12 @@ fn barrier_two_calls_away() {
     // The barrier's own place: line 4 of `exchange`.
     let (line, col) = file.line_col(errors[0].notes[0].0.start());
     assert_eq!((line, col), (4, 3));
-    // Thresholded: the split runs `relax` in place, but not `exchange`,
-    // which `relax` calls (one level deep).
+    // Thresholded: the split runs `relax` in place, and in it `exchange`,
+    // which `relax` calls.
     let (file, outcome) = run("helper_two_levels.cu", Some("#pragma dp threshold(64)"));
-    let errors = refused(
-        &file,
-        &outcome,
-        &[("dpopt::barrier_split", "10:3", "exchange")],
-    );
-    let calls: Vec<String> = notes(&file, &errors[0])
-        .into_iter()
-        .map(|(text, _)| text)
-        .collect();
-    assert_eq!(calls, ["relax", "#pragma dp threshold(64)"]);
+    let out = accepted(&file, &outcome);
+    assert!(out.contains("/* `relax` run in place"), "{out}");
+    assert!(out.contains("/* `exchange` run in place"), "{out}");
 }
 
 #[test]

@@ -102,6 +102,7 @@ program_snapshots! {
     position_callees: "tests/fixtures/position_callees.cu",
     block_votes: "tests/fixtures/block_votes.cu",
     warp_exchanges: "tests/fixtures/warp_exchanges.cu",
+    nested_callees: "tests/fixtures/nested_callees.cu",
     // corpus programs whose split serial versions show a form of their own
     ragged_quantize: "tests/corpus/ragged_quantize.cu",
     grouped_gemm_s8: "tests/corpus/grouped_gemm_s8.cu",

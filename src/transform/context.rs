@@ -259,6 +259,10 @@ pub struct SerialSplitContext {
     pub callee: String,
     pub index: usize,
     pub binds: Vec<SplitBind>,
+    /// Part result_ref: the call (`ResultRef::call`) and the caller's
+    /// variable that takes its result.
+    pub result_call: usize,
+    pub result_target: String,
 }
 
 /// A parameter of a callee run in place, bound to its argument.

@@ -19,9 +19,17 @@ struct Split<'a, 'r> {
     phased: &'a Phased,
     base: SerialSplitContext,
     out: Fragment,
-    /// The callee run in place around the phases being written: its
-    /// parameters and its body.
-    call: Option<(&'a str, &'a [Bind], Span)>,
+    /// The callees run in place around the phases being written, the
+    /// innermost last (a callee's callee): each one's name, parameters,
+    /// body and call (`Step::Call::scope`).
+    calls: Vec<Call<'a>>,
+}
+
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    callee: &'a str,
+    binds: &'a [Bind],
+    scope: usize,
 }
 
 /// The serial version of `plan`'s child, split at its barriers.
@@ -82,6 +90,8 @@ pub(super) fn serial_split(
         callee: String::new(),
         index: 0,
         binds: Vec::new(),
+        result_call: 0,
+        result_target: String::new(),
         votes: phased.votes.iter().enumerate().map(split_vote).collect(),
         vote: None,
         exchanges: !phased.exchanges.is_empty(),
@@ -99,7 +109,7 @@ pub(super) fn serial_split(
         phased,
         base,
         out: Fragment::default(),
-        call: None,
+        calls: Vec::new(),
     };
     s.part("head");
     for shared in &phased.shared {
@@ -246,6 +256,7 @@ impl<'a> Split<'a, '_> {
                     self.out.generated(b"\n");
                 }
                 Step::Call {
+                    scope,
                     callee,
                     body_span,
                     binds,
@@ -277,11 +288,13 @@ impl<'a> Split<'a, '_> {
                         self.base.binds = split_binds(&block);
                         self.part("block_binds");
                     }
-                    let outer = self
-                        .call
-                        .replace((callee.as_str(), binds.as_slice(), *body_span));
+                    self.calls.push(Call {
+                        callee: callee.as_str(),
+                        binds: binds.as_slice(),
+                        scope: *scope,
+                    });
                     self.steps(body);
-                    self.call = outer;
+                    self.calls.pop();
                     self.base.callee = callee.clone();
                     self.part(if block.is_empty() {
                         "call_close"
@@ -341,37 +354,46 @@ impl<'a> Split<'a, '_> {
         overrides.extend(self.vote_reads());
         let exchanges = self.exchange_reads();
         overrides.extend(exchanges);
-        let mut recompute = Vec::new();
-        // the child's kept variables as the phase opens, the callee's after
-        // its parameters (which may hide the child's names)
-        let (mut refs, mut callee_refs) = (Vec::new(), Vec::new());
+        // Each variable's level: the child's body (0), then each callee run
+        // in place around the phase, the innermost last.
+        let calls = self.calls.clone();
+        let level_of = |scope: crate::barrier_split::Scope| match scope {
+            None => Some(0),
+            Some(k) => calls.iter().position(|c| c.scope == k).map(|l| l + 1),
+        };
+        let levels = calls.len() + 1;
+        let mut recompute: Vec<Vec<Span>> = vec![Vec::new(); levels];
+        // the kept variables of each level, after its parameters (which
+        // may hide the caller's names)
+        let mut refs: Vec<Vec<SplitVar>> = vec![Vec::new(); levels];
         for (index, v) in self.phased.vars.iter().enumerate() {
             let here = v.declared_in == Some(p);
             let used = v.used_in.contains(&p);
             let kept = self.base.kept.iter().find(|k| k.index == index).cloned();
-            let to = if v.scope.is_some() {
-                &mut callee_refs
-            } else {
-                &mut refs
+            let Some(level) = level_of(v.scope) else {
+                continue;
             };
             match &v.keep {
                 Keep::Recompute { declaration }
-                    if used && !here && !recompute.contains(declaration) =>
+                    if used && !here && !recompute[level].contains(declaration) =>
                 {
-                    recompute.push(*declaration);
+                    recompute[level].push(*declaration);
                 }
                 Keep::Store { rewrites, .. } if here => {
                     overrides.extend(rewrites.iter().cloned());
-                    to.extend(kept);
+                    refs[level].extend(kept);
                 }
                 Keep::Store { .. } | Keep::Param { .. } if used => {
-                    to.extend(kept);
+                    refs[level].extend(kept);
                 }
                 _ => {}
             }
         }
-        self.base.refs = refs;
-        self.base.callee_refs = callee_refs;
+        // in the order of the source, where each comes after those it reads
+        for r in &mut recompute {
+            r.sort_by_key(|d| d.start());
+        }
+        self.base.refs = std::mem::take(&mut refs[0]);
         if let Some((span, with)) = &phase.result {
             overrides.push((*span, with.clone()));
         }
@@ -396,57 +418,75 @@ impl<'a> Split<'a, '_> {
             .exchange
             .map(|x| split_exchange(&self.phased.exchanges[x]));
         self.part("phase_open");
-        // The caller's recomputed variables, the callee's parameters bound
-        // to the arguments (which may name them), then the callee's own.
-        let call = self.call;
-        let inside = |d: &Span| call.is_some_and(|(_, _, body)| body.contains(d.start()));
-        // in the order of the source, where each comes after those it reads
-        recompute.sort_by_key(|d| d.start());
-        let (callee_own, caller): (Vec<Span>, Vec<Span>) = recompute.into_iter().partition(inside);
-        for declaration in caller {
-            self.user(declaration, &[]);
-            self.out.generated(b"\n");
-        }
-        if let Some((callee, binds, _)) = call {
-            // Only the parameters this phase names (its own bytes and the
-            // callee's declarations it computes again).
+        // The parameters each callee binds in this phase: those the phase
+        // names (its own bytes, the callee's declarations it computes again,
+        // the arguments its own callee binds here), the innermost first.
+        // A parameter the callee assigns is bound in its first phase only,
+        // to the thread's kept copy, which later phases read.
+        let copy = |b: &Bind, scope: usize| {
+            self.phased.vars.iter().position(|v| {
+                v.name == b.name
+                    && v.scope == Some(scope)
+                    && matches!(v.keep, Keep::Param { bound_in: Some(q), .. } if q == p)
+            })
+        };
+        let mut bound: Vec<Vec<&Bind>> = vec![Vec::new(); calls.len()];
+        let mut inner_args: Vec<Span> = Vec::new();
+        for (l, call) in calls.iter().enumerate().rev() {
+            let ranges: Vec<Span> = std::iter::once(phase.range)
+                .chain(recompute[l + 1].iter().copied())
+                .chain(inner_args.iter().copied())
+                .collect();
             let named = |b: &&Bind| {
-                std::iter::once(phase.range)
-                    .chain(callee_own.iter().copied())
-                    .any(|range| names(self.r.program, range, &b.name))
+                ranges
+                    .iter()
+                    .any(|&range| names(self.r.program, range, &b.name))
             };
-            // A parameter the callee assigns is bound in its first phase
-            // only, to the thread's kept copy, which later phases read.
-            let copy = |b: &Bind| {
-                self.phased.vars.iter().position(|v| {
-                    v.name == b.name
-                        && matches!(v.keep, Keep::Param { bound_in: Some(q), .. } if q == p)
-                })
-            };
-            let binds: Vec<&Bind> = binds
+            bound[l] = call
+                .binds
                 .iter()
                 .filter(|b| !b.block)
                 .filter(|b| {
                     if b.assigned {
-                        copy(b).is_some()
+                        copy(b, call.scope).is_some()
                     } else {
                         named(b)
                     }
                 })
                 .collect();
-            self.base.callee = callee.to_string();
+            inner_args = bound[l].iter().map(|b| b.arg).collect();
+        }
+        // The caller's recomputed variables, each callee's parameters bound
+        // to the arguments (which may name them), then the callee's own.
+        for declaration in std::mem::take(&mut recompute[0]) {
+            self.user(declaration, &[]);
+            self.out.generated(b"\n");
+        }
+        for (l, call) in calls.iter().enumerate() {
+            self.base.callee = call.callee.to_string();
+            for r in self
+                .phased
+                .result_refs
+                .iter()
+                .filter(|r| r.phase == p && r.call == call.scope)
+            {
+                self.base.result_call = r.call;
+                self.base.result_target = r.target.clone();
+                self.part("result_ref");
+            }
+            let binds = &bound[l];
             for (index, b) in binds.iter().enumerate() {
                 self.base.index = index;
                 self.part("arg_open");
                 self.argument(b.arg);
                 self.part("arg_close");
             }
-            self.base.binds = split_binds(&binds)
+            self.base.binds = split_binds(binds)
                 .into_iter()
-                .zip(&binds)
+                .zip(binds)
                 .map(|(mut s, b)| {
                     if b.assigned {
-                        s.kept = copy(b);
+                        s.kept = copy(b, call.scope);
                         s.storage = s
                             .kept
                             .and_then(|k| match &self.phased.vars[k].keep {
@@ -458,11 +498,12 @@ impl<'a> Split<'a, '_> {
                     s
                 })
                 .collect();
+            self.base.callee_refs = std::mem::take(&mut refs[l + 1]);
             self.part("binds");
-        }
-        for declaration in callee_own {
-            self.user(declaration, &[]);
-            self.out.generated(b"\n");
+            for declaration in std::mem::take(&mut recompute[l + 1]) {
+                self.user(declaration, &[]);
+                self.out.generated(b"\n");
+            }
         }
         // a vote's phase: each thread folds the argument into the result;
         // an exchange's: each stores its value in its slot
@@ -490,7 +531,7 @@ impl<'a> Split<'a, '_> {
         }
         self.base.guard = None;
         self.base.exchange = None;
-        if call.is_some() {
+        for _ in &calls {
             self.part("binds_close");
         }
         self.part("phase_close");
