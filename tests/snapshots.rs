@@ -109,6 +109,7 @@ program_snapshots! {
     pyramid_paths: "tests/corpus/pyramid_paths.cu",
     tile_splats: "tests/corpus/tile_splats.cu",
     region_histograms: "tests/corpus/region_histograms.cu",
+    row_layernorm: "tests/corpus/row_layernorm.cu",
     block_jacobi_lu: "tests/corpus/block_jacobi_lu.cu",
     guide_block_sums: "tests/corpus/guide_block_sums.cu",
     ragged_softmax: "tests/corpus/ragged_softmax.cu",
