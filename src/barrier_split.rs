@@ -1460,20 +1460,26 @@ impl<'p> Walk<'p> {
         }
         // A callee that calls itself, directly or through others, has no
         // body to run in place.
-        if let Some(&(outer, _)) = self
+        if let Some(first) = self
             .inlining
             .iter()
-            .find(|&&(_, j)| self.inlines[j].callee == callee)
+            .position(|&(_, j)| self.inlines[j].callee == callee)
         {
+            let cycle: Vec<Span> = self.inlining[first..].iter().map(|&(s, _)| s).collect();
+            let path: Vec<String> = cycle
+                .iter()
+                .map(|s| format!("`{}`", &self.program.view[s.range()]))
+                .chain(std::iter::once(format!("`{name}`")))
+                .collect();
             let mut r = refuse(
                 span,
-                format!("`{name}` waits or shares memory and calls itself (through `{}`, whose body the split runs in place); the split runs in place only callees that do not recurse", &self.program.view[outer.range()]),
+                format!("`{name}` waits or shares memory and calls itself ({}); the split runs in place only callees that do not recurse", path.join(" calls ")),
                 "write the recursion as a loop, or remove `threshold`/`floor`",
             );
-            r.notes.push((
-                outer,
-                format!("calls `{}`", &self.program.view[outer.range()]),
-            ));
+            for s in cycle {
+                r.notes
+                    .push((s, format!("calls `{}`", &self.program.view[s.range()])));
+            }
             return Err(r);
         }
         if function.template_header.is_some() {
@@ -3382,6 +3388,18 @@ impl<'p> Walk<'p> {
                 format!("rename `{name}` in the caller or in `{callee}`"),
             ))
         };
+        let hidden_by_caller = |m: usize, j: usize, name: &str| {
+            let (i, caller) = (&self.inlines[m], &self.inlines[j]);
+            let callee = &self.program.view[i.name_span.range()];
+            let outer = &self.program.view[caller.name_span.range()];
+            let mut r = refuse(
+                i.name_span,
+                format!("`{outer}` binds or declares `{name}` in each of its phases, and `{callee}`, which it calls and whose body the split runs in place too, declares a `{name}` of its own around its phases"),
+                format!("rename `{name}` in `{outer}` or in `{callee}`"),
+            );
+            r.notes.push((caller.name_span, format!("calls `{outer}`")));
+            Err(r)
+        };
         for v in &vars {
             for &q in &v.used_in {
                 for scope in self.scope_chain(phase_scopes[q]) {
@@ -3419,7 +3437,7 @@ impl<'p> Walk<'p> {
                     .collect();
                 for name in &names {
                     if block_level(m, None, name) {
-                        return hides(m, name);
+                        return hidden_by_caller(m, j, name);
                     }
                 }
             }
@@ -4369,7 +4387,9 @@ mod tests {
             .replace("warp_sum(offset)", "warp_sum(offset + 0)");
         let e = split(&format!("{warp}{hidden}{child}")).expect_err("refused");
         assert!(
-            e.why.contains("declares a `offset` of its own"),
+            e.why.starts_with(
+                "`block_sum` binds or declares `offset` in each of its phases, and `warp_sum`"
+            ),
             "{}",
             e.why
         );
@@ -4377,7 +4397,13 @@ mod tests {
         let cycle = "__device__ int ping(int v);\n__device__ int pong(int v) {\n  __syncthreads();\n  v = ping(v);\n  return v;\n}\n__device__ int ping(int v) {\n  __syncthreads();\n  v = pong(v);\n  return v;\n}\n";
         let e = split(&format!("{cycle}__global__ void child(int *x) {{\n  int s = x[threadIdx.x];\n  s = ping(s);\n  x[threadIdx.x] = s;\n}}\n"))
             .expect_err("refused");
-        assert!(!e.why.is_empty());
+        assert!(
+            e.why
+                .contains("calls itself (`ping` calls `pong` calls `ping`)"),
+            "{}",
+            e.why
+        );
+        assert_eq!(e.notes.len(), 2);
     }
 
     #[test]
