@@ -2802,13 +2802,15 @@ impl<'p> Walk<'p> {
                 .iter()
                 .zip(i.assigned.iter().zip(&i.groups))
                 .map(|(&(a, b), (&assigned, &group))| {
-                    // (a callee's call binds its arguments in each phase,
-                    // but a group)
+                    // a callee's callee: what its caller binds once per block
+                    let caller_block = |t: &str| match i.caller {
+                        None => child_params.contains(&t),
+                        Some(j) => block_names[j + 1].contains(t),
+                    };
                     group
                         || (!assigned
-                            && i.caller.is_none()
                             && self.uniform_expr(a, b, constants, &|t| {
-                                child_params.contains(&t) || shared_in(None, t)
+                                caller_block(t) || shared_in(i.caller, t)
                             }))
                 })
                 .collect();
@@ -3429,10 +3431,14 @@ impl<'p> Walk<'p> {
                         declarators(self.sig, view, *s, *e).unwrap_or_default()
                     })
                     .map(|d| d.name);
+                // (its parameters bound once per block are not bound in
+                // the phases)
                 let names: Vec<String> = self.inlines[j]
                     .params
                     .iter()
-                    .cloned()
+                    .zip(&block_binds[j])
+                    .filter(|(_, &block)| !block)
+                    .map(|(p, _)| p.clone())
                     .chain(declared)
                     .collect();
                 for name in &names {
@@ -4392,6 +4398,34 @@ mod tests {
             ),
             "{}",
             e.why
+        );
+        // a parameter of the block sum bound once per block, passed on to
+        // its callee's: bound once per block too, so the callee's barrier
+        // loop may read it
+        let tree = "__device__ void tree(int *red, int n) {\n  for (int s = n / 2; s > 0; s >>= 1) {\n    if (threadIdx.x < s) red[threadIdx.x] += red[threadIdx.x + s];\n    __syncthreads();\n  }\n}\n";
+        let sum = "__device__ int tree_sum(int *red, int v, int n) {\n  red[threadIdx.x] = v;\n  __syncthreads();\n  tree(red, n);\n  int r = red[0];\n  __syncthreads();\n  return r;\n}\n";
+        let p = split(&format!("{tree}{sum}__global__ void child(const int *x, int *out) {{\n  __shared__ int red[128];\n  int t = tree_sum(red, x[threadIdx.x], blockDim.x);\n  out[threadIdx.x] = t;\n}}\n"))
+            .expect("splits");
+        let mut binds = Vec::new();
+        fn block_binds(steps: &[Step], out: &mut Vec<(String, bool)>) {
+            for s in steps {
+                if let Step::Call { binds, body, .. } = s {
+                    out.extend(binds.iter().map(|b| (b.name.clone(), b.block)));
+                    block_binds(body, out);
+                }
+            }
+        }
+        block_binds(&p.steps, &mut binds);
+        let flags: Vec<(&str, bool)> = binds.iter().map(|(n, b)| (n.as_str(), *b)).collect();
+        assert_eq!(
+            flags,
+            [
+                ("red", true),
+                ("v", false),
+                ("n", true),
+                ("red", true),
+                ("n", true)
+            ]
         );
         // a callee that calls itself through another
         let cycle = "__device__ int ping(int v);\n__device__ int pong(int v) {\n  __syncthreads();\n  v = ping(v);\n  return v;\n}\n__device__ int ping(int v) {\n  __syncthreads();\n  v = pong(v);\n  return v;\n}\n";
