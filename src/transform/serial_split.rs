@@ -354,30 +354,6 @@ impl<'a> Split<'a, '_> {
         overrides.extend(self.vote_reads());
         let exchanges = self.exchange_reads();
         overrides.extend(exchanges);
-        // A variable computed again in later phases that its own phase does
-        // not read after its declaration: `(void)name;` after it (nvcc warns
-        // of a variable declared and never referenced).
-        let mut unread: Vec<(Span, String)> = Vec::new();
-        for v in &self.phased.vars {
-            let Keep::Recompute { declaration } = v.keep else {
-                continue;
-            };
-            let after = Span::from(declaration.end()..phase.range.end());
-            let view = &self.r.program.view;
-            if v.declared_in != Some(p)
-                || !phase.range.contains(declaration.start())
-                || !view[declaration.range()].ends_with(';')
-                || names(self.r.program, after, &v.name)
-            {
-                continue;
-            }
-            let semicolon = Span::from(declaration.end() - 1..declaration.end());
-            match unread.iter_mut().find(|(s, _)| *s == semicolon) {
-                Some((_, text)) => text.push_str(&format!(" (void){};", v.name)),
-                None => unread.push((semicolon, format!("; (void){};", v.name))),
-            }
-        }
-        overrides.extend(unread);
         // Each variable's level: the child's body (0), then each callee run
         // in place around the phase, the innermost last.
         let calls = self.calls.clone();
@@ -390,6 +366,10 @@ impl<'a> Split<'a, '_> {
         // the kept variables of each level, after its parameters (which
         // may hide the caller's names)
         let mut refs: Vec<Vec<SplitVar>> = vec![Vec::new(); levels];
+        // A variable computed again in later phases that its own phase does
+        // not read after its declaration: `(void)name;` after it (nvcc warns
+        // of a variable declared and never referenced).
+        let mut unread: Vec<(Span, String)> = Vec::new();
         for (index, v) in self.phased.vars.iter().enumerate() {
             let here = v.declared_in == Some(p);
             let used = v.used_in.contains(&p);
@@ -403,6 +383,20 @@ impl<'a> Split<'a, '_> {
                 {
                     recompute[level].push(*declaration);
                 }
+                Keep::Recompute { declaration } if here => {
+                    let after = Span::from(declaration.end()..phase.range.end());
+                    let view = &self.r.program.view;
+                    if phase.range.contains(declaration.start())
+                        && view[declaration.range()].ends_with(';')
+                        && !names(self.r.program, after, &v.name)
+                    {
+                        let semicolon = Span::from(declaration.end() - 1..declaration.end());
+                        match unread.iter_mut().find(|(s, _)| *s == semicolon) {
+                            Some((_, text)) => text.push_str(&format!(" (void){};", v.name)),
+                            None => unread.push((semicolon, format!("; (void){};", v.name))),
+                        }
+                    }
+                }
                 Keep::Store { rewrites, .. } if here => {
                     overrides.extend(rewrites.iter().cloned());
                     refs[level].extend(kept);
@@ -413,6 +407,7 @@ impl<'a> Split<'a, '_> {
                 _ => {}
             }
         }
+        overrides.extend(unread);
         // in the order of the source, where each comes after those it reads
         for r in &mut recompute {
             r.sort_by_key(|d| d.start());
