@@ -127,6 +127,12 @@ pub struct Phased {
     /// The calls whose callee declares a name of the variable that takes
     /// its result (`val = warp_sum(val);` with `float warp_sum(float val)`).
     pub result_refs: Vec<ResultRef>,
+    /// In the bodies of the template callees run in place, each name of a
+    /// template parameter and the argument written there instead
+    /// (`static __shared__ T shared[32];` of `blockReduceSum<float>`), and in
+    /// the body of a function whose `__shared__` variable has the name of an
+    /// earlier function's, each use of the name and the new one.
+    pub instances: Vec<(Span, String)>,
 }
 
 /// `val = warp_sum(val);` where the callee has a `val` of its own: in the
@@ -682,6 +688,14 @@ struct Walk<'p> {
     /// A phase kept although it holds no statement: the first of a callee
     /// that assigns a parameter, where the parameter is bound.
     keep_phase: Option<usize>,
+    /// The template callees run in place: each one's template parameters'
+    /// names and the arguments it runs with (`Walk::instantiate`).
+    instances: HashMap<FunctionId, Vec<(String, String)>>,
+    /// The function that declares each `__shared__` name first, and the
+    /// names of later functions' `__shared__` variables that the split
+    /// renames in their bodies (old name, new name).
+    shared_owners: HashMap<String, FunctionId>,
+    renames: HashMap<FunctionId, Vec<(String, String)>>,
 }
 
 /// The split of `child`'s body, or why there is none. `bound`: the threads
@@ -732,6 +746,9 @@ pub fn phased(
         exchange_calls: Vec::new(),
         warp_known: HashSet::new(),
         keep_phase: None,
+        instances: HashMap::new(),
+        shared_owners: HashMap::new(),
+        renames: HashMap::new(),
         hazards,
         child,
         inlining: Vec::new(),
@@ -943,6 +960,7 @@ pub fn phased(
         None
     };
     let inlined = walk.inlines.iter().map(|i| i.name_span).collect();
+    let instances = walk.instance_tokens();
     Ok(Phased {
         inlined,
         uniform,
@@ -960,6 +978,7 @@ pub fn phased(
         exchanges: walk.exchanges,
         guards: walk.guards,
         result_refs: results,
+        instances,
     })
 }
 
@@ -1010,6 +1029,59 @@ impl<'p> Walk<'p> {
 
     fn partner(&self, i: usize) -> usize {
         self.program.brackets.partner(i).unwrap_or(i)
+    }
+
+    /// The `(` of a call of the function named at `i`: right after the name,
+    /// or after the explicit template arguments (`blockReduceSum<float>(`).
+    fn call_open(&self, i: usize) -> Option<usize> {
+        match self.sig.get(i + 1)?.text(self.view) {
+            "(" => return Some(i + 1),
+            "<" => {}
+            _ => return None,
+        }
+        let mut depth = 0i32;
+        let mut j = i + 1;
+        while j < self.sig.len() {
+            match self.text(j) {
+                "<" => depth += 1,
+                ">" => depth -= 1,
+                ">>" => depth -= 2,
+                "(" | "[" => j = self.partner(j),
+                ";" | "{" | "}" | "&&" | "||" => return None,
+                _ => {}
+            }
+            if depth <= 0 {
+                return (depth == 0 && self.text(j + 1) == "(").then_some(j + 1);
+            }
+            j += 1;
+        }
+        None
+    }
+
+    /// The name of the function called with the `(` at `open`: the
+    /// identifier before it, or before its explicit template arguments.
+    fn callee_name_before(&self, open: usize) -> Option<usize> {
+        let at = open.checked_sub(1)?;
+        if self.text(at) != ">" {
+            return Some(at);
+        }
+        let mut depth = 0i32;
+        let mut j = at;
+        loop {
+            match self.text(j) {
+                ">" => depth += 1,
+                ">>" => depth += 2,
+                "<" => depth -= 1,
+                ")" | "]" => j = self.program.brackets.partner(j)?,
+                ";" | "{" | "}" | "&&" | "||" => return None,
+                _ => {}
+            }
+            if depth == 0 {
+                let name = j.checked_sub(1)?;
+                return (self.call_open(name) == Some(open)).then_some(name);
+            }
+            j = j.checked_sub(1)?;
+        }
     }
 
     /// The end (exclusive) of the statement starting at `k`, before `limit`.
@@ -1145,7 +1217,7 @@ impl<'p> Walk<'p> {
     /// Is `sig[i]` the name of a call of such a function?
     fn calls_waiting(&self, i: usize) -> bool {
         self.sig[i].kind == TokenKind::Ident
-            && self.text(i + 1) == "("
+            && self.call_open(i).is_some()
             && !matches!(self.text(i.wrapping_sub(1)), "." | "->")
             && self
                 .program
@@ -1417,8 +1489,8 @@ impl<'p> Walk<'p> {
         if open_paren == close_paren || open_paren < k + 1 {
             return None;
         }
-        let at = open_paren - 1;
-        if self.sig[at].kind != TokenKind::Ident || (at > k && self.text(at - 1) != "=") {
+        let at = self.callee_name_before(open_paren)?;
+        if at < k || self.sig[at].kind != TokenKind::Ident || (at > k && self.text(at - 1) != "=") {
             return None;
         }
         let name = self.text(at);
@@ -1445,7 +1517,7 @@ impl<'p> Walk<'p> {
         callee: FunctionId,
     ) -> Result<Step, Refusal> {
         let name = self.text(at);
-        let (open_paren, close_paren) = (at + 1, end - 2);
+        let (open_paren, close_paren) = (self.call_open(at).unwrap_or(at + 1), end - 2);
         let span = self.sig[at].span();
         let function = &self.program.functions[callee];
         let not_here = |why: String| {
@@ -1482,9 +1554,6 @@ impl<'p> Walk<'p> {
             }
             return Err(r);
         }
-        if function.template_header.is_some() {
-            return not_here(format!("`{name}` is a template; the split runs in place only the bodies of plain device functions"));
-        }
         // What the call statement does with the result.
         let (target, declared) = if at == k {
             (None, None)
@@ -1494,7 +1563,9 @@ impl<'p> Walk<'p> {
             let decls = declarators(self.sig, self.view, k, end);
             match decls.as_deref() {
                 Some([d]) if d.init && !d.array && d.at + 2 == at => {
-                    let storage = declarator_type(self.sig, self.view, k, d, d).ok_or_else(|| {
+                    let storage = declarator_type(self.sig, self.view, k, d, d)
+                        .map(|t| self.instantiate_at(k, &t))
+                        .ok_or_else(|| {
                         refuse(
                             self.sig[d.at].span(),
                             format!("`{}` takes the result of `{name}`, whose body the split runs in place, so it is kept per thread, which needs a named type that is not a reference", d.name),
@@ -1546,6 +1617,12 @@ impl<'p> Walk<'p> {
                 }
             }
         }
+        // A template: its parameters' names in its body and declarations
+        // written as the arguments it runs with.
+        if function.template_header.is_some() {
+            let instance = self.instance(at, open_paren, callee, &args, chain)?;
+            self.instances.insert(callee, instance);
+        }
         let mut params = Vec::new();
         let mut bind_args = Vec::new();
         let mut assigned = Vec::new();
@@ -1562,8 +1639,9 @@ impl<'p> Walk<'p> {
                     "parameter `{pname}` of `{name}` is an array or a function"
                 ));
             }
+            let declaration = self.instantiate(callee, &p.declaration);
             let written = (open..close).any(|i| self.text(i) == pname && self.writes(i));
-            if written && param_storage(&p.declaration, &pname).is_none() {
+            if written && param_storage(&declaration, &pname).is_none() {
                 return not_here(format!("`{name}` assigns its parameter `{pname}`, which the split would keep per thread, but it is a reference or has no named type"));
             }
             // the block's group passed for a group parameter taken by value
@@ -1578,7 +1656,7 @@ impl<'p> Walk<'p> {
             assigned.push(written);
             groups.push(group);
             binds.push(Bind {
-                declaration: p.declaration.clone(),
+                declaration,
                 name: pname,
                 arg: Span::from(self.sig[from].start..self.sig[to - 1].end),
                 block: false,
@@ -2257,9 +2335,24 @@ impl<'p> Walk<'p> {
             }
             return Ok(());
         }
+        let function = match scope {
+            None => self.child,
+            Some(k) => self.inlines[k].callee,
+        };
         for d in decls {
             self.shared_scopes.insert((scope, d.name.clone()));
+            let owner = *self.shared_owners.entry(d.name.clone()).or_insert(function);
             if !self.shared_names.insert(d.name.clone()) {
+                // the same name in two functions (FasterTransformer's
+                // `blockReduceSum` and `blockReduceMax`, each with its
+                // `static __shared__ T shared[32]`): the later one's renamed
+                // throughout its function's body
+                let renames = self.renames.entry(function).or_default();
+                if owner != function && !renames.iter().any(|(old, _)| *old == d.name) {
+                    let new = format!("dpopt_shared{}_{}", self.shared.len(), d.name);
+                    renames.push((d.name.clone(), new));
+                    continue;
+                }
                 return Err(refuse(
                     self.sig[d.at].span(),
                     format!("a second `__shared__` variable `{}` (in the child and a callee it runs in place, or twice in the body); the split declares each block's shared variables together", d.name),
@@ -3078,7 +3171,8 @@ impl<'p> Walk<'p> {
                         declaration: statement,
                     }
                 } else {
-                    let storage = declarator_type(self.sig, view, *s, &decls[0], d);
+                    let storage = declarator_type(self.sig, view, *s, &decls[0], d)
+                        .map(|t| self.instantiate_at(*s, &t));
                     let storage = storage.ok_or_else(|| {
                         refuse(
                             self.sig[d.at].span(),
@@ -3344,9 +3438,9 @@ impl<'p> Walk<'p> {
                     .params
                     .iter()
                     .find(|p| p.name.as_deref() == Some(name.as_str()))
-                    .map(|p| p.declaration.as_str())
+                    .map(|p| self.instantiate(i.callee, &p.declaration))
                     .unwrap_or_default();
-                let Some(storage) = param_storage(declaration, name) else {
+                let Some(storage) = param_storage(&declaration, name) else {
                     continue; // (refused where the call was walked)
                 };
                 let bound_in = i.phases.start;
@@ -3784,11 +3878,272 @@ impl<'p> Walk<'p> {
         Some((from + 3, to - 1))
     }
 
+    /// The template arguments of the call of template `callee` named at
+    /// `at`, its `(` at `open`, its arguments `args`, standing in the
+    /// regions `chain`: the explicit ones (written as the caller runs
+    /// them), then those deduced from a variable's or a literal's type, then
+    /// the defaults. One set per callee and child.
+    fn instance(
+        &self,
+        at: usize,
+        open: usize,
+        callee: FunctionId,
+        args: &[(usize, usize)],
+        chain: &[usize],
+    ) -> Result<Vec<(String, String)>, Refusal> {
+        use crate::template_instance as ti;
+        let function = &self.program.functions[callee];
+        let name = self.text(at);
+        let span = self.sig[at].span();
+        let fail = |why: String| {
+            Err(refuse(
+                span,
+                why,
+                format!("write the template arguments at the call (`{name}<float>(...)`), or remove `threshold`/`floor`"),
+            ))
+        };
+        if function.template_params.iter().any(|p| p.is_pack) {
+            return fail(format!("`{name}` is a variadic template; the split runs in place a template callee with a fixed list of parameters"));
+        }
+        // `name<a, b>(`: the arguments between the brackets
+        let mut explicit: Vec<Vec<String>> = Vec::new();
+        if open > at + 2 {
+            let mut words = Vec::new();
+            let mut depth = 0i32;
+            let mut i = at + 2;
+            while i < open - 1 {
+                let t = self.text(i);
+                match t {
+                    "<" => depth += 1,
+                    ">" => depth -= 1,
+                    ">>" => depth -= 2,
+                    _ => {}
+                }
+                if t == "," && depth == 0 {
+                    explicit.push(std::mem::take(&mut words));
+                } else if matches!(t, "(" | "[") {
+                    let close = self.partner(i);
+                    words.extend((i..=close).map(|j| self.word(j)));
+                    i = close;
+                } else {
+                    words.push(self.word(i));
+                }
+                i += 1;
+            }
+            explicit.push(words);
+        }
+        if explicit.len() > function.template_params.len() {
+            return fail(format!(
+                "the call of `{name}` gives more template arguments than it has parameters"
+            ));
+        }
+        let mut instance: Vec<(String, String)> = Vec::new();
+        for (k, p) in function.template_params.iter().enumerate() {
+            let is_type = ti::declares_type(&p.declaration);
+            let text = if let Some(words) = explicit.get(k) {
+                ti::argument_text(words, is_type)
+            } else if let Some(t) = is_type
+                .then(|| self.deduced(callee, &p.name, args, chain))
+                .flatten()
+            {
+                t
+            } else if let Some(d) = &p.default {
+                let d = ti::substitute(d, &instance);
+                if is_type
+                    || crate::lexer::lex_text(&d)
+                        .iter()
+                        .filter(|t| t.kind.is_significant())
+                        .count()
+                        == 1
+                {
+                    d
+                } else {
+                    format!("({d})")
+                }
+            } else {
+                return fail(format!("the split cannot tell `{}` of `{name}`: deduced only from an argument that is a variable of a named type or a literal, passed to a parameter `{0}`, `const {0} &` or `{0} *`", p.name));
+            };
+            if is_type && text.contains(['*', '&', '[', '(']) {
+                return fail(format!("`{name}` runs with `{}` = `{text}`, a pointer, reference, array or function type, which the split does not write in place of the parameter's name", p.name));
+            }
+            instance.push((p.name.clone(), text));
+        }
+        if let Some(other) = self.instances.get(&callee).filter(|o| **o != instance) {
+            let list = |a: &[(String, String)]| {
+                a.iter()
+                    .map(|(_, v)| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            return fail(format!(
+                "`{name}` runs in place as `{name}<{}>` and as `{name}<{}>`; the split runs one instance of a template callee per child",
+                list(other),
+                list(&instance)
+            ));
+        }
+        Ok(instance)
+    }
+
+    /// Template parameter `tparam` of `callee` deduced from the call's
+    /// arguments: the first parameter that takes it by value, by `const &`
+    /// or through a pointer, whose argument is a variable of a named type
+    /// (declared in the regions `chain` or a parameter) or a literal.
+    fn deduced(
+        &self,
+        callee: FunctionId,
+        tparam: &str,
+        args: &[(usize, usize)],
+        chain: &[usize],
+    ) -> Option<String> {
+        use crate::template_instance as ti;
+        let function = &self.program.functions[callee];
+        function
+            .params
+            .iter()
+            .zip(args)
+            .find_map(|(p, &(from, to))| {
+                let pname = p.name.as_deref()?;
+                let tokens = crate::lexer::lex_text(&p.declaration);
+                let mut words: Vec<&str> = tokens
+                    .iter()
+                    .filter(|t| t.kind.is_significant())
+                    .map(|t| &p.declaration[t.range()])
+                    .collect();
+                if words.pop() != Some(pname) {
+                    return None;
+                }
+                let how = ti::taken(&words, tparam)?;
+                if to != from + 1 {
+                    return None;
+                }
+                let arg = match ti::literal_type(self.text(from)) {
+                    Some(t) => t.to_string(),
+                    None if self.sig[from].kind == TokenKind::Ident => {
+                        self.declared_type(from, chain)?
+                    }
+                    None => return None,
+                };
+                ti::deduced(&arg, how)
+            })
+    }
+
+    /// The type of the variable named at `i` (in the regions `chain`) as
+    /// declared where the call stands: in a declaration of an enclosing
+    /// region before it, or a parameter of the function it is in.
+    fn declared_type(&self, i: usize, chain: &[usize]) -> Option<String> {
+        let name = self.text(i);
+        let caller = match self.scope() {
+            None => self.child,
+            Some(k) => self.inlines[k].callee,
+        };
+        let function = &self.program.functions[caller];
+        let body = function.body_tokens.clone();
+        let local = self
+            .declarations
+            .iter()
+            .rev()
+            .filter(|(_, c, s, _)| *s < i && body.contains(s) && chain.starts_with(c))
+            .find_map(|(_, _, s, e)| {
+                let decls = declarators(self.sig, self.view, *s, *e)?;
+                let d = decls.iter().find(|d| d.name == name)?;
+                Some((
+                    d.array,
+                    declarator_type(self.sig, self.view, *s, &decls[0], d)
+                        .map(|t| self.instantiate_at(*s, &t)),
+                ))
+            });
+        match local {
+            Some((false, t)) => t,
+            Some((true, _)) => None,
+            None => function
+                .params
+                .iter()
+                .find(|p| p.name.as_deref() == Some(name))
+                .and_then(|p| param_storage(&self.instantiate(caller, &p.declaration), name)),
+        }
+    }
+
+    /// What the split writes for the name at `i` in the body of a function
+    /// it runs: a template callee's argument for its parameter's name, a
+    /// `__shared__` variable's new name (`Walk::renames`).
+    fn instance_word(&self, i: usize) -> Option<&str> {
+        if (self.instances.is_empty() && self.renames.is_empty())
+            || self.sig[i].kind != TokenKind::Ident
+            || (i > 0 && matches!(self.text(i - 1), "." | "->" | "::"))
+        {
+            return None;
+        }
+        let t = self.text(i);
+        let within = |f: &FunctionId| self.program.functions[*f].body_tokens.contains(&i);
+        self.instances
+            .iter()
+            .chain(&self.renames)
+            .filter(|(f, _)| within(f))
+            .find_map(|(_, words)| words.iter().find(|(n, _)| n == t))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The token at `i` as the instance it stands in writes it.
+    fn word(&self, i: usize) -> String {
+        self.instance_word(i).unwrap_or(self.text(i)).to_string()
+    }
+
+    /// `text`, from `f`'s declaration or body, as `f`'s instance writes it.
+    fn instantiate(&self, f: FunctionId, text: &str) -> String {
+        match self.instances.get(&f) {
+            Some(args) => crate::template_instance::substitute(text, args),
+            None => text.to_string(),
+        }
+    }
+
+    /// `text`, read from the function body holding token `i`, as that
+    /// body's instance writes it.
+    fn instantiate_at(&self, i: usize, text: &str) -> String {
+        match self
+            .instances
+            .iter()
+            .find(|(f, _)| self.program.functions[**f].body_tokens.contains(&i))
+        {
+            Some((_, args)) => crate::template_instance::substitute(text, args),
+            None => text.to_string(),
+        }
+    }
+
+    /// Every name of a template parameter in the bodies of the template
+    /// callees run in place, and what their instances write there.
+    fn instance_tokens(&self) -> Vec<(Span, String)> {
+        let functions: HashSet<FunctionId> = self
+            .instances
+            .keys()
+            .chain(self.renames.keys())
+            .copied()
+            .collect();
+        let mut out: Vec<(Span, String)> = functions
+            .into_iter()
+            .flat_map(|f| self.program.functions[f].body_tokens.clone())
+            .filter_map(|i| Some((self.sig[i].span(), self.instance_word(i)?.to_string())))
+            .collect();
+        out.sort_by_key(|(s, _)| s.start());
+        out
+    }
+
+    /// The source of `sig[from..to)`, a template callee's parameters
+    /// written as its arguments (`Walk::instantiate`).
     fn text_of(&self, from: usize, to: usize) -> String {
         if from >= to {
             return String::new();
         }
-        self.view[self.sig[from].start..self.sig[to - 1].end].to_string()
+        let mut out = String::new();
+        let mut at = self.sig[from].start;
+        for i in from..to {
+            if let Some(word) = self.instance_word(i) {
+                out.push_str(&self.view[at..self.sig[i].start]);
+                out.push_str(word);
+                at = self.sig[i].end;
+            }
+        }
+        out.push_str(&self.view[at..self.sig[to - 1].end]);
+        out
     }
 
     /// An initializer from sig `from` to `to` (exclusive) that gives the same
@@ -4347,6 +4702,73 @@ mod tests {
         // outside the loop, the same names are apart
         split(&format!("{BLOCK_SUM}__global__ void child(const int *x, int *out) {{\n  __shared__ int red[128];\n  int stride = x[threadIdx.x];\n  int s = block_sum(red, stride);\n  out[threadIdx.x] = s + stride;\n}}\n"))
             .expect("splits");
+    }
+
+    #[test]
+    fn template_callees_run_their_instance_in_place() {
+        let warp = "template <typename T> __device__ T warp_sum(T val) {\n  for (int m = 16; m > 0; m >>= 1)\n    val += __shfl_xor_sync(0xffffffffu, val, m);\n  return val;\n}\n";
+        let block = "template <typename T, int W = 32> __device__ T block_sum(T val) {\n  static __shared__ T part[W];\n  int lane = threadIdx.x % 32, wid = threadIdx.x / 32;\n  val = warp_sum<T>(val);\n  if (lane == 0) part[wid] = val;\n  __syncthreads();\n  val = threadIdx.x < blockDim.x / 32 ? part[lane] : (T)0;\n  val = warp_sum(val);\n  return val;\n}\n";
+        let child = |call: &str| {
+            format!("{warp}{block}__global__ void child(const float *x, float *out) {{\n  float sum = x[threadIdx.x];\n  {call}\n  if (threadIdx.x == 0) out[blockIdx.x] = sum;\n}}\n")
+        };
+        // explicit, deduced from a variable, deduced from a literal's type
+        for call in [
+            "sum = block_sum<float>(sum);",
+            "sum = block_sum(sum);",
+            "sum = block_sum<float, 32>(sum + 1.0f);",
+        ] {
+            let p = split(&child(call)).unwrap_or_else(|e| panic!("{call}: {}", e.why));
+            assert_eq!(p.inlined.len(), 3, "{call}");
+            let words: BTreeSet<&str> = p.instances.iter().map(|(_, w)| w.as_str()).collect();
+            assert_eq!(words, BTreeSet::from(["float", "32"]), "{call}");
+            // every `T` and `W` of the block sum's body (`part`'s type and
+            // size, `warp_sum<T>`, `(T)0`), none of its signature's
+            assert_eq!(p.instances.len(), 4, "{call}");
+        }
+        let e = split(&child("sum = block_sum(sum * 2.0f);")).expect_err("refused");
+        assert!(
+            e.why
+                .starts_with("the split cannot tell `T` of `block_sum`"),
+            "{}",
+            e.why
+        );
+        let e = split(&child("sum = block_sum<float *>(sum);")).expect_err("refused");
+        assert!(
+            e.why
+                .contains("a pointer, reference, array or function type"),
+            "{}",
+            e.why
+        );
+        let e = split(&child(
+            "sum = block_sum<float>(sum);\n  sum = block_sum<double>(sum);",
+        ))
+        .expect_err("refused");
+        assert!(
+            e.why
+                .contains("runs in place as `block_sum<float, 32>` and as `block_sum<double, 32>`"),
+            "{}",
+            e.why
+        );
+        let variadic =
+            "template <typename... Ts> __device__ void wait(Ts... xs) {\n  __syncthreads();\n}\n";
+        let e = split(&format!("{variadic}__global__ void child(int *out) {{\n  wait(1);\n  out[threadIdx.x] = 0;\n}}\n"))
+            .expect_err("refused");
+        assert!(e.why.contains("is a variadic template"), "{}", e.why);
+    }
+
+    #[test]
+    fn shared_names_of_two_callees_are_told_apart() {
+        let sum = "__device__ float sum(float v) {\n  static __shared__ float shared[32];\n  shared[threadIdx.x % 32] = v;\n  __syncthreads();\n  return shared[0];\n}\n";
+        let max = sum.replace("sum(", "max(");
+        let p = split(&format!("{sum}{max}__global__ void child(float *out) {{\n  float a = sum(1.0f);\n  float b = max(a);\n  out[threadIdx.x] = a + b;\n}}\n"))
+            .expect("splits");
+        assert_eq!(p.shared.len(), 2);
+        // the second callee's three `shared`: its declaration's and two reads
+        let renamed: Vec<&str> = p.instances.iter().map(|(_, w)| w.as_str()).collect();
+        assert_eq!(renamed, ["dpopt_shared1_shared"; 3]);
+        // one function declaring the name twice is still refused
+        let twice = "__global__ void child(float *out) {\n  __shared__ float s[32];\n  s[threadIdx.x] = 1.0f;\n  __syncthreads();\n  {\n    __shared__ float s[32];\n    s[threadIdx.x] = out[0];\n  }\n  out[threadIdx.x] = s[0];\n}\n";
+        assert!(split(twice).is_err());
     }
 
     #[test]

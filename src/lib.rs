@@ -43,6 +43,7 @@ mod postwork;
 mod pragma;
 mod program;
 mod record;
+mod template_instance;
 mod thread_count;
 mod token;
 mod transform;

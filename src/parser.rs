@@ -583,10 +583,15 @@ fn template_params(tokens: &[Token], view: &str) -> Vec<TemplateParam> {
                 (Some(a), Some(b)) => view[a.start..b.end].to_string(),
                 _ => String::new(),
             };
+            let default = match (p.get(end + 1), p.last()) {
+                (Some(a), Some(b)) => Some(view[a.start..b.end].to_string()),
+                _ => None,
+            };
             TemplateParam {
                 declaration,
                 name,
                 is_pack,
+                default,
             }
         })
         .collect()

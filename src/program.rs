@@ -27,6 +27,8 @@ pub struct TemplateParam {
     pub declaration: String,
     pub name: String,
     pub is_pack: bool,
+    /// The default argument as written (`8` of `int WARPS = 8`).
+    pub default: Option<String>,
 }
 
 /// One function parameter.

@@ -115,6 +115,7 @@ program_snapshots! {
     ragged_softmax: "tests/corpus/ragged_softmax.cu",
     warp_filters: "tests/corpus/warp_filters.cu",
     segment_moments: "tests/corpus/segment_moments.cu",
+    ft_norm_templates: "tests/corpus/ft_norm_templates.cu",
 }
 
 #[test]

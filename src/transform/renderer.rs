@@ -57,6 +57,10 @@ pub struct Renderer<'a> {
     /// `malloc`/`cudaMalloc`, a slice's `free`/`cudaFree`) -> its new name,
     /// in the file and in every copy of a body.
     renamed: HashMap<usize, String>,
+    /// Start offset of each name of a template parameter in the body of a
+    /// template callee that a split serial version runs in place -> the
+    /// argument its instance writes there (`Phased::instances`).
+    instances: HashMap<usize, String>,
 }
 
 impl<'a> Renderer<'a> {
@@ -94,6 +98,7 @@ impl<'a> Renderer<'a> {
             queries,
             renamed,
             positions: Vec::new(),
+            instances: HashMap::new(),
         }
         .with_positions()
     }
@@ -112,6 +117,7 @@ impl<'a> Renderer<'a> {
             queries: self.queries.clone(),
             renamed: self.renamed.clone(),
             positions: self.positions.clone(),
+            instances: self.instances.clone(),
         }
     }
 
@@ -129,7 +135,18 @@ impl<'a> Renderer<'a> {
             queries: self.queries.clone(),
             renamed: self.renamed.clone(),
             positions: self.positions.clone(),
+            instances: self.instances.clone(),
         }
+    }
+
+    /// The same renderer, writing the arguments of the template callees a
+    /// split runs in place for their parameters' names.
+    pub fn with_instances(mut self, instances: &[(Span, String)]) -> Renderer<'a> {
+        self.instances = instances
+            .iter()
+            .map(|(span, text)| (span.start(), text.clone()))
+            .collect();
+        self
     }
 
     /// What a copy of a body writes at its calls of callees that read
@@ -235,6 +252,13 @@ impl<'a> Renderer<'a> {
             }
             if let (TokenKind::Ident, Some(name)) = (t.kind, self.renamed.get(&t.start)) {
                 out.generated(name.as_bytes());
+                i += 1;
+                continue;
+            }
+            if let (TokenKind::Ident, true, Some(arg)) =
+                (t.kind, substitute, self.instances.get(&t.start))
+            {
+                out.generated(arg.as_bytes());
                 i += 1;
                 continue;
             }

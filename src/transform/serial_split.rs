@@ -102,7 +102,7 @@ pub(super) fn serial_split(
         guard: None,
     };
     // A recursive child's own launches in it are made as written.
-    let split_renderer = r.for_split();
+    let split_renderer = r.for_split().with_instances(&phased.instances);
     let mut s = Split {
         r: &split_renderer,
         plan,
