@@ -443,6 +443,12 @@ fn mark_block_binds(steps: &mut [Step], flags: &mut impl Iterator<Item = Vec<boo
     }
 }
 
+/// The size of a tile written `n`: a literal 1, 2, 4, 8, 16 or 32.
+fn tile_size(n: &str) -> Option<u32> {
+    let v: u32 = n.trim_end_matches(['u', 'U']).parse().ok()?;
+    (v <= 32 && v.is_power_of_two()).then_some(v)
+}
+
 /// Why the split does not take the warp operation `construct`.
 fn warp_refusal(construct: &str) -> String {
     if construct == "volatile" {
@@ -696,6 +702,10 @@ struct Walk<'p> {
     /// renames in their bodies (old name, new name).
     shared_owners: HashMap<String, FunctionId>,
     renames: HashMap<FunctionId, Vec<(String, String)>>,
+    /// The tiles of the block the bodies make (`cg::thread_block_tile<32>
+    /// tile = cg::tiled_partition<32>(block);`): each variable's name and
+    /// the tile's size, 1 to 32 (`Walk::collect_tiles`).
+    tiles: HashMap<String, u32>,
 }
 
 /// The split of `child`'s body, or why there is none. `bound`: the threads
@@ -749,6 +759,7 @@ pub fn phased(
         instances: HashMap::new(),
         shared_owners: HashMap::new(),
         renames: HashMap::new(),
+        tiles: HashMap::new(),
         hazards,
         child,
         inlining: Vec::new(),
@@ -759,6 +770,7 @@ pub fn phased(
         inlines: Vec::new(),
     };
     let (open, close) = (function.body_tokens.start, function.body_tokens.end);
+    walk.collect_tiles(open, close);
     walk.regions = 1;
     let steps = walk.region(open, close, &[0])?;
     if let Some(Step::Phase(last)) = steps.last() {
@@ -847,6 +859,14 @@ pub fn phased(
                 .iter()
                 .any(|s| s.keyword.start() == f.span.start()),
             Hazard::Warp => walk.warp_known.contains(&f.span.start()),
+            // a tile's rank (the child's own: a callee's positions are
+            // refused where it is called, but its tiles' queries)
+            Hazard::ThreadPosition | Hazard::BlockPosition => {
+                via.is_some()
+                    || walk
+                        .tile_query(walk.program.sig_index_at(f.span.start()))
+                        .is_some()
+            }
             _ => true,
         };
         if !known {
@@ -856,6 +876,8 @@ pub fn phased(
                 || f.construct.starts_with("cooperative_groups::sync(");
             let why = if f.hazard == Hazard::Warp {
                 warp_refusal(&f.construct)
+            } else if matches!(f.hazard, Hazard::ThreadPosition | Hazard::BlockPosition) {
+                format!("`{}` reads a position the split does not replace: it writes with the builtins the queries of the block's group and of a tile of it of a constant size (`cg::thread_block_tile<32> t = cg::tiled_partition<32>(block);`, `t.thread_rank()`)", f.construct)
             } else if f.hazard == Hazard::Block && !sync_form {
                 format!("`{}` is a barrier the split does not take: it splits at `__syncthreads();`, the syncs of cooperative-groups block groups, and a block vote (`__syncthreads_or`, `_and`, `_count`) in the head of a `while`, `do ... while` or `if`", f.construct)
             } else if f.hazard == Hazard::Block {
@@ -1145,13 +1167,129 @@ impl<'p> Walk<'p> {
     /// The warp exchange called at `sig[i]`, with its arguments' count in
     /// the intrinsic's range.
     fn exchange_call_at(&self, i: usize) -> Option<WarpOp> {
-        let op = WarpOp::of(self.text(i))?;
-        if self.text(i + 1) != "(" || matches!(self.text(i.wrapping_sub(1)), "." | "->" | "::") {
+        if self.text(i + 1) != "(" {
             return None;
         }
         let close = self.partner(i + 1);
         let args = self.arguments(i + 1, close);
+        if let Some(_size) = self.tile_member(i) {
+            let op = WarpOp::of_member(self.text(i))?;
+            return (args.len() == op.member_arguments()).then_some(op);
+        }
+        let op = WarpOp::of(self.text(i))?;
+        if matches!(self.text(i.wrapping_sub(1)), "." | "->" | "::") {
+            return None;
+        }
         op.arguments().contains(&args.len()).then_some(op)
+    }
+
+    /// The size of the tile whose member is named at `i` (`tile.shfl_down`,
+    /// `tile` one of `Walk::tiles`).
+    fn tile_member(&self, i: usize) -> Option<u32> {
+        if i < 2 || self.text(i - 1) != "." || self.sig[i - 2].kind != TokenKind::Ident {
+            return None;
+        }
+        if i >= 3 && matches!(self.text(i - 3), "." | "->" | "::") {
+            return None;
+        }
+        self.tiles.get(self.text(i - 2)).copied()
+    }
+
+    /// At `i`, `[cg::]tiled_partition<N>(block)` ending before `to`, `block`
+    /// the block's group (a variable that holds it for certain, or made in
+    /// place): the tile's size (a literal 1, 2, 4, 8, 16 or 32) and the
+    /// index after it.
+    fn tile_creation(&self, i: usize, to: usize) -> Option<(u32, usize)> {
+        let mut j = i;
+        if matches!(self.text(j), "cg" | "cooperative_groups") && self.text(j + 1) == "::" {
+            j += 2;
+        }
+        if self.text(j) != "tiled_partition"
+            || self.text(j + 1) != "<"
+            || self.text(j + 3) != ">"
+            || self.text(j + 4) != "("
+        {
+            return None;
+        }
+        let size = tile_size(self.text(j + 2))?;
+        let close = self.partner(j + 4);
+        let arg = j + 5;
+        let block = if close == arg + 1 {
+            self.block_handles.contains(self.text(arg))
+        } else {
+            self.block_group_creation(arg, close) == Some(close)
+        };
+        (block && close < to).then_some((size, close + 1))
+    }
+
+    /// Record the tiles the body `open..close` makes: `[const]
+    /// [cg::]thread_block_tile<N> name = <tile_creation>;` or `auto name =
+    /// <tile_creation>;`. A name made twice with different sizes is left out.
+    fn collect_tiles(&mut self, open: usize, close: usize) {
+        let mut found: Vec<(String, u32)> = Vec::new();
+        for i in open..close {
+            if self.text(i) != "=" || self.sig[i.saturating_sub(1)].kind != TokenKind::Ident {
+                continue;
+            }
+            let Some((size, after)) = self.tile_creation(i + 1, close) else {
+                continue;
+            };
+            if self.text(after) != ";" {
+                continue;
+            }
+            let name = i - 1;
+            let typed = match self.text(name - 1) {
+                "auto" => true,
+                ">" => {
+                    name >= 4
+                        && self.text(name - 4) == "thread_block_tile"
+                        && self.text(name - 3) == "<"
+                        && tile_size(self.text(name - 2)) == Some(size)
+                }
+                _ => false,
+            };
+            if typed {
+                found.push((self.text(name).to_string(), size));
+            }
+        }
+        for (name, size) in found {
+            match self.tiles.get(&name) {
+                Some(&s) if s != size => {
+                    self.tiles.remove(&name);
+                }
+                _ => {
+                    self.tiles.insert(name, size);
+                }
+            }
+        }
+    }
+
+    /// At `i`, a query of one of the tiles (`tile.thread_rank()`,
+    /// `tile.size()`, `Walk::tiles`): what the split writes instead, with
+    /// the builtins, whether every thread of the block reads it alike, and
+    /// the index after it.
+    fn tile_query(&self, i: usize) -> Option<(String, bool, usize)> {
+        let size = *self.tiles.get(self.text(i))?;
+        if self.text(i + 1) != "."
+            || self.text(i + 3) != "("
+            || self.text(i + 4) != ")"
+            || (i > 0 && matches!(self.text(i - 1), "." | "->" | "::"))
+        {
+            return None;
+        }
+        let rank = "(dpopt_threadIdx.x + dpopt_blockDim.x * (dpopt_threadIdx.y + dpopt_blockDim.y * dpopt_threadIdx.z))";
+        let threads = "(dpopt_blockDim.x * dpopt_blockDim.y * dpopt_blockDim.z)";
+        let (text, uniform) = match self.text(i + 2) {
+            "thread_rank" => (format!("((unsigned){rank} % {size}u)"), false),
+            "meta_group_rank" => (format!("((unsigned){rank} / {size}u)"), false),
+            "meta_group_size" => (
+                format!("(((unsigned){threads} + {}u) / {size}u)", size - 1),
+                true,
+            ),
+            "size" | "num_threads" => (format!("{size}u"), true),
+            _ => return None,
+        };
+        Some((text, uniform, i + 5))
     }
 
     /// The arguments of the parentheses `open..=close` (significant-token
@@ -1681,10 +1819,13 @@ impl<'p> Walk<'p> {
             .extend(self.hazards.definite_block_groups(callee));
         // A position the split does not replace (a tile's rank, a group
         // that may be a tile, `%tid`): the parent thread's own.
-        if let Some(f) = own
-            .iter()
-            .find(|f| matches!(f.hazard, Hazard::ThreadPosition | Hazard::BlockPosition))
-        {
+        self.collect_tiles(open, close);
+        if let Some(f) = own.iter().find(|f| {
+            matches!(f.hazard, Hazard::ThreadPosition | Hazard::BlockPosition)
+                && self
+                    .tile_query(self.program.sig_index_at(f.span.start()))
+                    .is_none()
+        }) {
             return not_here(format!(
                 "`{name}` reads `{}`, a position the split does not replace (only the block group's queries and the builtins)",
                 f.construct
@@ -2174,7 +2315,10 @@ impl<'p> Walk<'p> {
         let open = name + 1;
         let close = self.partner(open);
         let args = self.arguments(open, close);
-        let (from, to) = args[1];
+        let tile = self.tile_member(name);
+        // a tile's member: the value first, the call from the tile's name
+        let (from, to) = args[if tile.is_some() { 0 } else { 1 }];
+        let first = if tile.is_some() { name - 2 } else { name };
         // The value is evaluated again by the statement (the thread's own),
         // and the other arguments there only.
         for &(a, b) in &args {
@@ -2192,17 +2336,18 @@ impl<'p> Walk<'p> {
                 ));
             }
         }
-        let call = Span::from(self.sig[name].start..self.sig[close].end);
+        let call = Span::from(self.sig[first].start..self.sig[close].end);
         let index = match self.exchanges.iter().position(|x| x.call == call) {
             Some(i) => i,
             None => {
                 self.exchanges.push(Exchange {
                     op,
-                    opener: Span::from(self.sig[name].start..self.sig[open].end),
+                    opener: Span::from(self.sig[first].start..self.sig[open].end),
                     call,
+                    tile,
                 });
-                self.exchange_calls.push((name, close));
-                self.warp_known.insert(self.sig[name].start);
+                self.exchange_calls.push((first, close));
+                self.warp_known.insert(self.sig[first].start);
                 self.exchanges.len() - 1
             }
         };
@@ -3578,6 +3723,13 @@ impl<'p> Walk<'p> {
                 if t == "threadIdx" {
                     return Err(self.not_uniform(i, "reads `threadIdx`"));
                 }
+                // a tile's size, its number in the block
+                if self
+                    .tile_query(i)
+                    .is_some_and(|(_, uniform, after)| uniform && after <= *to)
+                {
+                    continue;
+                }
                 if self.block_groups.contains(t)
                     && self.text(i + 1) == "."
                     && !self.block_query(i, *to).is_some_and(|(p, _)| p.uniform())
@@ -3668,6 +3820,9 @@ impl<'p> Walk<'p> {
             }
             if let Some((position, after)) = self.block_query(i, to) {
                 return (position.uniform() && known(self.text(i))).then_some(after);
+            }
+            if let Some((_, uniform, after)) = self.tile_query(i).filter(|q| q.2 <= to) {
+                return uniform.then_some(after);
             }
             let prev = if i > from { self.text(i - 1) } else { "(" };
             if self.text(i + 1) != "["
@@ -4123,7 +4278,20 @@ impl<'p> Walk<'p> {
             .flat_map(|f| self.program.functions[f].body_tokens.clone())
             .filter_map(|i| Some((self.sig[i].span(), self.instance_word(i)?.to_string())))
             .collect();
+        // the tiles' queries in every body the split runs
+        let mut bodies = vec![self.program.functions[self.child].body_tokens.clone()];
+        bodies.extend(
+            self.inlines
+                .iter()
+                .map(|i| self.program.functions[i.callee].body_tokens.clone()),
+        );
+        for i in bodies.into_iter().flatten() {
+            if let Some((text, _, after)) = self.tile_query(i) {
+                out.push((Span::from(self.sig[i].start..self.sig[after - 1].end), text));
+            }
+        }
         out.sort_by_key(|(s, _)| s.start());
+        out.dedup();
         out
     }
 
@@ -4185,11 +4353,19 @@ impl<'p> Walk<'p> {
         };
         // the block's group, made again in each phase, and its queries
         let element = |i: usize| {
-            self.block_group_creation(i, to).or_else(|| {
-                self.block_query(i, to)
-                    .filter(|_| recomputable.contains(self.text(i)))
-                    .map(|(_, after)| after)
-            })
+            self.block_group_creation(i, to)
+                .or_else(|| {
+                    self.block_query(i, to)
+                        .filter(|_| recomputable.contains(self.text(i)))
+                        .map(|(_, after)| after)
+                })
+                // a tile of it, and a tile's queries
+                .or_else(|| self.tile_creation(i, to).map(|(_, after)| after))
+                .or_else(|| {
+                    self.tile_query(i)
+                        .filter(|&(_, _, after)| after <= to)
+                        .map(|(_, _, after)| after)
+                })
         };
         self.reading_expr(from, to, &ident, &element)
     }
@@ -4754,6 +4930,56 @@ mod tests {
         let e = split(&format!("{variadic}__global__ void child(int *out) {{\n  wait(1);\n  out[threadIdx.x] = 0;\n}}\n"))
             .expect_err("refused");
         assert!(e.why.contains("is a variadic template"), "{}", e.why);
+    }
+
+    #[test]
+    fn tiles_of_the_block_exchange_and_query_through_the_builtins() {
+        let child = "__global__ void child(const int *x, int *out) {\n  cg::thread_block cta = cg::this_thread_block();\n  cg::thread_block_tile<16> tile = cg::tiled_partition<16>(cta);\n  __shared__ int part[8];\n  int v = x[threadIdx.x];\n  for (int d = tile.size() / 2; d > 0; d /= 2) v += tile.shfl_down(v, d);\n  unsigned b = tile.ballot(v > 0);\n  if (tile.thread_rank() == 0) part[tile.meta_group_rank()] = v + (int)b;\n  cg::sync(cta);\n  if (threadIdx.x == 0) out[blockIdx.x] = part[0];\n}\n";
+        let p = split(child).expect("splits");
+        let tiles: Vec<(WarpOp, Option<u32>)> =
+            p.exchanges.iter().map(|x| (x.op, x.tile)).collect();
+        assert_eq!(
+            tiles,
+            [(WarpOp::ShflDown, Some(16)), (WarpOp::Ballot, Some(16))]
+        );
+        // the openers start at the tile's name
+        for x in &p.exchanges {
+            assert!(
+                child[x.opener.range()].starts_with("tile."),
+                "{}",
+                &child[x.opener.range()]
+            );
+        }
+        // the queries, the size in the loop's head (run once per block)
+        let queries: Vec<(&str, &str)> = p
+            .instances
+            .iter()
+            .map(|(s, w)| (&child[s.range()], w.as_str()))
+            .collect();
+        assert_eq!(queries.len(), 3, "{queries:?}");
+        assert_eq!(queries[0], ("tile.size()", "16u"));
+        assert!(
+            queries[1].1.ends_with("% 16u)") && queries[2].1.ends_with("/ 16u)"),
+            "{queries:?}"
+        );
+        // a tile of a size that is not a literal, or of a group that may not be
+        // the block, is not one the split writes with the builtins
+        for (from, to) in [
+            (
+                "cg::thread_block_tile<16> tile = cg::tiled_partition<16>(cta);",
+                "auto tile = cg::tiled_partition(cta, 16);",
+            ),
+            (
+                "cg::tiled_partition<16>(cta)",
+                "cg::tiled_partition<16>(cg::coalesced_threads())",
+            ),
+        ] {
+            assert!(split(&child.replace(from, to)).is_err(), "{to}");
+        }
+        // an unknown member of a tile stays refused
+        let e =
+            split(&child.replace("tile.ballot(v > 0)", "tile.match_any(v)")).expect_err("refused");
+        assert!(e.why.contains("match_any"), "{}", e.why);
     }
 
     #[test]

@@ -58,6 +58,25 @@ impl WarpOp {
             .expect("every operation is in OPS")
     }
 
+    /// The operation of a cooperative-groups tile's member function named
+    /// `member` (`tile.shfl_down(v, d)`, `tile.ballot(p)`): the shuffles
+    /// and the votes.
+    pub fn of_member(member: &str) -> Option<WarpOp> {
+        OPS.iter()
+            .take(7)
+            .find(|(_, _, m)| *m == member)
+            .map(|(op, _, _)| *op)
+    }
+
+    /// How many arguments a tile's member function takes: the value (or
+    /// predicate) and, for the shuffles, the lane (or offset).
+    pub fn member_arguments(self) -> usize {
+        match self {
+            WarpOp::Shfl | WarpOp::ShflUp | WarpOp::ShflDown | WarpOp::ShflXor => 2,
+            _ => 1,
+        }
+    }
+
     /// The intrinsic's name.
     pub fn name(self) -> &'static str {
         self.entry().1
@@ -102,7 +121,39 @@ impl WarpOp {
 /// split may reproduce where it stands right: an exchange, `__syncwarp` or
 /// a tile's `tile.sync()`?
 pub fn may_split(construct: &str) -> bool {
-    WarpOp::of(construct).is_some() || construct == "__syncwarp" || construct.ends_with(".sync()")
+    WarpOp::of(construct).is_some()
+        || construct == "__syncwarp"
+        || construct.ends_with(".sync()")
+        || member(construct).is_some_and(|m| WarpOp::of_member(m).is_some())
+}
+
+/// Is the position query `construct` (as the hazard model names it) one
+/// the split may write with the builtins: a tile's `tile.thread_rank()` or
+/// `tile.meta_group_rank()` (`barrier_split.rs` checks that the tile is one
+/// of the block's of a constant size)?
+pub fn may_split_position(construct: &str) -> bool {
+    construct.ends_with("()") && member(construct).is_some_and(|m| TILE_QUERIES.contains(&m))
+}
+
+/// A tile's member functions that read positions or sizes, which the split
+/// writes with the builtins.
+pub const TILE_QUERIES: &[&str] = &[
+    "thread_rank",
+    "meta_group_rank",
+    "meta_group_size",
+    "size",
+    "num_threads",
+];
+
+/// `m` of `object.m(...)`.
+fn member(construct: &str) -> Option<&str> {
+    let head = &construct[..construct.find('(')?];
+    let (object, m) = head.rsplit_once('.')?;
+    (!object.is_empty()
+        && object.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && !m.is_empty()
+        && m.chars().all(|c| c.is_alphanumeric() || c == '_'))
+    .then_some(m)
 }
 
 /// One warp intrinsic's call in a body the split runs (`Phased::exchanges`).
@@ -114,6 +165,9 @@ pub struct Exchange {
     pub opener: Span,
     /// From the name to the call's `)`.
     pub call: Span,
+    /// A tile's member function (`tile.shfl_down(v, d)`): the tile's size,
+    /// 1 to 32 (its lanes, the value the first argument).
+    pub tile: Option<u32>,
 }
 
 #[cfg(test)]

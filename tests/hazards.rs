@@ -236,20 +236,26 @@ fn syncwarp_is_a_warp_operation() {
 }
 
 #[test]
-fn tiled_partition_shuffle_is_serial_hazard_but_coarsens() {
+fn tiled_partition_shuffle_splits_and_coarsens() {
+    // The split's serial version reproduces a tile's shuffle (threads that
+    // returned are inactive lanes) and writes its rank with the builtins.
     let (file, outcome) = run("tile_shfl_threshold.cu", None);
+    accepted(&file, &outcome);
+    // A warp operation after an early return is no coarsening hazard.
+    let (file, outcome) = run("tile_shfl_threshold.cu", Some("#pragma dp coarsen(2)"));
+    accepted(&file, &outcome);
+    // A tile's operation the split does not reproduce keeps the child from
+    // running serially.
+    let (file, outcome) = run("tile_match_threshold.cu", None);
     refused(
         &file,
         &outcome,
         &[(
             "dpopt::not_serializable",
-            "13:10",
-            "tile.shfl_down(v, offset)",
+            "13:24",
+            "tile.match_any(__float_as_int(v))",
         )],
     );
-    // A warp operation after an early return is no coarsening hazard.
-    let (file, outcome) = run("tile_shfl_threshold.cu", Some("#pragma dp coarsen(2)"));
-    accepted(&file, &outcome);
 }
 
 #[test]

@@ -116,6 +116,7 @@ program_snapshots! {
     warp_filters: "tests/corpus/warp_filters.cu",
     segment_moments: "tests/corpus/segment_moments.cu",
     ft_norm_templates: "tests/corpus/ft_norm_templates.cu",
+    tile_reductions: "tests/corpus/tile_reductions.cu",
 }
 
 #[test]

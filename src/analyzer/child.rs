@@ -42,7 +42,9 @@ fn blocks_serial(f: &Finding, split: bool) -> bool {
     // warp syncs); `volatile`, matches, WMMA, ... stay out of its reach
     let splits = SPLIT_HAZARDS.contains(&f.hazard)
         && (f.hazard != Hazard::Warp || crate::warp_exchange::may_split(&f.construct));
-    !(position && f.in_callee() || split && splits)
+    // a tile's rank, which a split writes with the builtins
+    let tile_query = position && crate::warp_exchange::may_split_position(&f.construct);
+    !(position && f.in_callee() || split && (splits || tile_query))
 }
 
 /// What the launches of `child` that run serially state about their

@@ -229,6 +229,8 @@ pub struct SerialSplitContext {
     pub vote: Option<SplitVote>,
     /// The body holds warp exchanges: the stand-ins and the slots.
     pub exchanges: bool,
+    /// Some are a tile's member functions: their stand-ins too.
+    pub tiles: bool,
     /// The exchange the current phase stores, or whose call the part
     /// `exchange_call` opens.
     pub exchange: Option<SplitExchange>,
@@ -301,14 +303,17 @@ pub struct SplitGuard {
 /// A warp exchange of the serial split (`warp_exchange::Exchange`).
 #[derive(Debug, Clone, Serialize)]
 pub struct SplitExchange {
-    /// The intrinsic, `__shfl_down_sync`, ...
-    pub name: &'static str,
+    /// The intrinsic, `__shfl_down_sync`, ..., or the tile's member
+    /// function, `thread_block_tile<32>::shfl_down`.
+    pub name: String,
     /// The stand-in's name after `dpopt_serial_`.
     pub stand_in: &'static str,
     /// The value stored is a predicate (`bool`).
     pub predicate: bool,
     /// The value stored is promoted (`+value`), as the reductions read it.
     pub promote: bool,
+    /// A tile's member function: the tile's size (0: an intrinsic).
+    pub tile: u32,
 }
 
 /// A variable of the serial split kept per thread.

@@ -58,9 +58,10 @@ pub struct Renderer<'a> {
     /// in the file and in every copy of a body.
     renamed: HashMap<usize, String>,
     /// Start offset of each name of a template parameter in the body of a
-    /// template callee that a split serial version runs in place -> the
-    /// argument its instance writes there (`Phased::instances`).
-    instances: HashMap<usize, String>,
+    /// template callee that a split serial version runs in place, of each
+    /// renamed `__shared__` name and of each tile's query -> its end and
+    /// what the split writes there (`Phased::instances`).
+    instances: HashMap<usize, (usize, String)>,
 }
 
 impl<'a> Renderer<'a> {
@@ -144,7 +145,7 @@ impl<'a> Renderer<'a> {
     pub fn with_instances(mut self, instances: &[(Span, String)]) -> Renderer<'a> {
         self.instances = instances
             .iter()
-            .map(|(span, text)| (span.start(), text.clone()))
+            .map(|(span, text)| (span.start(), (span.end(), text.clone())))
             .collect();
         self
     }
@@ -255,11 +256,13 @@ impl<'a> Renderer<'a> {
                 i += 1;
                 continue;
             }
-            if let (TokenKind::Ident, true, Some(arg)) =
+            if let (TokenKind::Ident, true, Some((end, text))) =
                 (t.kind, substitute, self.instances.get(&t.start))
             {
-                out.generated(arg.as_bytes());
-                i += 1;
+                out.generated(text.as_bytes());
+                while i < tokens.len() && tokens[i].start < *end {
+                    i += 1;
+                }
                 continue;
             }
             match (t.kind, substitute) {

@@ -95,6 +95,7 @@ pub(super) fn serial_split(
         votes: phased.votes.iter().enumerate().map(split_vote).collect(),
         vote: None,
         exchanges: !phased.exchanges.is_empty(),
+        tiles: phased.exchanges.iter().any(|x| x.tile.is_some()),
         exchange: None,
         stored: !phased.exchanges.is_empty() && (phased.done_flags || phased.guards > 0),
         guard_count: phased.guards,
@@ -573,10 +574,14 @@ fn split_vote((index, v): (usize, &Vote)) -> SplitVote {
 
 fn split_exchange(x: &Exchange) -> SplitExchange {
     SplitExchange {
-        name: x.op.name(),
+        name: match x.tile {
+            Some(size) => format!("thread_block_tile<{size}>::{}", x.op.stand_in()),
+            None => x.op.name().to_string(),
+        },
         stand_in: x.op.stand_in(),
         predicate: x.op.predicate(),
         promote: x.op.promote(),
+        tile: x.tile.unwrap_or(0),
     }
 }
 
