@@ -443,10 +443,25 @@ fn mark_block_binds(steps: &mut [Step], flags: &mut impl Iterator<Item = Vec<boo
     }
 }
 
-/// The size of a tile written `n`: a literal 1, 2, 4, 8, 16 or 32.
-fn tile_size(n: &str) -> Option<u32> {
-    let v: u32 = n.trim_end_matches(['u', 'U']).parse().ok()?;
-    (v <= 32 && v.is_power_of_two()).then_some(v)
+/// The size of the tile a parameter declared `declaration` takes: `[const]
+/// [cg::]thread_block_tile<N> [&]name`.
+fn tile_parameter<'d>(declaration: &'d str, name: &str) -> Option<&'d str> {
+    let tokens = crate::lexer::lex_text(declaration);
+    let words: Vec<&str> = tokens
+        .iter()
+        .filter(|t| t.kind.is_significant())
+        .map(|t| &declaration[t.range()])
+        .filter(|w| !matches!(*w, "const" | "&" | "cg" | "cooperative_groups" | "::"))
+        .collect();
+    match words[..] {
+        ["thread_block_tile", "<", n, ">", p] if p == name => Some(n),
+        _ => None,
+    }
+}
+
+/// Is `v` the size of a tile of at most a warp (1, 2, 4, 8, 16 or 32)?
+fn warp_tile(v: i128) -> bool {
+    (1..=32).contains(&v) && (v as u32).is_power_of_two()
 }
 
 /// Why the split does not take the warp operation `construct`.
@@ -705,7 +720,8 @@ struct Walk<'p> {
     /// The tiles of the block the bodies make (`cg::thread_block_tile<32>
     /// tile = cg::tiled_partition<32>(block);`): each variable's name and
     /// the tile's size, 1 to 32 (`Walk::collect_tiles`).
-    tiles: HashMap<String, u32>,
+    tiles: HashMap<String, String>,
+    constants: &'p Constants,
 }
 
 /// The split of `child`'s body, or why there is none. `bound`: the threads
@@ -760,6 +776,7 @@ pub fn phased(
         shared_owners: HashMap::new(),
         renames: HashMap::new(),
         tiles: HashMap::new(),
+        constants,
         hazards,
         child,
         inlining: Vec::new(),
@@ -1185,21 +1202,37 @@ impl<'p> Walk<'p> {
 
     /// The size of the tile whose member is named at `i` (`tile.shfl_down`,
     /// `tile` one of `Walk::tiles`).
-    fn tile_member(&self, i: usize) -> Option<u32> {
+    fn tile_member(&self, i: usize) -> Option<&str> {
         if i < 2 || self.text(i - 1) != "." || self.sig[i - 2].kind != TokenKind::Ident {
             return None;
         }
         if i >= 3 && matches!(self.text(i - 3), "." | "->" | "::") {
             return None;
         }
-        self.tiles.get(self.text(i - 2)).copied()
+        self.tiles.get(self.text(i - 2)).map(String::as_str)
+    }
+
+    /// A tile's size written `n`, as the split writes it: a literal or a
+    /// constant of at most a warp (`16u`), or a template parameter of the
+    /// child (`(unsigned)(tile_sz)`; a tile whose member functions
+    /// exchange has at most 32 threads).
+    fn tile_size(&self, n: &str) -> Option<String> {
+        if let Some(v) = self.constants.value(n) {
+            return warp_tile(v).then(|| format!("{v}u"));
+        }
+        let child = &self.program.functions[self.child];
+        child
+            .template_params
+            .iter()
+            .any(|p| p.name == n && !crate::template_instance::declares_type(&p.declaration))
+            .then(|| format!("(unsigned)({n})"))
     }
 
     /// At `i`, `[cg::]tiled_partition<N>(block)` ending before `to`, `block`
     /// the block's group (a variable that holds it for certain, or made in
     /// place): the tile's size (a literal 1, 2, 4, 8, 16 or 32) and the
     /// index after it.
-    fn tile_creation(&self, i: usize, to: usize) -> Option<(u32, usize)> {
+    fn tile_creation(&self, i: usize, to: usize) -> Option<(String, usize)> {
         let mut j = i;
         if matches!(self.text(j), "cg" | "cooperative_groups") && self.text(j + 1) == "::" {
             j += 2;
@@ -1211,7 +1244,7 @@ impl<'p> Walk<'p> {
         {
             return None;
         }
-        let size = tile_size(self.text(j + 2))?;
+        let size = self.tile_size(self.text(j + 2))?;
         let close = self.partner(j + 4);
         let arg = j + 5;
         let block = if close == arg + 1 {
@@ -1226,7 +1259,7 @@ impl<'p> Walk<'p> {
     /// [cg::]thread_block_tile<N> name = <tile_creation>;` or `auto name =
     /// <tile_creation>;`. A name made twice with different sizes is left out.
     fn collect_tiles(&mut self, open: usize, close: usize) {
-        let mut found: Vec<(String, u32)> = Vec::new();
+        let mut found: Vec<(String, String)> = Vec::new();
         for i in open..close {
             if self.text(i) != "=" || self.sig[i.saturating_sub(1)].kind != TokenKind::Ident {
                 continue;
@@ -1244,7 +1277,7 @@ impl<'p> Walk<'p> {
                     name >= 4
                         && self.text(name - 4) == "thread_block_tile"
                         && self.text(name - 3) == "<"
-                        && tile_size(self.text(name - 2)) == Some(size)
+                        && self.tile_size(self.text(name - 2)).as_ref() == Some(&size)
                 }
                 _ => false,
             };
@@ -1254,7 +1287,7 @@ impl<'p> Walk<'p> {
         }
         for (name, size) in found {
             match self.tiles.get(&name) {
-                Some(&s) if s != size => {
+                Some(s) if *s != size => {
                     self.tiles.remove(&name);
                 }
                 _ => {
@@ -1269,7 +1302,7 @@ impl<'p> Walk<'p> {
     /// the builtins, whether every thread of the block reads it alike, and
     /// the index after it.
     fn tile_query(&self, i: usize) -> Option<(String, bool, usize)> {
-        let size = *self.tiles.get(self.text(i))?;
+        let size = self.tiles.get(self.text(i))?;
         if self.text(i + 1) != "."
             || self.text(i + 3) != "("
             || self.text(i + 4) != ")"
@@ -1280,13 +1313,13 @@ impl<'p> Walk<'p> {
         let rank = "(dpopt_threadIdx.x + dpopt_blockDim.x * (dpopt_threadIdx.y + dpopt_blockDim.y * dpopt_threadIdx.z))";
         let threads = "(dpopt_blockDim.x * dpopt_blockDim.y * dpopt_blockDim.z)";
         let (text, uniform) = match self.text(i + 2) {
-            "thread_rank" => (format!("((unsigned){rank} % {size}u)"), false),
-            "meta_group_rank" => (format!("((unsigned){rank} / {size}u)"), false),
+            "thread_rank" => (format!("((unsigned){rank} % {size})"), false),
+            "meta_group_rank" => (format!("((unsigned){rank} / {size})"), false),
             "meta_group_size" => (
-                format!("(((unsigned){threads} + {}u) / {size}u)", size - 1),
+                format!("(((unsigned){threads} + {size} - 1u) / {size})"),
                 true,
             ),
-            "size" | "num_threads" => (format!("{size}u"), true),
+            "size" | "num_threads" => (size.clone(), true),
             _ => return None,
         };
         Some((text, uniform, i + 5))
@@ -1778,6 +1811,16 @@ impl<'p> Walk<'p> {
                 ));
             }
             let declaration = self.instantiate(callee, &p.declaration);
+            // a tile of the block passed for a parameter of its tile type
+            // (the CUDA guide's `reduce_sum_tile_shfl<32>(tile32, v)`)
+            if let (Some(size), true) = (
+                tile_parameter(&declaration, &pname).and_then(|n| self.tile_size(n)),
+                to == from + 1,
+            ) {
+                if self.tiles.get(self.text(from)) == Some(&size) {
+                    self.tiles.insert(pname.clone(), size);
+                }
+            }
             let written = (open..close).any(|i| self.text(i) == pname && self.writes(i));
             if written && param_storage(&declaration, &pname).is_none() {
                 return not_here(format!("`{name}` assigns its parameter `{pname}`, which the split would keep per thread, but it is a reference or has no named type"));
@@ -2315,7 +2358,7 @@ impl<'p> Walk<'p> {
         let open = name + 1;
         let close = self.partner(open);
         let args = self.arguments(open, close);
-        let tile = self.tile_member(name);
+        let tile = self.tile_member(name).map(str::to_string);
         // a tile's member: the value first, the call from the tile's name
         let (from, to) = args[if tile.is_some() { 0 } else { 1 }];
         let first = if tile.is_some() { name - 2 } else { name };
@@ -4936,11 +4979,17 @@ mod tests {
     fn tiles_of_the_block_exchange_and_query_through_the_builtins() {
         let child = "__global__ void child(const int *x, int *out) {\n  cg::thread_block cta = cg::this_thread_block();\n  cg::thread_block_tile<16> tile = cg::tiled_partition<16>(cta);\n  __shared__ int part[8];\n  int v = x[threadIdx.x];\n  for (int d = tile.size() / 2; d > 0; d /= 2) v += tile.shfl_down(v, d);\n  unsigned b = tile.ballot(v > 0);\n  if (tile.thread_rank() == 0) part[tile.meta_group_rank()] = v + (int)b;\n  cg::sync(cta);\n  if (threadIdx.x == 0) out[blockIdx.x] = part[0];\n}\n";
         let p = split(child).expect("splits");
-        let tiles: Vec<(WarpOp, Option<u32>)> =
-            p.exchanges.iter().map(|x| (x.op, x.tile)).collect();
+        let tiles: Vec<(WarpOp, Option<&str>)> = p
+            .exchanges
+            .iter()
+            .map(|x| (x.op, x.tile.as_deref()))
+            .collect();
         assert_eq!(
             tiles,
-            [(WarpOp::ShflDown, Some(16)), (WarpOp::Ballot, Some(16))]
+            [
+                (WarpOp::ShflDown, Some("16u")),
+                (WarpOp::Ballot, Some("16u"))
+            ]
         );
         // the openers start at the tile's name
         for x in &p.exchanges {

@@ -165,9 +165,10 @@ pub struct Exchange {
     pub opener: Span,
     /// From the name to the call's `)`.
     pub call: Span,
-    /// A tile's member function (`tile.shfl_down(v, d)`): the tile's size,
-    /// 1 to 32 (its lanes, the value the first argument).
-    pub tile: Option<u32>,
+    /// A tile's member function (`tile.shfl_down(v, d)`): the tile's size
+    /// as the split writes it (`16u`, `(unsigned)(tile_sz)`: 1 to 32 lanes),
+    /// the value the first argument.
+    pub tile: Option<String>,
 }
 
 #[cfg(test)]

@@ -312,8 +312,8 @@ pub struct SplitExchange {
     pub predicate: bool,
     /// The value stored is promoted (`+value`), as the reductions read it.
     pub promote: bool,
-    /// A tile's member function: the tile's size (0: an intrinsic).
-    pub tile: u32,
+    /// A tile's member function: the tile's size (empty: an intrinsic).
+    pub tile: String,
 }
 
 /// A variable of the serial split kept per thread.

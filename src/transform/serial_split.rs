@@ -574,14 +574,18 @@ fn split_vote((index, v): (usize, &Vote)) -> SplitVote {
 
 fn split_exchange(x: &Exchange) -> SplitExchange {
     SplitExchange {
-        name: match x.tile {
-            Some(size) => format!("thread_block_tile<{size}>::{}", x.op.stand_in()),
+        name: match &x.tile {
+            Some(size) => format!(
+                "thread_block_tile<{}>::{}",
+                size.trim_start_matches("(unsigned)").trim_end_matches('u'),
+                x.op.stand_in()
+            ),
             None => x.op.name().to_string(),
         },
         stand_in: x.op.stand_in(),
         predicate: x.op.predicate(),
         promote: x.op.promote(),
-        tile: x.tile.unwrap_or(0),
+        tile: x.tile.clone().unwrap_or_default(),
     }
 }
 

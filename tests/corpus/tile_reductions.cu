@@ -7,8 +7,14 @@
 // `tile32.shfl_down` under `cg::tiled_partition<32>(cta)`; and a second
 // child with tiles of 16 threads: `shfl_up` for an inclusive scan of each
 // tile's flags, `ballot`, `any`, `all` and `shfl_xor`, the tiles indexed by
-// `meta_group_rank()` in a shared array and combined after `cg::sync(cta)`.
-// One parent thread per segment launches both children over its keys.
+// `meta_group_rank()` in a shared array and combined after `cg::sync(cta)`;
+// and the CUDA programming guide's `sum_kernel_tile_shfl<tile_sz>` as
+// printed (a template kernel whose tile size is its template parameter,
+// `tiled_partition<tile_sz>(this_thread_block())` passed to the template
+// callee `reduce_sum_tile_shfl<tile_sz>(thread_block_tile<tile_sz> g, int
+// val)`), its `thread_sum` reading ints rather than `int4`s (a segment's
+// keys are not 16-byte aligned).
+// One parent thread per segment launches the three children over its keys.
 // Integer arithmetic throughout: the CPU reference checks every result
 // exactly and the checksum hashes them.
 // Build: nvcc -O3 -rdc=true -arch=sm_90 -o tile_reductions tile_reductions.cu -lcudadevrt
@@ -35,6 +41,38 @@ static void check(cudaError_t result, char const *const func, const char *const 
 #define TILE_THREADS 128
 
 __device__ unsigned int launch_failures;
+
+using namespace cooperative_groups;
+
+__device__ int thread_sum(const int *input, int n) {
+  int sum = 0;
+
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    sum += input[i];
+  }
+  return sum;
+}
+
+template <int tile_sz>
+__device__ int reduce_sum_tile_shfl(thread_block_tile<tile_sz> g, int val) {
+  // Each iteration halves the number of active threads
+  // Each thread adds its partial sum[i] to sum[lane+i]
+  for (int i = g.size() / 2; i > 0; i /= 2) {
+    val += g.shfl_down(val, i);
+  }
+
+  return val;  // note: only thread 0 will return full sum
+}
+
+template <int tile_sz>
+__global__ void sum_kernel_tile_shfl(int *sum, const int *input, int n) {
+  int my_sum = thread_sum(input, n);
+
+  auto tile = tiled_partition<tile_sz>(this_thread_block());
+  int tile_sum = reduce_sum_tile_shfl<tile_sz>(tile, my_sum);
+
+  if (tile.thread_rank() == 0) atomicAdd(sum, tile_sum);
+}
 
 // reduce4 of the samples, for int, each thread first adding two keys.
 __global__ void reduce4(const int *g_idata, long long *g_odata, unsigned int n) {
@@ -126,7 +164,8 @@ __global__ void tile_stats(const int *keys, int n, int threshold, int *odd_prefi
 
 // One thread per segment.
 __global__ void segment_stats(const int *keys, const int *offsets, int segments, int threshold,
-                              long long *sums, int *odd_prefix, int4 *stats, const int *stat_offsets) {
+                              long long *sums, int *odd_prefix, int4 *stats, const int *stat_offsets,
+                              int *tile_sums) {
   const int seg = blockIdx.x * blockDim.x + threadIdx.x;
   if (seg >= segments) return;
   const int begin = offsets[seg], n = offsets[seg + 1] - begin;
@@ -138,6 +177,9 @@ __global__ void segment_stats(const int *keys, const int *offsets, int segments,
 #pragma dp threshold(128) coarsen(4) consldt(block)
   tile_stats<<<(n + TILE_THREADS - 1) / TILE_THREADS, TILE_THREADS>>>(keys + begin, n, threshold, odd_prefix + begin,
                                                                      stats + stat_offsets[seg]);
+  if (cudaGetLastError() != cudaSuccess) atomicAdd(&launch_failures, 1u);
+#pragma dp threshold(128) consldt(warp)
+  sum_kernel_tile_shfl<16><<<(n + 255) / 256, 64>>>(tile_sums + seg, keys + begin, n);
   if (cudaGetLastError() != cudaSuccess) atomicAdd(&launch_failures, 1u);
 }
 
@@ -162,7 +204,7 @@ int main() {
   std::vector<int> keys(total);
   for (int i = 0; i < total; ++i) keys[i] = (int)(next() % 1003);
 
-  int *d_keys, *d_offsets, *d_stat_offsets, *d_odd;
+  int *d_keys, *d_offsets, *d_stat_offsets, *d_odd, *d_tile_sums;
   long long *d_sums;
   int4 *d_stats;
   checkCudaErrors(cudaMalloc(&d_keys, total * sizeof(int)));
@@ -170,6 +212,8 @@ int main() {
   checkCudaErrors(cudaMalloc(&d_stat_offsets, (segments + 1) * sizeof(int)));
   checkCudaErrors(cudaMalloc(&d_odd, total * sizeof(int)));
   checkCudaErrors(cudaMalloc(&d_sums, segments * sizeof(long long)));
+  checkCudaErrors(cudaMalloc(&d_tile_sums, segments * sizeof(int)));
+  checkCudaErrors(cudaMemset(d_tile_sums, 0, segments * sizeof(int)));
   checkCudaErrors(cudaMalloc(&d_stats, blocks * sizeof(int4)));
   checkCudaErrors(cudaMemcpy(d_keys, keys.data(), total * sizeof(int), cudaMemcpyHostToDevice));
   checkCudaErrors(cudaMemcpy(d_offsets, offsets.data(), (segments + 1) * sizeof(int), cudaMemcpyHostToDevice));
@@ -185,7 +229,7 @@ int main() {
   checkCudaErrors(cudaEventCreate(&stop));
   checkCudaErrors(cudaEventRecord(start));
   segment_stats<<<(segments + 127) / 128, 128>>>(d_keys, d_offsets, segments, threshold, d_sums, d_odd, d_stats,
-                                                 d_stat_offsets);
+                                                 d_stat_offsets, d_tile_sums);
   checkCudaErrors(cudaGetLastError());
   checkCudaErrors(cudaEventRecord(stop));
   checkCudaErrors(cudaDeviceSynchronize());
@@ -193,6 +237,8 @@ int main() {
   checkCudaErrors(cudaEventElapsedTime(&ms, start, stop));
 
   std::vector<long long> sums(segments);
+  std::vector<int> tile_sums(segments);
+  checkCudaErrors(cudaMemcpy(tile_sums.data(), d_tile_sums, segments * sizeof(int), cudaMemcpyDeviceToHost));
   std::vector<int> odd(total);
   std::vector<int4> stats(blocks);
   unsigned int lost = 0;
@@ -210,6 +256,8 @@ int main() {
     for (int i = 0; i < n; ++i) sum += keys[begin + i];
     bad += sums[s] != sum;
     mix(sums[s]);
+    bad += tile_sums[s] != sum;
+    mix(tile_sums[s]);
     for (int b = 0; b * TILE_THREADS < n; ++b) {
       int4 ref = make_int4(0, 0, 0, -1);
       for (int t = 0; t < TILE_THREADS / 16; ++t) {
@@ -248,5 +296,6 @@ int main() {
   checkCudaErrors(cudaFree(d_odd));
   checkCudaErrors(cudaFree(d_sums));
   checkCudaErrors(cudaFree(d_stats));
+  checkCudaErrors(cudaFree(d_tile_sums));
   return (ok && lost == 0) ? 0 : 1;
 }
