@@ -1187,6 +1187,9 @@ impl<'p> Walk<'p> {
         if self.text(i + 1) != "(" {
             return None;
         }
+        if self.tile_reduce_at(i).is_some() {
+            return Some(WarpOp::TileReduce);
+        }
         let close = self.partner(i + 1);
         let args = self.arguments(i + 1, close);
         if let Some(_size) = self.tile_member(i) {
@@ -1198,6 +1201,40 @@ impl<'p> Walk<'p> {
             return None;
         }
         op.arguments().contains(&args.len()).then_some(op)
+    }
+
+    /// `cg::reduce(tile, value, op)` named at `i` (the `reduce`), `tile` one
+    /// of `Walk::tiles`: the call's first token and the tile's size.
+    /// Its result is the one the tile's lanes compute in the library's
+    /// butterfly (`op(out, tile.shfl_xor(out, mask))` for masks from half
+    /// the tile down), which for the integer operations that the hardware
+    /// reduces (`__reduce_add_sync`, ...) is the same value.
+    fn tile_reduce_at(&self, i: usize) -> Option<(usize, &str)> {
+        if self.text(i) != "reduce" || self.text(i + 1) != "(" || i < 1 {
+            return None;
+        }
+        let first = if self.text(i - 1) == "::" {
+            (i >= 2 && matches!(self.text(i - 2), "cg" | "cooperative_groups")).then(|| i - 2)?
+        } else if matches!(self.text(i - 1), "." | "->")
+            || self.program.named.contains_key("reduce")
+        {
+            return None;
+        } else {
+            i
+        };
+        if first >= 1 && self.text(first - 1) == "::" {
+            return None;
+        }
+        let close = self.partner(i + 1);
+        let args = self.arguments(i + 1, close);
+        let [(a, b), _, _] = args[..] else {
+            return None;
+        };
+        if b != a + 1 {
+            return None;
+        }
+        let size = self.tiles.get(self.text(a))?;
+        Some((first, size.as_str()))
     }
 
     /// The size of the tile whose member is named at `i` (`tile.shfl_down`,
@@ -2358,10 +2395,25 @@ impl<'p> Walk<'p> {
         let open = name + 1;
         let close = self.partner(open);
         let args = self.arguments(open, close);
-        let tile = self.tile_member(name).map(str::to_string);
-        // a tile's member: the value first, the call from the tile's name
-        let (from, to) = args[if tile.is_some() { 0 } else { 1 }];
-        let first = if tile.is_some() { name - 2 } else { name };
+        let reduce = self.tile_reduce_at(name).map(|(f, s)| (f, s.to_string()));
+        let tile = self
+            .tile_member(name)
+            .map(str::to_string)
+            .or_else(|| reduce.as_ref().map(|(_, s)| s.clone()));
+        // a tile's member: the value first, the call from the tile's name;
+        // `cg::reduce(tile, value, op)`: the value second, the opener up to
+        // the comma after the tile
+        let (from, to) = args[if tile.is_some() && reduce.is_none() {
+            0
+        } else {
+            1
+        }];
+        let first = match &reduce {
+            Some((f, _)) => *f,
+            None if tile.is_some() => name - 2,
+            None => name,
+        };
+        let opener_end = if reduce.is_some() { args[0].1 } else { open };
         // The value is evaluated again by the statement (the thread's own),
         // and the other arguments there only.
         for &(a, b) in &args {
@@ -2385,7 +2437,7 @@ impl<'p> Walk<'p> {
             None => {
                 self.exchanges.push(Exchange {
                     op,
-                    opener: Span::from(self.sig[first].start..self.sig[open].end),
+                    opener: Span::from(self.sig[first].start..self.sig[opener_end].end),
                     call,
                     tile,
                 });
@@ -4977,7 +5029,7 @@ mod tests {
 
     #[test]
     fn tiles_of_the_block_exchange_and_query_through_the_builtins() {
-        let child = "__global__ void child(const int *x, int *out) {\n  cg::thread_block cta = cg::this_thread_block();\n  cg::thread_block_tile<16> tile = cg::tiled_partition<16>(cta);\n  __shared__ int part[8];\n  int v = x[threadIdx.x];\n  for (int d = tile.size() / 2; d > 0; d /= 2) v += tile.shfl_down(v, d);\n  unsigned b = tile.ballot(v > 0);\n  if (tile.thread_rank() == 0) part[tile.meta_group_rank()] = v + (int)b;\n  cg::sync(cta);\n  if (threadIdx.x == 0) out[blockIdx.x] = part[0];\n}\n";
+        let child = "__global__ void child(const int *x, int *out) {\n  cg::thread_block cta = cg::this_thread_block();\n  cg::thread_block_tile<16> tile = cg::tiled_partition<16>(cta);\n  __shared__ int part[8];\n  int v = x[threadIdx.x];\n  for (int d = tile.size() / 2; d > 0; d /= 2) v += tile.shfl_down(v, d);\n  unsigned b = tile.ballot(v > 0);\n  int r = cg::reduce(tile, v, cg::plus<int>());\n  if (tile.thread_rank() == 0) part[tile.meta_group_rank()] = r + (int)b;\n  cg::sync(cta);\n  if (threadIdx.x == 0) out[blockIdx.x] = part[0];\n}\n";
         let p = split(child).expect("splits");
         let tiles: Vec<(WarpOp, Option<&str>)> = p
             .exchanges
@@ -4988,17 +5040,21 @@ mod tests {
             tiles,
             [
                 (WarpOp::ShflDown, Some("16u")),
-                (WarpOp::Ballot, Some("16u"))
+                (WarpOp::Ballot, Some("16u")),
+                (WarpOp::TileReduce, Some("16u"))
             ]
         );
-        // the openers start at the tile's name
-        for x in &p.exchanges {
-            assert!(
-                child[x.opener.range()].starts_with("tile."),
-                "{}",
-                &child[x.opener.range()]
-            );
-        }
+        // the openers: a member's from the tile's name, `cg::reduce`'s up to
+        // the comma after the tile
+        let openers: Vec<&str> = p
+            .exchanges
+            .iter()
+            .map(|x| &child[x.opener.range()])
+            .collect();
+        assert_eq!(
+            openers,
+            ["tile.shfl_down(", "tile.ballot(", "cg::reduce(tile,"]
+        );
         // the queries, the size in the loop's head (run once per block)
         let queries: Vec<(&str, &str)> = p
             .instances

@@ -26,6 +26,8 @@ pub enum WarpOp {
     ReduceAnd,
     ReduceOr,
     ReduceXor,
+    /// `cg::reduce(tile, value, op)` over a tile's lanes.
+    TileReduce,
 }
 
 const OPS: &[(WarpOp, &str, &str)] = &[
@@ -42,6 +44,7 @@ const OPS: &[(WarpOp, &str, &str)] = &[
     (WarpOp::ReduceAnd, "__reduce_and_sync", "reduce_and"),
     (WarpOp::ReduceOr, "__reduce_or_sync", "reduce_or"),
     (WarpOp::ReduceXor, "__reduce_xor_sync", "reduce_xor"),
+    (WarpOp::TileReduce, "cg::reduce", "reduce"),
 ];
 
 impl WarpOp {
@@ -92,6 +95,7 @@ impl WarpOp {
     pub fn arguments(self) -> std::ops::RangeInclusive<usize> {
         match self {
             WarpOp::Shfl | WarpOp::ShflUp | WarpOp::ShflDown | WarpOp::ShflXor => 3..=4,
+            WarpOp::TileReduce => 3..=3,
             _ => 2..=2,
         }
     }
@@ -125,6 +129,9 @@ pub fn may_split(construct: &str) -> bool {
         || construct == "__syncwarp"
         || construct.ends_with(".sync()")
         || member(construct).is_some_and(|m| WarpOp::of_member(m).is_some())
+        || ["cg::reduce(", "cooperative_groups::reduce(", "reduce("]
+            .iter()
+            .any(|p| construct.starts_with(p))
 }
 
 /// Is the position query `construct` (as the hazard model names it) one

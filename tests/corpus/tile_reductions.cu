@@ -8,6 +8,7 @@
 // child with tiles of 16 threads: `shfl_up` for an inclusive scan of each
 // tile's flags, `ballot`, `any`, `all` and `shfl_xor`, the tiles indexed by
 // `meta_group_rank()` in a shared array and combined after `cg::sync(cta)`;
+// `cg::reduce` of the keys and of scaled float keys in the same child;
 // and the CUDA programming guide's `sum_kernel_tile_shfl<tile_sz>` as
 // printed (a template kernel whose tile size is its template parameter,
 // `tiled_partition<tile_sz>(this_thread_block())` passed to the template
@@ -19,8 +20,12 @@
 // exactly and the checksum hashes them.
 // Build: nvcc -O3 -rdc=true -arch=sm_90 -o tile_reductions tile_reductions.cu -lcudadevrt
 #include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
 #include <cuda_runtime.h>
 
+#include <cstring>
+
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -119,9 +124,12 @@ __global__ void reduce4(const int *g_idata, long long *g_odata, unsigned int n) 
 // Per tile of 16 keys: the inclusive count of the odd keys (shfl_up scan of
 // the flags), the tile's count of keys above the threshold (ballot), whether
 // any key is a multiple of 7, whether all keys are below 1000, and the
-// tile's largest key (shfl_xor butterfly); the tiles' results in shared
+// tile's largest key (shfl_xor butterfly), and with `cg::reduce` the tile's
+// sum of the keys and a float sum of scaled keys (whose bits the checksum
+// takes: the library's butterfly, in the hardware's order); the tiles' results in shared
 // memory by meta_group_rank, thread 0 combining them after the barrier.
-__global__ void tile_stats(const int *keys, int n, int threshold, int *odd_prefix, int4 *stats) {
+__global__ void tile_stats(const int *keys, int n, int threshold, int *odd_prefix, int4 *stats,
+                           float2 *tile_totals) {
   cg::thread_block cta = cg::this_thread_block();
   cg::thread_block_tile<16> tile = cg::tiled_partition<16>(cta);
   __shared__ int s_above[TILE_THREADS / 16];
@@ -142,6 +150,10 @@ __global__ void tile_stats(const int *keys, int n, int threshold, int *odd_prefi
   int small = tile.all(i >= n || key < 1000);
   int best = i < n ? key : -1;
   for (int m = tile.num_threads() / 2; m > 0; m >>= 1) best = max(best, tile.shfl_xor(best, m));
+  int total = cg::reduce(tile, key, cg::plus<int>());
+  float scaled = cg::reduce(tile, (float)key * 0.37f, cg::plus<float>());
+  if (tile.thread_rank() == 0)
+    tile_totals[blockIdx.x * (TILE_THREADS / 16) + tile.meta_group_rank()] = make_float2((float)total, scaled);
 
   if (tile.thread_rank() == 0) {
     s_above[tile.meta_group_rank()] = __popc(above);
@@ -165,7 +177,7 @@ __global__ void tile_stats(const int *keys, int n, int threshold, int *odd_prefi
 // One thread per segment.
 __global__ void segment_stats(const int *keys, const int *offsets, int segments, int threshold,
                               long long *sums, int *odd_prefix, int4 *stats, const int *stat_offsets,
-                              int *tile_sums) {
+                              int *tile_sums, float2 *tile_totals) {
   const int seg = blockIdx.x * blockDim.x + threadIdx.x;
   if (seg >= segments) return;
   const int begin = offsets[seg], n = offsets[seg + 1] - begin;
@@ -176,7 +188,8 @@ __global__ void segment_stats(const int *keys, const int *offsets, int segments,
   if (cudaGetLastError() != cudaSuccess) atomicAdd(&launch_failures, 1u);
 #pragma dp threshold(128) coarsen(4) consldt(block)
   tile_stats<<<(n + TILE_THREADS - 1) / TILE_THREADS, TILE_THREADS>>>(keys + begin, n, threshold, odd_prefix + begin,
-                                                                     stats + stat_offsets[seg]);
+                                                                     stats + stat_offsets[seg],
+                                                                     tile_totals + stat_offsets[seg] * (TILE_THREADS / 16));
   if (cudaGetLastError() != cudaSuccess) atomicAdd(&launch_failures, 1u);
 #pragma dp threshold(128) consldt(warp)
   sum_kernel_tile_shfl<16><<<(n + 255) / 256, 64>>>(tile_sums + seg, keys + begin, n);
@@ -207,6 +220,7 @@ int main() {
   int *d_keys, *d_offsets, *d_stat_offsets, *d_odd, *d_tile_sums;
   long long *d_sums;
   int4 *d_stats;
+  float2 *d_totals;
   checkCudaErrors(cudaMalloc(&d_keys, total * sizeof(int)));
   checkCudaErrors(cudaMalloc(&d_offsets, (segments + 1) * sizeof(int)));
   checkCudaErrors(cudaMalloc(&d_stat_offsets, (segments + 1) * sizeof(int)));
@@ -215,6 +229,8 @@ int main() {
   checkCudaErrors(cudaMalloc(&d_tile_sums, segments * sizeof(int)));
   checkCudaErrors(cudaMemset(d_tile_sums, 0, segments * sizeof(int)));
   checkCudaErrors(cudaMalloc(&d_stats, blocks * sizeof(int4)));
+  checkCudaErrors(cudaMalloc(&d_totals, blocks * (TILE_THREADS / 16) * sizeof(float2)));
+  checkCudaErrors(cudaMemset(d_totals, 0, blocks * (TILE_THREADS / 16) * sizeof(float2)));
   checkCudaErrors(cudaMemcpy(d_keys, keys.data(), total * sizeof(int), cudaMemcpyHostToDevice));
   checkCudaErrors(cudaMemcpy(d_offsets, offsets.data(), (segments + 1) * sizeof(int), cudaMemcpyHostToDevice));
   checkCudaErrors(
@@ -229,7 +245,7 @@ int main() {
   checkCudaErrors(cudaEventCreate(&stop));
   checkCudaErrors(cudaEventRecord(start));
   segment_stats<<<(segments + 127) / 128, 128>>>(d_keys, d_offsets, segments, threshold, d_sums, d_odd, d_stats,
-                                                 d_stat_offsets, d_tile_sums);
+                                                 d_stat_offsets, d_tile_sums, d_totals);
   checkCudaErrors(cudaGetLastError());
   checkCudaErrors(cudaEventRecord(stop));
   checkCudaErrors(cudaDeviceSynchronize());
@@ -241,6 +257,8 @@ int main() {
   checkCudaErrors(cudaMemcpy(tile_sums.data(), d_tile_sums, segments * sizeof(int), cudaMemcpyDeviceToHost));
   std::vector<int> odd(total);
   std::vector<int4> stats(blocks);
+  std::vector<float2> totals(blocks * (TILE_THREADS / 16));
+  checkCudaErrors(cudaMemcpy(totals.data(), d_totals, totals.size() * sizeof(float2), cudaMemcpyDeviceToHost));
   unsigned int lost = 0;
   checkCudaErrors(cudaMemcpy(sums.data(), d_sums, segments * sizeof(long long), cudaMemcpyDeviceToHost));
   checkCudaErrors(cudaMemcpy(odd.data(), d_odd, total * sizeof(int), cudaMemcpyDeviceToHost));
@@ -261,7 +279,8 @@ int main() {
     for (int b = 0; b * TILE_THREADS < n; ++b) {
       int4 ref = make_int4(0, 0, 0, -1);
       for (int t = 0; t < TILE_THREADS / 16; ++t) {
-        int count = 0, seven = 0, small = 1, best = -1;
+        int count = 0, seven = 0, small = 1, best = -1, total = 0;
+        double scaled = 0.0;
         for (int l = 0; l < 16; ++l) {
           const int i = b * TILE_THREADS + t * 16 + l;
           if (i < n) {
@@ -273,11 +292,18 @@ int main() {
             seven |= key % 7 == 0;
             small &= key < 1000;
             best = key > best ? key : best;
+            total += key;
+            scaled += (double)((float)key * 0.37f);
           }
         }
         ref.y += seven;
         ref.z += small;
         ref.w = best > ref.w ? best : ref.w;
+        const float2 got = totals[(stat_offsets[s] + b) * (TILE_THREADS / 16) + t];
+        bad += got.x != (float)total || !(std::fabs(got.y - scaled) <= 1e-5 * (1.0 + std::fabs(scaled)));
+        uint32_t bits;
+        std::memcpy(&bits, &got.y, sizeof bits);
+        mix(bits);
       }
       const int4 got = stats[stat_offsets[s] + b];
       bad += got.x != ref.x || got.y != ref.y || got.z != ref.z || got.w != ref.w;
@@ -297,5 +323,6 @@ int main() {
   checkCudaErrors(cudaFree(d_sums));
   checkCudaErrors(cudaFree(d_stats));
   checkCudaErrors(cudaFree(d_tile_sums));
+  checkCudaErrors(cudaFree(d_totals));
   return (ok && lost == 0) ? 0 : 1;
 }
