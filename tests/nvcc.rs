@@ -2,6 +2,9 @@
 //! sm_90 (`-rdc=true`), and the generated code itself draws no warning.
 //! The examples are also compiled with each clause alone, and the corpus
 //! programs (tests/corpus/) as written and in every variant dpopt applies.
+//! Programs as written, and variants whose host code differs, are compiled
+//! whole; the other variants' device code alone (`Scope`), which keeps the
+//! run within CI's time on two cores.
 //!
 //! nvcc comes from `scripts/setup-nvcc.sh` (pip, no GPU needed), DPOPT_NVCC
 //! or PATH. Without it each test reports itself skipped and passes, unless
@@ -30,11 +33,27 @@ fn transform(
     dpopt::run_with(file, Some(&options), output_name, generate)
 }
 
-fn jobs() -> Vec<(String, Vec<u8>)> {
+/// What nvcc compiles of a program: the whole translation unit (host code
+/// by the host compiler too, as a build does), or its device code alone
+/// (`-cubin`: the same front end, cicc and ptxas at -O3, so the same
+/// errors, warnings and register counts, without the host compile).
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Scope {
+    Whole,
+    Device,
+}
+
+/// Every program the tests compile: each example and fixture as written
+/// (whole), and its variants. A variant's host code is the program's own
+/// plus what the generated definitions add, the same in every variant of
+/// one kind, so the variants that differ there (the floor's host-side
+/// launches, promotion) are compiled whole and the others' device code
+/// alone: the device code is what the variants change.
+fn jobs() -> Vec<(String, Vec<u8>, Scope)> {
     let mut jobs = Vec::new();
     for path in common::corpus() {
         let bytes = std::fs::read(&path).unwrap();
-        jobs.push((common::stem(&path), bytes.clone()));
+        jobs.push((common::stem(&path), bytes.clone(), Scope::Whole));
         if path.parent().is_some_and(|p| p.ends_with("fixtures")) {
             // Each fixture with aggregation added to every pragma, at each
             // granularity, where dpopt accepts it.
@@ -48,6 +67,7 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                 jobs.push((
                     format!("{}_A{}", common::stem(&path), granularity.replace(", ", "")),
                     t.into_bytes(),
+                    Scope::Device,
                 ));
             }
         }
@@ -59,7 +79,11 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
             let t = common::with_pragmas(&text, "#pragma dp coarsen(4)");
             let file = dpopt::source::SourceFile::new("x.cu", t.clone().into_bytes());
             if !transform(&file, "x.cu", false).has_errors() {
-                jobs.push((format!("{}_C", common::stem(&path)), t.into_bytes()));
+                jobs.push((
+                    format!("{}_C", common::stem(&path)),
+                    t.into_bytes(),
+                    Scope::Device,
+                ));
             }
         }
         if path.parent().is_some_and(|p| p.ends_with("examples")) && common::is_promoted(&text) {
@@ -72,7 +96,11 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                 ("PAO", "#pragma dp promote(aggregate, 128)", true),
             ] {
                 let t = common::with_promotion(&text, pragma, overlap);
-                jobs.push((format!("{}_{variant}", common::stem(&path)), t.into_bytes()));
+                jobs.push((
+                    format!("{}_{variant}", common::stem(&path)),
+                    t.into_bytes(),
+                    Scope::Whole,
+                ));
             }
             continue;
         }
@@ -109,14 +137,23 @@ fn jobs() -> Vec<(String, Vec<u8>)> {
                         continue;
                     }
                 }
-                jobs.push((format!("{}_{variant}", common::stem(&path)), t.into_bytes()));
+                let scope = if pragma.contains("floor") {
+                    Scope::Whole
+                } else {
+                    Scope::Device
+                };
+                jobs.push((format!("{}_{variant}", common::stem(&path)), t.into_bytes(), scope));
             }
             // Grid aggregation (several pools for the recursive tree).
             let t = common::with_pragmas(
                 &String::from_utf8(std::fs::read(&path).unwrap()).unwrap(),
                 "#pragma dp threshold(64) coarsen(4) consldt(grid) buffer(default, 4096)",
             );
-            jobs.push((format!("{}_TCAg", common::stem(&path)), t.into_bytes()));
+            jobs.push((
+                format!("{}_TCAg", common::stem(&path)),
+                t.into_bytes(),
+                Scope::Device,
+            ));
         }
     }
     jobs
@@ -132,13 +169,13 @@ fn extra_defines(source: &[u8]) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn compile(nvcc: &Path, dir: &Path, name: &str, source: &[u8]) -> Result<(), String> {
-    compile_with(nvcc, dir, name, source, &[])?;
+fn compile(nvcc: &Path, dir: &Path, name: &str, source: &[u8], scope: Scope) -> Result<(), String> {
+    compile_with(nvcc, dir, name, source, &[], scope)?;
     let defines = extra_defines(source);
     if defines.is_empty() {
         return Ok(());
     }
-    compile_with(nvcc, dir, &format!("{name}_D"), source, &defines)
+    compile_with(nvcc, dir, &format!("{name}_D"), source, &defines, scope)
 }
 
 fn compile_with(
@@ -147,6 +184,7 @@ fn compile_with(
     name: &str,
     source: &[u8],
     defines: &[String],
+    scope: Scope,
 ) -> Result<(), String> {
     let out = dir.join(format!("{name}.dp.cu"));
     let file = dpopt::source::SourceFile::new(format!("{name}.cu"), source.to_vec());
@@ -158,9 +196,12 @@ fn compile_with(
     // Compiled and device-linked (`-Xnvlink --verbose` prints every kernel's
     // registers after the link, when calls into the generated code are
     // resolved); the host link is left out (`-dlink` output only).
-    let object = dir.join(format!("{name}.o"));
+    let (object, output_kind) = match scope {
+        Scope::Whole => (dir.join(format!("{name}.o")), "-c"),
+        Scope::Device => (dir.join(format!("{name}.cubin")), "-cubin"),
+    };
     let result = Command::new(nvcc)
-        .args(["-rdc=true", "-arch=sm_90", "-O3", "-c"])
+        .args(["-rdc=true", "-arch=sm_90", "-O3", output_kind])
         .args(defines)
         // Examples share host code in examples/common/ (included as "common/...").
         .arg(format!("-I{}", common::root().join("examples").display()))
@@ -305,7 +346,7 @@ fn transformed_programs_compile_for_sm_90() {
     // DPOPT_NVCC_FILTER=text compiles only the programs whose name holds it.
     let filter = std::env::var("DPOPT_NVCC_FILTER").ok();
     let mut all = jobs();
-    all.retain(|(name, _)| filter.as_deref().map_or(true, |f| name.contains(f)));
+    all.retain(|(name, _, _)| filter.as_deref().map_or(true, |f| name.contains(f)));
     let total = all.len();
     assert!(
         total >= 12 || filter.is_some(),
@@ -314,9 +355,14 @@ fn transformed_programs_compile_for_sm_90() {
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .min(4);
-    let failures = in_parallel(all, workers, |(name, source)| {
-        compile(&nvcc, dir.path(), &name, &source)
+    let started = std::time::Instant::now();
+    let failures = in_parallel(all, workers, |(name, source, scope)| {
+        compile(&nvcc, dir.path(), &name, &source, scope)
     });
+    eprintln!(
+        "examples and fixtures: {total} programs and variants compiled in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
     assert!(
         failures.is_empty(),
         "{} of {total} failed:\n{}",
@@ -366,7 +412,11 @@ fn corpus_compiles_for_sm_90() {
     };
     enum Job {
         Original(std::path::PathBuf),
-        Variant { source: Vec<u8>, must_fail: bool },
+        Variant {
+            source: Vec<u8>,
+            must_fail: bool,
+            scope: Scope,
+        },
     }
     let mut jobs: Vec<(String, Job)> = common::corpus_programs()
         .into_iter()
@@ -379,19 +429,35 @@ fn corpus_compiles_for_sm_90() {
             common::CorpusOutcome::Refused(_) => continue,
         };
         let source = common::corpus_variant(&e.program, &e.variant);
+        // The program as annotated is compiled whole; the other variants
+        // change its device code (see `jobs`).
+        let scope = if e.variant == "as-annotated" {
+            Scope::Whole
+        } else {
+            Scope::Device
+        };
         jobs.push((
             format!("{}_{}", e.program, e.variant),
-            Job::Variant { source, must_fail },
+            Job::Variant {
+                source,
+                must_fail,
+                scope,
+            },
         ));
     }
     let total = jobs.len();
     assert!(total >= 24, "too few corpus programs to compile: {total}");
     let dir = tempfile::tempdir().unwrap();
     let started = std::time::Instant::now();
-    let failures = in_parallel(jobs, 2, |(name, job)| match job {
+    let failures = in_parallel(jobs, 2, |(name, job)| {
+        match job {
         Job::Original(path) => compile_original(&nvcc, dir.path(), &name, &path),
-        Job::Variant { source, must_fail } => {
-            match (compile(&nvcc, dir.path(), &name, &source), must_fail) {
+        Job::Variant {
+            source,
+            must_fail,
+            scope,
+        } => {
+            match (compile(&nvcc, dir.path(), &name, &source, scope), must_fail) {
                 (Ok(()), true) => Err(format!(
                     "{name}: compiles now: mark it `ok` in tests/corpus/expected.txt and update PROBLEMS.md"
                 )),
@@ -399,6 +465,7 @@ fn corpus_compiles_for_sm_90() {
                 (result, false) => result,
             }
         }
+    }
     });
     eprintln!(
         "corpus: {total} programs and variants compiled in {:.0} s",
@@ -439,7 +506,10 @@ fn namespaced_children_compile_with_stats_and_runtime_knobs() {
     else {
         return;
     };
-    let mut programs = jobs();
+    let mut programs: Vec<(String, Vec<u8>)> = jobs()
+        .into_iter()
+        .map(|(name, source, _)| (name, source))
+        .collect();
     for e in common::corpus_expectations() {
         if e.outcome == common::CorpusOutcome::Ok {
             let source = common::corpus_variant(&e.program, &e.variant);
@@ -468,7 +538,7 @@ fn namespaced_children_compile_with_stats_and_runtime_knobs() {
     ];
     let dir = tempfile::tempdir().unwrap();
     let failures = in_parallel(programs, 2, |(name, source)| {
-        compile_with(&nvcc, dir.path(), &name, &source, &defines)
+        compile_with(&nvcc, dir.path(), &name, &source, &defines, Scope::Whole)
     });
     eprintln!("namespaces: {total} programs and variants compiled with -DDPOPT_STATS -DDPOPT_RUNTIME_KNOBS");
     assert!(
